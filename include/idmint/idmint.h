@@ -1,0 +1,35 @@
+/*
+ * idmint/idmint.h - the umbrella header of libidmint.
+ *
+ * libidmint mints, decodes and converts distributed identifiers: UUIDv4 and
+ * UUIDv7 (RFC 9562), ULID, KSUID, Snowflake-style 64-bit IDs with
+ * configurable layouts, TypeID, opaque tokens and W3C traceparent values.
+ * See docs/design.md for the architecture and the reasons behind it.
+ */
+#ifndef IDMINT_IDMINT_H
+#define IDMINT_IDMINT_H
+
+#include "common.h"
+#include "error.h"
+#include "gen.h"
+#include "inspect.h"
+#include "ksuid.h"
+#include "snowflake.h"
+#include "rfc3339.h"
+#include "token.h"
+#include "typeid.h"
+#include "ulid.h"
+#include "uuid.h"
+
+IDM_BEGIN_DECLS
+
+#define IDM_VERSION_STRING "0.1.0"
+#define IDM_VERSION_NUMBER 0x000100
+
+/* The library's version string, which may differ from the header's when
+ * linked dynamically. Thread-safe: yes. */
+IDM_API const char *idm_version(void);
+
+IDM_END_DECLS
+
+#endif

@@ -1,0 +1,147 @@
+/*
+ * idmint/snowflake.h - 64-bit Snowflake-style IDs with configurable layouts.
+ *
+ * A layout is three fields - time, node and sequence - in any order, most
+ * significant first, that together take at most 64 bits; bits above them
+ * are unused and zero in a valid ID. Time counts whole units (unit_ms
+ * milliseconds) since epoch_ms. Presets (shared/CONTRACT.md):
+ *
+ *   twitter    epoch 1288834974657, 1 ms:  1 unused, 41 time, 10 node, 12 seq
+ *   discord    epoch 1420070400000, 1 ms:  42 time, 10 node, 12 seq
+ *   instagram  epoch 1314220021721, 1 ms:  41 time, 13 node, 10 seq
+ *   sonyflake  epoch 1409529600000, 10 ms: 1 unused, 39 time, 8 seq, 16 node
+ *   sonyflake2 epoch 1735689600000, 10 ms: 1 unused, 39 time, 8 seq, 16 node
+ *   baidu      epoch 1463673600000, 1 s:   1 unused, 28 time, 22 node, 13 seq
+ *   safe53     epoch 1735689600000, 1 ms:  11 unused, 41 time, 6 node, 6 seq
+ *
+ * A spec names the fields in order with their widths, then optional unit and
+ * epoch: "time=41,node=10,seq=12,unit=1ms,epoch=1735689600000". Units are a
+ * whole number of ms or s; epoch is Unix milliseconds or an RFC 3339 time.
+ *
+ * Generation (idm_snowflake_next_n) is strictly increasing per generator.
+ * When a unit's sequence is exhausted it waits (through the clock's
+ * sleep_ns) for the next unit. When the clock reads earlier than the latest
+ * time the generator has seen, by at most max_rewind_ms it waits for the
+ * clock to catch up; by more it refuses with IDM_ECLOCK_REWIND and
+ * err->rewind_ms set. A time before the epoch or past the last unit the
+ * time field can hold is IDM_ETIME_RANGE: it never wraps around.
+ */
+#ifndef IDMINT_SNOWFLAKE_H
+#define IDMINT_SNOWFLAKE_H
+
+#include "common.h"
+#include "error.h"
+#include "gen.h"
+
+IDM_BEGIN_DECLS
+
+enum { IDM_SF_TIME = 0, IDM_SF_NODE = 1, IDM_SF_SEQ = 2 };
+
+#define IDM_SF_NAME_CAP 16
+#define IDM_SF_SPEC_CAP 96     /* enough for any formatted spec + NUL */
+#define IDM_SF_DEFAULT_MAX_REWIND_MS 10
+
+/* A parsed layout. A plain value: copy it freely. Fill it with
+ * idm_sf_layout_parse or idm_sf_layout_preset; the shifts are derived. */
+typedef struct idm_sf_layout {
+    char name[IDM_SF_NAME_CAP]; /* preset name; "" when from a spec or changed */
+    int64_t epoch_ms;           /* Unix ms of time unit 0 */
+    int64_t unit_ms;            /* >= 1 */
+    uint8_t order[3];           /* field ids, most significant first */
+    uint8_t bits[3];            /* indexed by IDM_SF_TIME/NODE/SEQ */
+    uint8_t shift[3];           /* indexed likewise */
+} idm_sf_layout;
+
+/* Looks up a preset by exact name (len bytes). IDM_EINVAL if unknown, with
+ * a message listing the presets. Thread-safe: yes (pure function). */
+IDM_API IDM_NODISCARD int idm_sf_layout_preset(idm_sf_layout *out, const char *name, size_t len, idm_error *err);
+
+/* Parses a preset name or a spec (see above). Each of time, node and seq
+ * must appear exactly once with 1 to 63 bits, their sum at most 64, and the
+ * layout's last representable time must fit in a signed 64-bit count of
+ * Unix milliseconds. IDM_EPARSE with err->offset, or IDM_EINVAL for an
+ * unknown name. Thread-safe: yes (pure function). */
+IDM_API IDM_NODISCARD int idm_sf_layout_parse(idm_sf_layout *out, const char *text, size_t len, idm_error *err);
+
+/* Replaces the epoch (Unix ms). Clears name when the epoch differs from the
+ * preset's. IDM_EINVAL when the layout's range would overflow.
+ * Thread-safe: no (one thread per object). */
+IDM_API IDM_NODISCARD int idm_sf_layout_set_epoch(idm_sf_layout *l, int64_t epoch_ms, idm_error *err);
+
+/* Writes the preset name, or the canonical spec
+ * ("time=41,node=10,seq=12,unit=1ms,epoch=1288834974657"), and a NUL.
+ * IDM_ENOSPC when cap is too small. Thread-safe: yes (pure function). */
+IDM_API IDM_NODISCARD int idm_sf_layout_format(const idm_sf_layout *l, char *dst, size_t cap);
+
+/* Largest node number (2^node_bits - 1) and largest time in Unix ms that the
+ * layout can represent. Thread-safe: yes (pure functions). */
+IDM_API uint64_t idm_sf_layout_max_node(const idm_sf_layout *l);
+IDM_API int64_t idm_sf_layout_max_unix_ms(const idm_sf_layout *l);
+
+/* The fields of one snowflake. unix_ms = epoch_ms + time_units * unit_ms. */
+typedef struct idm_sf_parts {
+    uint64_t time_units;
+    int64_t unix_ms;
+    uint64_t node;
+    uint64_t sequence;
+} idm_sf_parts;
+
+/* Splits id by the layout. IDM_EPARSE if any bit above the fields is set.
+ * Thread-safe: yes (pure function). */
+IDM_API IDM_NODISCARD int idm_sf_decode(const idm_sf_layout *l, uint64_t id, idm_sf_parts *out, idm_error *err);
+
+/* Parses exactly len bytes of unsigned decimal (no sign, no spaces) that fit
+ * in 64 bits. IDM_EPARSE with err->offset. Thread-safe: yes. */
+IDM_API IDM_NODISCARD int idm_sf_parse_decimal(const char *text, size_t len, uint64_t *out, idm_error *err);
+
+/* Writes id in decimal and a NUL; returns the length written (1 to 20), or
+ * 0 when cap < 21. Thread-safe: yes (pure function). */
+IDM_API size_t idm_sf_format_decimal(uint64_t id, char *dst, size_t cap);
+
+enum { IDM_SF_SEQ_START_ZERO = 0, IDM_SF_SEQ_START_RANDOM = 1 };
+
+typedef struct idm_snowflake_config {
+    idm_gen_config gen;     /* clock, entropy, allocator; flags must be 0 */
+    idm_sf_layout layout;
+    uint64_t node;          /* 0 .. idm_sf_layout_max_node() */
+    int64_t max_rewind_ms;  /* tolerated backwards clock step, >= 0 */
+    int seq_start;          /* IDM_SF_SEQ_START_*: RANDOM starts each unit at
+                               a random value in the lower half of the range */
+    int64_t resume_unix_ms; /* 0, or a time high-water mark from a previous
+                               run: IDs are minted only in later units, and a
+                               clock earlier than it counts as a rewind */
+} idm_snowflake_config;
+
+/* Sets the defaults: twitter layout, node 0, max_rewind_ms 10, sequence
+ * from zero, system clock and randomness. Thread-safe: yes. */
+IDM_API void idm_snowflake_config_init(idm_snowflake_config *cfg);
+
+typedef struct idm_snowflake idm_snowflake;
+
+/* Creates a snowflake generator. IDM_EINVAL when the node is out of range
+ * (the message names the range), max_rewind_ms is negative, or gen.flags is
+ * not 0; IDM_ENOMEM. Thread-safe: yes (creates a new object). */
+IDM_API IDM_NODISCARD int idm_snowflake_new(idm_snowflake **out, const idm_snowflake_config *cfg,
+                                            idm_error *err);
+
+/* NULL is a no-op. Thread-safe: no (no other call may use g concurrently). */
+IDM_API void idm_snowflake_free(idm_snowflake *g);
+
+/* Mints n IDs into out, strictly increasing across calls. Stops at the
+ * first failure: *done (may be NULL) says how many IDs were written, all
+ * valid. Returns IDM_OK, IDM_ECLOCK, IDM_ECLOCK_REWIND, IDM_ETIME_RANGE,
+ * IDM_ENOENTROPY or IDM_EFORKED. Thread-safe: yes (the generator may be
+ * shared). */
+IDM_API IDM_NODISCARD int idm_snowflake_next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done,
+                                               idm_error *err);
+
+/* The generator's progress, to persist and pass back as resume_unix_ms:
+ * the latest clock reading it has used, in Unix ms. Thread-safe: yes. */
+IDM_API int64_t idm_snowflake_high_water_ms(idm_snowflake *g);
+
+/* The layout the generator was made with. Thread-safe: yes. */
+IDM_API const idm_sf_layout *idm_snowflake_layout(const idm_snowflake *g);
+
+IDM_END_DECLS
+
+#endif
