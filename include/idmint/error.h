@@ -31,8 +31,9 @@ enum {
 #define IDM_ERROR_MSG_CAP 192
 
 /* Filled by failing calls when the caller passes one; never by successful
- * calls. offset is the byte offset of the offending character for parse
- * errors (0 otherwise); rewind_ms is how far the clock moved back for
+ * calls. offset is the 0-based byte offset (from the start of the whole
+ * input) of the offending character for parse errors, 0 otherwise;
+ * messages that mention a "position" count from 1; rewind_ms is how far the clock moved back for
  * IDM_ECLOCK_REWIND (0 otherwise). msg is always NUL-terminated. */
 typedef struct idm_error {
     int code;

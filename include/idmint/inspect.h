@@ -1,12 +1,13 @@
 /*
  * idmint/inspect.h - recognise an ID's kind from its text and decode it.
  *
- * Recognition (idm_inspect with kind IDM_KIND_AUTO):
- *   - a UUID form: 36 characters with hyphens, 32 hex digits, "{...}",
+ * Recognition (idm_inspect with kind IDM_KIND_AUTO), first match wins:
+ *   - containing "_"                                          -> typeid
+ *   - a UUID form: 36 characters with hyphens (or "-" at offset 8, so a
+ *     short UUID gets a UUID error), 32 hex digits, "{...}",
  *     or "urn:uuid:..."                                       -> uuid
  *   - 26 characters                                           -> ulid
  *   - 27 characters                                           -> ksuid
- *   - containing "_"                                          -> typeid
  *   - 1 to 20 decimal digits                                  -> snowflake
  * A 32-character all-hex input is a UUID even when it is all digits.
  * A forced kind applies only that kind's rules.
@@ -33,7 +34,8 @@ enum {
     IDM_KIND_SNOWFLAKE = 5
 };
 
-/* The name of a kind ("uuid", "ulid", ...), or NULL. Thread-safe: yes. */
+/* The name of a kind ("uuid", "ulid", ...), or NULL (also for
+ * IDM_KIND_AUTO). Thread-safe: yes. */
 IDM_API const char *idm_kind_name(int kind);
 
 /* The kind named by len bytes of name, or -1. Thread-safe: yes. */

@@ -17,6 +17,7 @@
  * A spec names the fields in order with their widths, then optional unit and
  * epoch: "time=41,node=10,seq=12,unit=1ms,epoch=1735689600000". Units are a
  * whole number of ms or s; epoch is Unix milliseconds or an RFC 3339 time.
+ * Without them a spec means unit=1ms and epoch=0 (the Unix epoch).
  *
  * Generation (idm_snowflake_next_n) is strictly increasing per generator.
  * When a unit's sequence is exhausted it waits (through the clock's
@@ -57,7 +58,8 @@ typedef struct idm_sf_layout {
 IDM_API IDM_NODISCARD int idm_sf_layout_preset(idm_sf_layout *out, const char *name, size_t len, idm_error *err);
 
 /* Parses a preset name or a spec (see above). Each of time, node and seq
- * must appear exactly once with 1 to 63 bits, their sum at most 64, and the
+ * must appear exactly once with at least 1 bit (so time has at most 62),
+ * their sum at most 64, and the
  * layout's last representable time must fit in a signed 64-bit count of
  * Unix milliseconds. IDM_EPARSE with err->offset, or IDM_EINVAL for an
  * unknown name. Thread-safe: yes (pure function). */
@@ -70,7 +72,8 @@ IDM_API IDM_NODISCARD int idm_sf_layout_set_epoch(idm_sf_layout *l, int64_t epoc
 
 /* Writes the preset name, or the canonical spec
  * ("time=41,node=10,seq=12,unit=1ms,epoch=1288834974657"), and a NUL.
- * IDM_ENOSPC when cap is too small. Thread-safe: yes (pure function). */
+ * IDM_ENOSPC when cap is too small, IDM_EINVAL for a NULL or inconsistent
+ * layout. Thread-safe: yes (pure function). */
 IDM_API IDM_NODISCARD int idm_sf_layout_format(const idm_sf_layout *l, char *dst, size_t cap);
 
 /* Largest node number (2^node_bits - 1) and largest time in Unix ms that the
@@ -118,9 +121,11 @@ IDM_API void idm_snowflake_config_init(idm_snowflake_config *cfg);
 
 typedef struct idm_snowflake idm_snowflake;
 
-/* Creates a snowflake generator. IDM_EINVAL when the node is out of range
- * (the message names the range), max_rewind_ms is negative, or gen.flags is
- * not 0; IDM_ENOMEM. Thread-safe: yes (creates a new object). */
+/* Creates a snowflake generator; cfg NULL means idm_snowflake_config_init's
+ * defaults. IDM_EINVAL when the node is out of range (the message names the
+ * range), max_rewind_ms is negative, gen.flags is not 0, or the layout puts
+ * seq above time (such IDs could not increase; decoding them still works);
+ * IDM_ENOMEM. Thread-safe: yes (creates a new object). */
 IDM_API IDM_NODISCARD int idm_snowflake_new(idm_snowflake **out, const idm_snowflake_config *cfg,
                                             idm_error *err);
 

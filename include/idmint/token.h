@@ -23,7 +23,7 @@ IDM_BEGIN_DECLS
 #define IDM_TRACEPARENT_STRLEN 55
 
 /* Mints one token into dst (NUL-terminated). IDM_EINVAL (bad prefix),
- * IDM_ENOSPC (cap < prefix_len + 24), IDM_ENOENTROPY. The random bytes are
+ * IDM_ENOSPC (cap < prefix_len + 24, or 23 without a prefix), IDM_ENOENTROPY. The random bytes are
  * wiped from the stack after use. Thread-safe: yes (the generator may be
  * shared). */
 IDM_API IDM_NODISCARD int idm_token_next(idm_gen *g, const char *prefix, size_t prefix_len, char *dst,

@@ -40,7 +40,7 @@ IDM_API IDM_NODISCARD int idm_typeid_parse(const char *text, size_t len, idm_typ
 
 /* Writes prefix (checked as above), "_" unless the prefix is empty, the
  * suffix of u, and a NUL. Returns IDM_OK, IDM_EINVAL (bad prefix) or
- * IDM_ENOSPC (cap < prefix_len + 28). Thread-safe: yes (pure function). */
+ * IDM_ENOSPC (cap < prefix_len + 28, or 27 without a prefix). Thread-safe: yes (pure function). */
 IDM_API IDM_NODISCARD int idm_typeid_format(const char *prefix, size_t prefix_len, const idm_uuid *u,
                                             char *dst, size_t cap, idm_error *err);
 

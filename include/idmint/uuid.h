@@ -65,7 +65,8 @@ IDM_API int idm_uuid_variant(const idm_uuid *u);
 /* Decoded fields of a UUID. has_time is 1 for RFC 9562 variant versions 1,
  * 6 and 7: unix_ms is then the timestamp in Unix milliseconds, rounded down
  * (versions 1 and 6 carry 100-ns Gregorian time since 1582-10-15, so it may
- * be negative). has_node is 1 for versions 1 and 6: clock_seq (14 bits)
+ * be negative). has_node is 1 for RFC 9562 variant versions 1 and 6:
+ * clock_seq (14 bits)
  * and node (48 bits) are then set. */
 typedef struct idm_uuid_fields {
     int version;

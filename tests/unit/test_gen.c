@@ -151,6 +151,32 @@ static void test_gen_time_range_ends(void)
     idm_gen_free(g2);
 }
 
+static void *failing_alloc(void *ctx, size_t size)
+{
+    (void)size;
+    (*(int *)ctx)++;
+    return NULL;
+}
+
+static void never_free(void *ctx, void *p)
+{
+    (void)ctx;
+    (void)p;
+}
+
+static void test_gen_allocation_failure_is_enomem(void)
+{
+    int calls = 0;
+    idm_gen_config cfg = {0};
+    cfg.allocator = (idm_allocator){failing_alloc, never_free, &calls};
+    idm_gen *g = (idm_gen *)&calls; /* must be reset to NULL */
+    idm_error err = {0};
+    ASSERT_EQ_INT(idm_gen_new(&g, &cfg, &err), IDM_ENOMEM);
+    ASSERT_TRUE(g == NULL);
+    ASSERT_EQ_INT(calls, 1);
+    ASSERT_TRUE(strstr(err.msg, "memory") != NULL);
+}
+
 /* ---- UUIDv4 --------------------------------------------------------------- */
 
 static void test_uuidv4_version_variant_and_uniqueness(void)
@@ -485,6 +511,7 @@ static const struct test_case tests[] = {
     TEST(test_gen_clock_failure_is_reported),
     TEST(test_gen_entropy_failure_is_reported_then_recovers),
     TEST(test_gen_time_range_ends),
+    TEST(test_gen_allocation_failure_is_enomem),
     TEST(test_uuidv4_version_variant_and_uniqueness),
     TEST(test_uuidv7_layout),
     TEST(test_uuidv7_million_strictly_increasing),

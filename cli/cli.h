@@ -1,0 +1,125 @@
+/*
+ * cli.h - the idmint command: what its files share.
+ *
+ * The command is a thin layer over libidmint (shared/CONTRACT.md is its
+ * specification): it parses options, reads inputs, calls the library and
+ * writes the results. No ID logic lives here.
+ *
+ *   main.c     command dispatch, top-level --help and --version
+ *   output.c   buffered stdout (write(2), EPIPE ends quietly), diagnostics
+ *   input.c    inputs from the operands or from stdin, one per line
+ *   layout.c   --layout/--epoch/--node option values for snowflakes
+ *   gen.c      idmint gen
+ *   inspect.c  idmint inspect
+ *   convert.c  idmint convert
+ */
+#ifndef IDM_CLI_H
+#define IDM_CLI_H
+
+#include "optparse.h"
+#include "outbuf.h"
+
+#include <idmint/idmint.h>
+
+#include <stdio.h>
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+/* Exit statuses (CONTRACT.md, Conventions). */
+enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
+
+/* Bytes staged before a write(2) to stdout. */
+#define CLI_OUT_CAP (128 * 1024)
+
+/* The state of one run, passed to every command. */
+typedef struct cli {
+    idmx_outbuf out;  /* stdout */
+    int out_is_tty;   /* flush after each record when interactive */
+    int out_reported; /* a write error has been reported */
+    const char *cmd;  /* the command being run, for "Try 'idmint CMD --help'" */
+} cli;
+
+/* ---- output.c ----------------------------------------------------------- */
+
+/* Sets up stdout buffering over mem[0..cap-1] and makes a closed stdout
+ * end the program quietly with status 0. */
+void cli_out_init(cli *c, char *mem, size_t cap);
+
+/* Writes out what is buffered. Returns CLI_EXIT_OK, or CLI_EXIT_FAIL after
+ * reporting a write error. */
+int cli_out_flush(cli *c);
+
+/* Checks the output's sticky error once: CLI_EXIT_OK, or CLI_EXIT_FAIL
+ * after reporting it (once). */
+int cli_out_status(cli *c);
+
+/* "idmint: " + message on stderr, after flushing stdout so that the two
+ * streams keep their order when they go to the same place. */
+void cli_diag(cli *c, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* "idmint: INPUT: reason" for an input that is not a valid ID. */
+void cli_diag_input(cli *c, const char *input, size_t len, const char *reason);
+
+/* A usage error: the message, then a pointer to --help. Returns
+ * CLI_EXIT_USAGE. */
+int cli_usage(cli *c, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* The reason text of a failed library call: err->msg, or the code's fixed
+ * text when the message is empty. */
+const char *cli_reason(const idm_error *err, int code);
+
+/* Prints a help text on stdout. Returns CLI_EXIT_OK (or FAIL on a write
+ * error). */
+int cli_help(cli *c, const char *text);
+
+/* ---- input.c ------------------------------------------------------------ */
+
+/* The inputs of inspect and convert: the operands when there are any,
+ * else the lines of stdin (with "\n" and a trailing "\r" removed; empty
+ * lines are skipped). */
+typedef struct cli_inputs {
+    char **args;
+    int n_args;
+    int next;
+    FILE *in;   /* NULL when reading operands */
+    char *line; /* getline's buffer */
+    size_t line_cap;
+    int read_error; /* errno of a failed read, or 0 */
+} cli_inputs;
+
+void cli_inputs_init(cli_inputs *it, char **args, int n_args);
+
+/* Sets *text and *len to the next input. Returns 1, or 0 at the end. */
+int cli_inputs_next(cli_inputs *it, const char **text, size_t *len);
+
+/* Frees the line buffer. Returns CLI_EXIT_OK, or CLI_EXIT_FAIL after
+ * reporting a read error. */
+int cli_inputs_close(cli *c, cli_inputs *it);
+
+/* ---- layout.c ----------------------------------------------------------- */
+
+/* Parses --layout (NULL: twitter) and applies --epoch (NULL: keep) into
+ * *out. Returns CLI_EXIT_OK or a reported usage error. */
+int cli_layout_from_options(cli *c, const char *layout_text, const char *epoch_text,
+                            idm_sf_layout *out);
+
+/* The layout's name or spec, for messages. */
+void cli_layout_name(const idm_sf_layout *l, char *dst, size_t cap);
+
+/* ---- commands ----------------------------------------------------------- */
+
+/* Each takes its arguments (argv[0] is the command's name) and returns an
+ * exit status. */
+int cli_gen(cli *c, int argc, char **argv);
+int cli_inspect(cli *c, int argc, char **argv);
+int cli_convert(cli *c, int argc, char **argv);
+
+extern const char cli_gen_help[];
+extern const char cli_inspect_help[];
+extern const char cli_convert_help[];
+
+#endif

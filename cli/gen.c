@@ -1,0 +1,501 @@
+/*
+ * gen.c - `idmint gen FORMAT [-n COUNT] [options]` (CONTRACT.md, "gen").
+ *
+ * IDs are minted in batches of GEN_BATCH through the library's _next_n
+ * calls (one lock round-trip and one clock read per batch) and formatted
+ * straight into the stdout buffer: reserve the longest form, let the
+ * library's encoder write it and its NUL, overwrite the NUL with "\n",
+ * commit. This is the path that is benchmarked; keep stdio out of it.
+ */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GEN_BATCH 4096
+
+enum {
+    FMT_UUIDV7,
+    FMT_UUIDV4,
+    FMT_ULID,
+    FMT_KSUID,
+    FMT_SNOWFLAKE,
+    FMT_TYPEID,
+    FMT_TOKEN,
+    FMT_TRACEPARENT
+};
+
+static const char *const format_names[] = {"uuidv7",    "uuidv4", "ulid",  "ksuid",
+                                           "snowflake", "typeid", "token", "traceparent"};
+#define N_FORMATS (sizeof format_names / sizeof format_names[0])
+
+enum {
+    OPT_HELP = 1,
+    OPT_COUNT,
+    OPT_NODE,
+    OPT_LAYOUT,
+    OPT_EPOCH,
+    OPT_PREFIX,
+    OPT_SEQ_START,
+    OPT_MAX_REWIND
+};
+
+/* One option per line. */
+/* clang-format off */
+static const idmx_option gen_options[] = {
+    {"help", 'h', IDMX_NO_ARG, OPT_HELP},
+    {"count", 'n', IDMX_REQUIRED_ARG, OPT_COUNT},
+    {"node", 0, IDMX_REQUIRED_ARG, OPT_NODE},
+    {"layout", 0, IDMX_REQUIRED_ARG, OPT_LAYOUT},
+    {"epoch", 0, IDMX_REQUIRED_ARG, OPT_EPOCH},
+    {"prefix", 0, IDMX_REQUIRED_ARG, OPT_PREFIX},
+    {"seq-start", 0, IDMX_REQUIRED_ARG, OPT_SEQ_START},
+    {"max-rewind", 0, IDMX_REQUIRED_ARG, OPT_MAX_REWIND},
+    {NULL, 0, 0, 0},
+};
+/* clang-format on */
+
+const char cli_gen_help[] =
+    "Usage: idmint gen FORMAT [-n COUNT] [OPTIONS]\n"
+    "\n"
+    "Mint COUNT IDs (default 1) of FORMAT, one per line.\n"
+    "\n"
+    "Formats:\n"
+    "  uuidv7       RFC 9562 version 7 UUID, canonical lowercase (time-ordered)\n"
+    "  uuidv4       RFC 9562 version 4 UUID, canonical lowercase (random)\n"
+    "  ulid         ULID: 26 characters of Crockford base32 (time-ordered)\n"
+    "  ksuid        KSUID: 27 characters of base62 (time-ordered)\n"
+    "  snowflake    64-bit decimal integer laid out by --layout; needs --node\n"
+    "  typeid       TypeID: PREFIX_ + a UUIDv7 in base32; needs --prefix\n"
+    "  token        opaque token: [PREFIX_] + base62 of 128 random bits\n"
+    "  traceparent  W3C Trace Context traceparent value\n"
+    "\n"
+    "Options:\n"
+    "  -n, --count N        how many IDs to mint (default 1)\n"
+    "      --prefix P       typeid and token prefix: [a-z_], at most 63 characters,\n"
+    "                       not starting or ending with '_'\n"
+    "  -h, --help           show this help and exit\n"
+    "\n"
+    "Snowflake options:\n"
+    "      --node N         the node (machine, worker or shard) number; required\n"
+    "      --layout L       a preset (twitter, discord, instagram, sonyflake,\n"
+    "                       sonyflake2, baidu, safe53) or a spec such as\n"
+    "                       time=41,node=10,seq=12,unit=1ms,epoch=1288834974657\n"
+    "                       (default twitter)\n"
+    "      --epoch E        the layout's epoch: Unix milliseconds or RFC 3339 time\n"
+    "      --seq-start S    zero (default) or random: where each time unit's\n"
+    "                       sequence starts\n"
+    "      --max-rewind MS  wait out a clock step back of up to MS milliseconds;\n"
+    "                       refuse beyond it (default 10)\n"
+    "\n"
+    "Time-ordered formats are strictly increasing within one run.\n";
+
+typedef struct gen_opts {
+    int format;
+    uint64_t count;
+    const char *node;
+    const char *layout;
+    const char *epoch;
+    const char *prefix;
+    const char *seq_start;
+    const char *max_rewind;
+} gen_opts;
+
+/* Reserves room for len characters and the encoder's NUL. NULL when the
+ * output has failed (the sticky error is reported at the end). */
+static char *reserve(cli *c, size_t len)
+{
+    return idmx_outbuf_reserve(&c->out, len + 1);
+}
+
+/* Ends a record that an encoder wrote at p: its NUL becomes the newline. */
+static void commit(cli *c, char *p, size_t len)
+{
+    p[len] = '\n';
+    idmx_outbuf_commit(&c->out, len + 1);
+}
+
+static int mint_failed(cli *c, const char *what, int rc, const idm_error *err)
+{
+    cli_diag(c, "cannot mint %s: %s", what, cli_reason(err, rc));
+    return CLI_EXIT_FAIL;
+}
+
+/* One batch of minted values, whichever 128/160-bit format. */
+typedef union gen_batch {
+    idm_uuid uuid[GEN_BATCH];
+    idm_ulid ulid[GEN_BATCH];
+    idm_ksuid ksuid[GEN_BATCH];
+} gen_batch;
+
+/* Formats n minted values into the output. Returns IDM_OK or the
+ * encoder's code (which only a bug can cause: the room is reserved). */
+static int emit_batch(cli *c, const gen_opts *o, const gen_batch *b, size_t n, idm_error *err)
+{
+    size_t prefix_len = o->prefix != NULL ? strlen(o->prefix) : 0;
+    /* prefix, "_" when there is a prefix, the 26-character suffix */
+    size_t typeid_len = prefix_len + (prefix_len > 0 ? 1 : 0) + IDM_TYPEID_SUFFIX_LEN;
+    int rc = IDM_OK;
+    for (size_t i = 0; i < n && rc == IDM_OK; i++) {
+        char *p;
+        switch (o->format) {
+        case FMT_UUIDV7:
+        case FMT_UUIDV4:
+            p = reserve(c, IDM_UUID_STRLEN);
+            if (p == NULL) {
+                return IDM_OK;
+            }
+            rc = idm_uuid_format(&b->uuid[i], p, IDM_UUID_STRLEN + 1);
+            if (rc == IDM_OK) {
+                commit(c, p, IDM_UUID_STRLEN);
+            }
+            break;
+        case FMT_TYPEID:
+            p = reserve(c, typeid_len);
+            if (p == NULL) {
+                return IDM_OK;
+            }
+            rc = idm_typeid_format(o->prefix, prefix_len, &b->uuid[i], p, typeid_len + 1, err);
+            if (rc == IDM_OK) {
+                commit(c, p, typeid_len);
+            }
+            break;
+        case FMT_ULID:
+            p = reserve(c, IDM_ULID_STRLEN);
+            if (p == NULL) {
+                return IDM_OK;
+            }
+            rc = idm_ulid_format(&b->ulid[i], p, IDM_ULID_STRLEN + 1);
+            if (rc == IDM_OK) {
+                commit(c, p, IDM_ULID_STRLEN);
+            }
+            break;
+        default: /* FMT_KSUID */
+            p = reserve(c, IDM_KSUID_STRLEN);
+            if (p == NULL) {
+                return IDM_OK;
+            }
+            rc = idm_ksuid_format(&b->ksuid[i], p, IDM_KSUID_STRLEN + 1);
+            if (rc == IDM_OK) {
+                commit(c, p, IDM_KSUID_STRLEN);
+            }
+            break;
+        }
+    }
+    return rc;
+}
+
+/* uuidv7, uuidv4, ulid, ksuid and typeid: batches through _next_n. */
+static int gen_batched(cli *c, idm_gen *g, const gen_opts *o)
+{
+    const char *what = format_names[o->format];
+    gen_batch *b = malloc(sizeof *b);
+    if (b == NULL) {
+        cli_diag(c, "out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    int status = CLI_EXIT_OK;
+    uint64_t count = o->count;
+    while (count > 0 && c->out.err == 0) {
+        size_t n = count < GEN_BATCH ? (size_t)count : GEN_BATCH;
+        idm_error err = {0};
+        int rc;
+        switch (o->format) {
+        case FMT_UUIDV7:
+        case FMT_TYPEID:
+            rc = idm_uuidv7_next_n(g, b->uuid, n, &err);
+            break;
+        case FMT_UUIDV4:
+            rc = idm_uuidv4_next_n(g, b->uuid, n, &err);
+            break;
+        case FMT_ULID:
+            rc = idm_ulid_next_n(g, b->ulid, n, &err);
+            break;
+        default:
+            rc = idm_ksuid_next_n(g, b->ksuid, n, &err);
+            break;
+        }
+        if (rc == IDM_OK) {
+            rc = emit_batch(c, o, b, n, &err);
+        }
+        if (rc != IDM_OK) {
+            status = mint_failed(c, what, rc, &err);
+            break;
+        }
+        count -= n;
+    }
+    free(b);
+    return status;
+}
+
+static int gen_token(cli *c, idm_gen *g, uint64_t count, const char *prefix)
+{
+    size_t prefix_len = prefix != NULL ? strlen(prefix) : 0;
+    size_t len = prefix_len + (prefix_len > 0 ? 1 : 0) + IDM_TOKEN_BODY_LEN;
+    idm_error err = {0};
+    if (prefix == NULL) {
+        prefix = "";
+    }
+    for (; count > 0 && c->out.err == 0; count--) {
+        char *p = reserve(c, len);
+        if (p == NULL) {
+            break;
+        }
+        int rc = idm_token_next(g, prefix, prefix_len, p, len + 1, &err);
+        if (rc != IDM_OK) {
+            return mint_failed(c, "token", rc, &err);
+        }
+        commit(c, p, len);
+    }
+    return CLI_EXIT_OK;
+}
+
+static int gen_traceparent(cli *c, idm_gen *g, uint64_t count)
+{
+    idm_error err = {0};
+    for (; count > 0 && c->out.err == 0; count--) {
+        char *p = reserve(c, IDM_TRACEPARENT_STRLEN);
+        if (p == NULL) {
+            break;
+        }
+        int rc = idm_traceparent_next(g, p, IDM_TRACEPARENT_STRLEN + 1, &err);
+        if (rc != IDM_OK) {
+            return mint_failed(c, "traceparent", rc, &err);
+        }
+        commit(c, p, IDM_TRACEPARENT_STRLEN);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Turns the snowflake options into a configuration. Returns CLI_EXIT_OK or
+ * a reported usage error. */
+static int snowflake_config(cli *c, const gen_opts *o, idm_snowflake_config *cfg)
+{
+    idm_snowflake_config_init(cfg);
+    int st = cli_layout_from_options(c, o->layout, o->epoch, &cfg->layout);
+    if (st != CLI_EXIT_OK) {
+        return st;
+    }
+    char name[IDM_SF_SPEC_CAP];
+    cli_layout_name(&cfg->layout, name, sizeof name);
+    uint64_t max_node = idm_sf_layout_max_node(&cfg->layout);
+    if (o->node == NULL) {
+        return cli_usage(c, "gen snowflake needs --node N (0..%llu for layout %s)",
+                         (unsigned long long)max_node, name);
+    }
+    if (idmx_parse_u64(o->node, &cfg->node) != 0 || cfg->node > max_node) {
+        return cli_usage(c, "node '%s' is out of range 0..%llu for layout %s", o->node,
+                         (unsigned long long)max_node, name);
+    }
+    if (o->seq_start != NULL) {
+        if (strcmp(o->seq_start, "zero") == 0) {
+            cfg->seq_start = IDM_SF_SEQ_START_ZERO;
+        } else if (strcmp(o->seq_start, "random") == 0) {
+            cfg->seq_start = IDM_SF_SEQ_START_RANDOM;
+        } else {
+            return cli_usage(c, "invalid --seq-start '%s' (expected zero or random)", o->seq_start);
+        }
+    }
+    if (o->max_rewind != NULL) {
+        uint64_t ms;
+        if (idmx_parse_u64(o->max_rewind, &ms) != 0 || ms > (uint64_t)INT64_MAX) {
+            return cli_usage(c, "invalid --max-rewind '%s' (expected milliseconds, 0 or more)",
+                             o->max_rewind);
+        }
+        cfg->max_rewind_ms = (int64_t)ms;
+    }
+    return CLI_EXIT_OK;
+}
+
+static int gen_snowflake(cli *c, const gen_opts *o)
+{
+    idm_snowflake_config cfg;
+    int st = snowflake_config(c, o, &cfg);
+    if (st != CLI_EXIT_OK) {
+        return st;
+    }
+    idm_snowflake *g = NULL;
+    idm_error err = {0};
+    int rc = idm_snowflake_new(&g, &cfg, &err);
+    if (rc == IDM_EINVAL) {
+        return cli_usage(c, "%s", cli_reason(&err, rc));
+    }
+    if (rc != IDM_OK) {
+        return mint_failed(c, "snowflake", rc, &err);
+    }
+    uint64_t *ids = malloc(GEN_BATCH * sizeof *ids);
+    if (ids == NULL) {
+        idm_snowflake_free(g);
+        cli_diag(c, "out of memory");
+        return CLI_EXIT_FAIL;
+    }
+    uint64_t count = o->count;
+    while (count > 0 && c->out.err == 0) {
+        size_t n = count < GEN_BATCH ? (size_t)count : GEN_BATCH;
+        size_t done = 0;
+        rc = idm_snowflake_next_n(g, ids, n, &done, &err);
+        if (rc == IDM_OK) {
+            done = n;
+        }
+        /* The IDs minted before a failure are valid: print them first. */
+        for (size_t i = 0; i < done && i < n; i++) {
+            char *p = reserve(c, 20);
+            if (p == NULL) {
+                break;
+            }
+            commit(c, p, idm_sf_format_decimal(ids[i], p, 21));
+        }
+        if (rc != IDM_OK) {
+            char name[IDM_SF_SPEC_CAP];
+            cli_layout_name(&cfg.layout, name, sizeof name);
+            cli_diag(c, "cannot mint snowflake (layout %s): %s", name, cli_reason(&err, rc));
+            st = CLI_EXIT_FAIL;
+            break;
+        }
+        count -= n;
+    }
+    free(ids);
+    idm_snowflake_free(g);
+    return st;
+}
+
+/* Options that only some formats take: naming one elsewhere is a usage
+ * error rather than silently ignored. */
+static int check_applicable(cli *c, const gen_opts *o)
+{
+    const char *name = format_names[o->format];
+    if (o->format != FMT_SNOWFLAKE) {
+        const char *bad = o->node != NULL         ? "--node"
+                          : o->layout != NULL     ? "--layout"
+                          : o->epoch != NULL      ? "--epoch"
+                          : o->seq_start != NULL  ? "--seq-start"
+                          : o->max_rewind != NULL ? "--max-rewind"
+                                                  : NULL;
+        if (bad != NULL) {
+            return cli_usage(c, "option '%s' applies only to snowflake, not %s", bad, name);
+        }
+    }
+    if (o->prefix != NULL && o->format != FMT_TYPEID && o->format != FMT_TOKEN) {
+        return cli_usage(c, "option '--prefix' applies only to typeid and token, not %s", name);
+    }
+    if (o->format == FMT_TYPEID && o->prefix == NULL) {
+        return cli_usage(c, "gen typeid needs --prefix P (lowercase [a-z_], e.g. --prefix user)");
+    }
+    if (o->prefix != NULL) {
+        idm_error err = {0};
+        int rc = idm_typeid_check_prefix(o->prefix, strlen(o->prefix), &err);
+        if (rc != IDM_OK) {
+            return cli_usage(c, "invalid prefix '%s': %s", o->prefix, cli_reason(&err, rc));
+        }
+    }
+    return CLI_EXIT_OK;
+}
+
+static int format_from_name(const char *s)
+{
+    for (size_t i = 0; i < N_FORMATS; i++) {
+        if (strcmp(s, format_names[i]) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+int cli_gen(cli *c, int argc, char **argv)
+{
+    gen_opts o;
+    const char *format = NULL;
+    idmx_optparse p;
+    memset(&o, 0, sizeof o);
+    o.count = 1;
+    idmx_opt_init(&p, argc, argv, 1);
+    for (;;) {
+        int id = idmx_opt_next(&p, gen_options);
+        if (id == IDMX_OPT_END) {
+            break;
+        }
+        switch (id) {
+        case IDMX_OPT_ERROR:
+            return cli_usage(c, "%s", p.errmsg);
+        case IDMX_OPT_OPERAND:
+            if (format != NULL) {
+                return cli_usage(c, "unexpected argument '%s' (gen takes one FORMAT)", p.arg);
+            }
+            format = p.arg;
+            break;
+        case OPT_HELP:
+            return cli_help(c, cli_gen_help);
+        case OPT_COUNT:
+            if (idmx_parse_u64(p.arg, &o.count) != 0) {
+                return cli_usage(c, "invalid count '%s' (expected a whole number, 0 or more)",
+                                 p.arg);
+            }
+            break;
+        case OPT_NODE:
+            o.node = p.arg;
+            break;
+        case OPT_LAYOUT:
+            o.layout = p.arg;
+            break;
+        case OPT_EPOCH:
+            o.epoch = p.arg;
+            break;
+        case OPT_PREFIX:
+            o.prefix = p.arg;
+            break;
+        case OPT_SEQ_START:
+            o.seq_start = p.arg;
+            break;
+        case OPT_MAX_REWIND:
+            o.max_rewind = p.arg;
+            break;
+        default:
+            return cli_usage(c, "unhandled option '%s'", p.name != NULL ? p.name : "?");
+        }
+    }
+    if (format == NULL) {
+        return cli_usage(
+            c, "gen needs a FORMAT: uuidv7, uuidv4, ulid, ksuid, snowflake, typeid, token or "
+               "traceparent");
+    }
+    o.format = format_from_name(format);
+    if (o.format < 0) {
+        return cli_usage(
+            c,
+            "unknown format '%s' (expected uuidv7, uuidv4, ulid, ksuid, snowflake, typeid, "
+            "token or traceparent)",
+            format);
+    }
+    int st = check_applicable(c, &o);
+    if (st != CLI_EXIT_OK) {
+        return st;
+    }
+
+    if (o.format == FMT_SNOWFLAKE) {
+        st = gen_snowflake(c, &o);
+    } else if (o.count == 0) {
+        st = CLI_EXIT_OK;
+    } else {
+        idm_gen *g = NULL;
+        idm_error err = {0};
+        int rc = idm_gen_new(&g, NULL, &err);
+        if (rc != IDM_OK) {
+            cli_diag(c, "cannot create a generator: %s", cli_reason(&err, rc));
+            return CLI_EXIT_FAIL;
+        }
+        switch (o.format) {
+        case FMT_TOKEN:
+            st = gen_token(c, g, o.count, o.prefix);
+            break;
+        case FMT_TRACEPARENT:
+            st = gen_traceparent(c, g, o.count);
+            break;
+        default:
+            st = gen_batched(c, g, &o);
+            break;
+        }
+        idm_gen_free(g);
+    }
+    int out_st = cli_out_flush(c);
+    return st != CLI_EXIT_OK ? st : out_st;
+}

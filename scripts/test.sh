@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# scripts/test.sh - the test command (README quick start; .ci/run runs it).
+#
+# On a Debian 12 machine, as root (or through sudo) it:
+#   1. installs the missing Debian packages the build and the tests need,
+#      and the npm packages of the interop tests (tests/interop);
+#   2. builds with gcc and -Werror into build/ and runs ctest;
+#   3. builds with clang, ASan+UBSan and -Werror into build-asan/ and runs
+#      ctest (with LeakSanitizer when it works on this machine);
+#   4. builds the libFuzzer targets with clang into build-fuzz/ and runs each
+#      for IDM_FUZZ_SECONDS seconds (default 30; 0 runs only the corpus),
+#      from a fresh scratch corpus under build-fuzz/ seeded by fuzz/corpus/;
+# then prints the time and counts of each phase and, as its last line,
+# "N passed, N failed" summed over the three ctest runs. A build that fails
+# counts as one failed test. Exits non-zero when anything failed.
+#
+# Runs from any directory; running it again reuses the build trees.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT" || exit 1
+# shellcheck source=scripts/deps.sh
+. "$ROOT/scripts/deps.sh"
+
+JOBS=$(nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS=${IDM_FUZZ_SECONDS:-30}
+case "$FUZZ_SECONDS" in
+'' | *[!0-9]*)
+    echo "test.sh: IDM_FUZZ_SECONDS must be a whole number of seconds, got '$FUZZ_SECONDS'" >&2
+    exit 2
+    ;;
+esac
+export IDM_FUZZ_SECONDS="$FUZZ_SECONDS"
+export npm_config_update_notifier=false
+
+TOTAL_PASSED=0
+TOTAL_FAILED=0
+SUMMARY=()
+FAILED_PHASES=()
+
+section() {
+    printf '\n==== %s ====\n' "$*"
+}
+
+# record NAME SECONDS PASSED FAILED [NOTE]
+record() {
+    local name=$1 secs=$2 passed=$3 failed=$4 note=${5:-}
+    TOTAL_PASSED=$((TOTAL_PASSED + passed))
+    TOTAL_FAILED=$((TOTAL_FAILED + failed))
+    SUMMARY+=("$(printf '%-34s %5ss  %5s passed  %5s failed  %s' "$name" "$secs" "$passed" "$failed" "$note")")
+    if [ "$failed" -ne 0 ]; then
+        FAILED_PHASES+=("$name")
+    fi
+}
+
+# configure DIR COMPILER CMAKE_ARGS...: configures DIR with COMPILER. A
+# tree configured earlier with another compiler is removed first, since
+# CMake cannot switch compilers in place.
+configure() {
+    local dir=$1 cc=$2
+    shift 2
+    local want have
+    want=$(command -v "$cc") || {
+        echo "test.sh: compiler $cc not found" >&2
+        return 1
+    }
+    if [ -f "$dir/CMakeCache.txt" ]; then
+        have=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$dir/CMakeCache.txt")
+        if [ -z "$have" ] || [ "$(readlink -f "$have")" != "$(readlink -f "$want")" ]; then
+            echo "test.sh: $dir was configured with ${have:-another compiler}; starting it afresh"
+            rm -rf "$dir"
+        fi
+    fi
+    if [ -f "$dir/CMakeCache.txt" ]; then
+        cmake -S "$ROOT" -B "$dir" "$@"
+    else
+        cmake -S "$ROOT" -B "$dir" -DCMAKE_C_COMPILER="$want" "$@"
+    fi
+}
+
+# run_ctest PHASE_NAME START_SECONDS CTEST_ARGS...: runs ctest, shows its
+# output, and records its pass/fail counts read from ctest's own summary.
+run_ctest() {
+    local name=$1 start=$2
+    shift 2
+    local log rc=0 line total failed
+    log=$(mktemp)
+    ctest --output-on-failure -j "$JOBS" "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    line=$(grep -Eo '[0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1)
+    rm -f "$log"
+    if [ -n "$line" ]; then
+        failed=${line%% *}
+        total=${line##* }
+        if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+            failed=1 # ctest failed after counting (e.g. a timeout of ctest itself)
+        fi
+        record "$name" $((SECONDS - start)) $((total - failed)) "$failed"
+    elif [ "$rc" -ne 0 ]; then
+        record "$name" $((SECONDS - start)) 0 1 "ctest failed without a summary"
+    else
+        record "$name" $((SECONDS - start)) 0 0 "no tests found"
+    fi
+}
+
+# ---------------------------------------------------------------------------
+section "dependencies"
+t0=$SECONDS
+packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev)
+if ! command -v node >/dev/null 2>&1; then
+    packages+=(nodejs)
+fi
+if ! command -v npm >/dev/null 2>&1; then
+    packages+=(npm)
+fi
+if ! idm_apt_install "${packages[@]}"; then
+    echo "test.sh: could not install the packages the build needs" >&2
+    record "dependencies" $((SECONDS - t0)) 0 1 "apt-get failed"
+fi
+echo "gcc:   $(gcc --version 2>/dev/null | head -n 1)"
+echo "clang: $(clang --version 2>/dev/null | head -n 1)"
+echo "cmake: $(cmake --version 2>/dev/null | head -n 1)"
+echo "node:  $(node --version 2>/dev/null) (npm $(npm --version 2>/dev/null))"
+
+# The interop tests' npm packages, pinned by tests/interop/package-lock.json.
+# npm ci runs only when node_modules is missing or older than the lock file.
+INTEROP="$ROOT/tests/interop"
+if [ ! -f "$INTEROP/node_modules/.package-lock.json" ] ||
+    [ "$INTEROP/package-lock.json" -nt "$INTEROP/node_modules/.package-lock.json" ]; then
+    echo "npm: installing the interop test packages into tests/interop/node_modules"
+    if ! (cd "$INTEROP" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error); then
+        echo "test.sh: npm ci failed; the interop tests will fail" >&2
+    fi
+else
+    echo "npm: tests/interop/node_modules is up to date"
+fi
+echo "dependencies took $((SECONDS - t0))s"
+SUMMARY+=("$(printf '%-34s %5ss' "dependencies (apt, npm)" $((SECONDS - t0)))")
+
+# ---------------------------------------------------------------------------
+section "normal build: gcc, -Werror (build/)"
+t0=$SECONDS
+if configure "$ROOT/build" gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIDM_WERROR=ON -DIDM_SANITIZE= \
+    -DIDM_FUZZ=OFF -DIDM_TESTS=ON && cmake --build "$ROOT/build" -j "$JOBS"; then
+    echo "build took $((SECONDS - t0))s"
+    section "normal tests: ctest in build/"
+    run_ctest "gcc build + ctest (build/)" "$t0" --test-dir "$ROOT/build"
+else
+    record "gcc build + ctest (build/)" $((SECONDS - t0)) 0 1 "BUILD FAILED"
+fi
+
+# ---------------------------------------------------------------------------
+section "sanitizer build: clang, ASan+UBSan, -Werror (build-asan/)"
+t0=$SECONDS
+# LeakSanitizer needs ptrace-like access to the process; it fails in some
+# sandboxes. Probe it with a leak-free program before relying on it.
+lsan=0
+probe_dir=$(mktemp -d)
+printf 'int main(void)\n{\n    return 0;\n}\n' >"$probe_dir/p.c"
+if clang -fsanitize=address "$probe_dir/p.c" -o "$probe_dir/p" 2>/dev/null &&
+    ASAN_OPTIONS=detect_leaks=1 "$probe_dir/p" >/dev/null 2>&1; then
+    lsan=1
+fi
+rm -rf "$probe_dir"
+echo "LeakSanitizer: $([ "$lsan" -eq 1 ] && echo works, enabled || echo does not work here, disabled)"
+if configure "$ROOT/build-asan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
+    -DIDM_SANITIZE=address,undefined -DIDM_FUZZ=OFF -DIDM_TESTS=ON &&
+    cmake --build "$ROOT/build-asan" -j "$JOBS"; then
+    echo "build took $((SECONDS - t0))s"
+    section "sanitizer tests: ctest in build-asan/"
+    ASAN_OPTIONS="detect_leaks=$lsan:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1" \
+        UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+        run_ctest "clang ASan+UBSan build + ctest" "$t0" --test-dir "$ROOT/build-asan"
+else
+    record "clang ASan+UBSan build + ctest" $((SECONDS - t0)) 0 1 "BUILD FAILED"
+fi
+
+# ---------------------------------------------------------------------------
+section "fuzz build: clang, libFuzzer + ASan+UBSan (build-fuzz/)"
+t0=$SECONDS
+if configure "$ROOT/build-fuzz" clang -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" -DIDM_WERROR=ON \
+    -DIDM_SANITIZE=address,undefined -DIDM_FUZZ=ON -DIDM_TESTS=OFF &&
+    cmake --build "$ROOT/build-fuzz" --target fuzz -j "$JOBS"; then
+    echo "build took $((SECONDS - t0))s"
+    if [ "$FUZZ_SECONDS" -eq 0 ]; then
+        section "fuzzing: each target over its corpus only (IDM_FUZZ_SECONDS=0)"
+    else
+        section "fuzzing: each target for ${FUZZ_SECONDS}s (IDM_FUZZ_SECONDS), $JOBS at a time"
+    fi
+    ASAN_OPTIONS="detect_leaks=$lsan" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
+        run_ctest "fuzzing (${FUZZ_SECONDS}s per target)" "$t0" --test-dir "$ROOT/build-fuzz/fuzz" \
+        --timeout $((FUZZ_SECONDS * 2 + 600))
+else
+    record "fuzzing (${FUZZ_SECONDS}s per target)" $((SECONDS - t0)) 0 1 "BUILD FAILED"
+fi
+
+# ---------------------------------------------------------------------------
+section "summary"
+for line in "${SUMMARY[@]}"; do
+    printf '%s\n' "$line"
+done
+printf '%-34s %5ss\n' "total" "$SECONDS"
+if [ "${#FAILED_PHASES[@]}" -ne 0 ]; then
+    printf 'FAILED: %s\n' "${FAILED_PHASES[@]}"
+fi
+printf '%d passed, %d failed\n' "$TOTAL_PASSED" "$TOTAL_FAILED"
+if [ "$TOTAL_FAILED" -ne 0 ]; then
+    exit 1
+fi
+exit 0

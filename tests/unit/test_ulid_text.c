@@ -1,0 +1,192 @@
+/*
+ * test_ulid_text.c - ULID text form and timestamp (src/ulid/ulid_text.c)
+ * against the ULID spec's examples (tests/vectors/ulid.txt).
+ */
+#include "testlib.h"
+
+#include "../vectors/vecfile.h"
+
+#include <idmint/idmint.h>
+
+#include <ctype.h>
+
+static uint64_t rng_state = 0x13198a2e03707344u;
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* Parses a copy in its own allocation of exactly len bytes (ASan catches
+ * reads past len). */
+static int parse_exact(const char *text, size_t len, idm_ulid *out, idm_error *err)
+{
+    char *copy = malloc(len ? len : 1);
+    if (copy == NULL)
+        abort();
+    memcpy(copy, text, len);
+    int rc = idm_ulid_parse(copy, len, out, err);
+    free(copy);
+    return rc;
+}
+
+static void ulid_parse_rejects_bad_input_at_its_offset(void)
+{
+    struct vec_file v;
+    if (!vec_open(&v, "ulid.txt"))
+        TEST_FAIL_("cannot open %s", v.path);
+    int bad = 0, n;
+    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
+        if (!vec_is(&v, 0, "bad"))
+            continue;
+        if (n != 3)
+            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
+        idm_ulid u;
+        idm_error err;
+        memset(&err, 0, sizeof err);
+        int rc = parse_exact(v.fields[1].s, v.fields[1].len, &u, &err);
+        if (rc != IDM_EPARSE || err.code != IDM_EPARSE || (long long)err.offset != vec_ll(&v, 2))
+            TEST_FAIL_("%s:%d: rc %d offset %zu: %s", v.path, v.line_no, rc, err.offset, err.msg);
+        bad++;
+    }
+    ASSERT_TRUE(n == 0);
+    vec_close(&v);
+    ASSERT_TRUE(bad >= 15);
+}
+
+static void ulid_parse_gives_the_contract_messages(void)
+{
+    idm_ulid u;
+    idm_error err;
+    /* shared/CONTRACT.md's example diagnostic. */
+    ASSERT_EQ_INT(idm_ulid_parse("8ZZZZZZZZZZZZZZZZZZZZZZZZZ", 26, &u, &err), IDM_EPARSE);
+    ASSERT_EQ_STR(err.msg, "ULID exceeds 128 bits (first character above 7)");
+    /* shared/STYLE.md's example reason. */
+    ASSERT_EQ_INT(idm_ulid_parse("01ARZ3NDEKTSV4RRFFQ69G5FA", 25, &u, &err), IDM_EPARSE);
+    ASSERT_EQ_STR(err.msg, "ULID must be 26 characters, got 25");
+    ASSERT_EQ_INT(err.offset, 25);
+    ASSERT_EQ_INT(idm_ulid_parse("01ARZ3NDEKTSV4RRFFQ69G5FAL", 26, &u, &err), IDM_EPARSE);
+    ASSERT_TRUE(strstr(err.msg, "'L' at position 26") != NULL);
+    ASSERT_TRUE(strstr(err.msg, "01ARZ") == NULL);
+    memset(&u, 0xaa, sizeof u);
+    ASSERT_EQ_INT(idm_ulid_parse("01ARZ3NDEKTSV4RRFFQ69G5FAL", 26, &u, NULL), IDM_EPARSE);
+    ASSERT_EQ_INT(u.bytes[0], 0xaa);
+}
+
+static void ulid_parse_rejects_every_bad_byte_at_every_position(void)
+{
+    static const char alphabet[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghjkmnpqrstvwxyz";
+    char text[26];
+    for (size_t pos = 0; pos < 26; pos++) {
+        for (int c = 0; c < 256; c++) {
+            if (c != 0 && strchr(alphabet, c) != NULL)
+                continue;
+            memcpy(text, "01ARZ3NDEKTSV4RRFFQ69G5FAV", 26);
+            text[pos] = (char)c;
+            idm_ulid u;
+            idm_error err;
+            memset(&err, 0, sizeof err);
+            int rc = parse_exact(text, 26, &u, &err);
+            if (rc != IDM_EPARSE || err.offset != pos)
+                TEST_FAIL_("byte 0x%02x at %zu: rc %d offset %zu", c, pos, rc, err.offset);
+        }
+    }
+}
+
+static void ulid_format_needs_room_for_the_nul(void)
+{
+    idm_ulid u;
+    memset(&u, 0, sizeof u);
+    char buf[IDM_ULID_STRLEN + 1];
+    memset(buf, '#', sizeof buf);
+    ASSERT_EQ_INT(idm_ulid_format(&u, buf, IDM_ULID_STRLEN), IDM_ENOSPC);
+    ASSERT_EQ_INT(buf[0], '#');
+    ASSERT_EQ_INT(idm_ulid_format(&u, buf, sizeof buf), IDM_OK);
+    ASSERT_EQ_STR(buf, "00000000000000000000000000");
+}
+
+static void ulid_matches_spec_vectors(void)
+{
+    struct vec_file v;
+    if (!vec_open(&v, "ulid.txt"))
+        TEST_FAIL_("cannot open %s", v.path);
+    int ok = 0, n;
+    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
+        if (vec_is(&v, 0, "bad"))
+            continue;
+        if (!vec_is(&v, 0, "ok") || n != 6)
+            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
+        idm_ulid u;
+        idm_error err;
+        if (parse_exact(v.fields[1].s, v.fields[1].len, &u, &err) != IDM_OK)
+            TEST_FAIL_("%s:%d: %s", v.path, v.line_no, err.msg);
+        char text[IDM_ULID_STRLEN + 1], t[IDM_RFC3339_CAP], uuid[IDM_UUID_STRLEN + 1];
+        ASSERT_OK(idm_ulid_format(&u, text, sizeof text), (idm_error *)NULL);
+        ASSERT_EQ_STR(text, v.fields[2].s);
+        ASSERT_EQ_INT(idm_ulid_unix_ms(&u), vec_ll(&v, 3));
+        ASSERT_OK(idm_time_format(idm_ulid_unix_ms(&u), t, sizeof t), (idm_error *)NULL);
+        ASSERT_EQ_STR(t, v.fields[4].s);
+        idm_uuid as_uuid;
+        memcpy(as_uuid.bytes, u.bytes, 16);
+        ASSERT_OK(idm_uuid_format(&as_uuid, uuid, sizeof uuid), (idm_error *)NULL);
+        ASSERT_EQ_STR(uuid, v.fields[5].s);
+        ok++;
+    }
+    ASSERT_TRUE(n == 0);
+    vec_close(&v);
+    ASSERT_TRUE(ok >= 8);
+}
+
+static void ulid_roundtrips_and_sorts_like_its_bytes(void)
+{
+    idm_ulid prev;
+    char prev_text[IDM_ULID_STRLEN + 1] = {0};
+    for (int i = 0; i < 100000; i++) {
+        idm_ulid u, back;
+        idm_error err;
+        for (int k = 0; k < 16; k++)
+            u.bytes[k] = (uint8_t)rng_next();
+        if (i % 7 == 0)
+            memset(u.bytes + 6, 0, 10);
+        char text[IDM_ULID_STRLEN + 1];
+        ASSERT_OK(idm_ulid_format(&u, text, sizeof text), &err);
+        ASSERT_EQ_INT(strlen(text), IDM_ULID_STRLEN);
+        ASSERT_OK(parse_exact(text, IDM_ULID_STRLEN, &back, &err), &err);
+        ASSERT_EQ_MEM(back.bytes, u.bytes, 16);
+        for (int k = 0; k < IDM_ULID_STRLEN; k++)
+            text[k] = (char)tolower((unsigned char)text[k]);
+        ASSERT_OK(parse_exact(text, IDM_ULID_STRLEN, &back, &err), &err);
+        ASSERT_EQ_MEM(back.bytes, u.bytes, 16);
+        uint64_t ms = 0;
+        for (int k = 0; k < 6; k++)
+            ms = ms << 8 | u.bytes[k];
+        ASSERT_EQ_U64((uint64_t)idm_ulid_unix_ms(&u), ms);
+
+        /* The canonical text sorts exactly as the bytes do. */
+        ASSERT_OK(idm_ulid_format(&u, text, sizeof text), &err);
+        if (i > 0) {
+            int by_bytes = memcmp(prev.bytes, u.bytes, 16);
+            int by_text = strcmp(prev_text, text);
+            ASSERT_TRUE((by_bytes < 0) == (by_text < 0) && (by_bytes == 0) == (by_text == 0));
+        }
+        prev = u;
+        memcpy(prev_text, text, sizeof text);
+    }
+}
+
+static const struct test_case tests[] = {
+    TEST(ulid_parse_rejects_bad_input_at_its_offset),
+    TEST(ulid_parse_gives_the_contract_messages),
+    TEST(ulid_parse_rejects_every_bad_byte_at_every_position),
+    TEST(ulid_format_needs_room_for_the_nul),
+    TEST(ulid_matches_spec_vectors),
+    TEST(ulid_roundtrips_and_sorts_like_its_bytes),
+    {0},
+};
+
+int main(int argc, char **argv)
+{
+    return test_main(argc, argv, tests);
+}
