@@ -78,7 +78,15 @@ void cli_diag_input(cli *c, const char *input, size_t len, const char *reason)
 {
     idmx_outbuf_flush(&c->out);
     fputs("idmint: ", stderr);
-    fwrite(input, 1, len, stderr);
+    /* The input is untrusted: control characters are shown as \xNN so a
+     * hostile ID cannot send escape sequences to the user's terminal. */
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)input[i];
+        if (ch < 0x20 || ch == 0x7f)
+            fprintf(stderr, "\\x%02x", ch);
+        else
+            fputc(ch, stderr);
+    }
     fprintf(stderr, ": %s\n", reason);
 }
 

@@ -243,4 +243,7 @@ check "gen typeid then inspect: kind typeid with its prefix" \
     -O '\{"input": "user_[^"]+", "kind": "typeid", "unix_ms": [0-9]+, .*"prefix": "user"\}' \
     --sh '"$IDMINT" gen typeid --prefix user | "$IDMINT" inspect --json'
 
+check "Diagnostics name the offending input: control characters in it are shown as \\xNN, never sent raw to the terminal" \
+    -o '' -e $'^idmint: ab\\\\x1b\\[31mcd: ' -s 1 --sh 'printf "ab\033[31mcd\n" | "$IDMINT" inspect'
+
 finish
