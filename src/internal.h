@@ -144,6 +144,14 @@ void idm__pool_discard(struct idm_pool *pool);
  * pool bytes); refills from src as needed. */
 int idm__pool_take(struct idm_pool *pool, const idm_entropy *src, void *dst, size_t n, idm_error *err);
 
+/* The monotonic state of a "timestamp + random part" format (ULID, KSUID):
+ * the last tick minted (-1: none yet) and its random part. */
+struct idm_mono {
+    int64_t tick;
+    bool reseed; /* set in a forked child, see idm__gen_lock */
+    uint8_t rand[16];
+};
+
 struct idm_gen {
     struct idm_env env;
     pthread_mutex_t lock;  /* guards everything below */
@@ -151,21 +159,21 @@ struct idm_gen {
     struct idm_pool pool;
     /* UUIDv7: unix_ms << 16 | counter; 0 = nothing minted yet. */
     uint64_t v7_state;
-    /* ULID: last timestamp and 80-bit random part; ms < 0 = none yet. */
-    int64_t ulid_ms;
-    uint8_t ulid_rand[10];
-    /* KSUID: last KSUID-epoch second and 128-bit payload; s < 0 = none. */
-    int64_t ksuid_s;
-    uint8_t ksuid_payload[16];
-    /* Set in a forked child: the next ULID/KSUID moves one tick ahead with
-     * a fresh random part instead of incrementing the parent's. */
-    bool ulid_reseed;
-    bool ksuid_reseed;
+    struct idm_mono ulid;  /* ticks are Unix ms, 10 random bytes */
+    struct idm_mono ksuid; /* ticks are KSUID-epoch seconds, 16 random bytes */
 };
 
 /* Locks g and handles a fork since the last call (discarding buffered
  * randomness and re-randomising ULID/KSUID state). */
 void idm__gen_lock(idm_gen *g);
 void idm__gen_unlock(idm_gen *g);
+
+/* Advances m to the next value after reading the clock as now_tick (g
+ * locked): a later tick draws a fresh random part of rand_len bytes; the
+ * same or an earlier tick increments the random part, and its overflow
+ * moves to the next tick with a fresh one. IDM_ETIME_RANGE (naming `what`)
+ * when the tick would pass max_tick; IDM_ENOENTROPY. */
+int idm__mono_next(idm_gen *g, struct idm_mono *m, size_t rand_len, int64_t now_tick, int64_t max_tick,
+                   const char *what, idm_error *err);
 
 #endif

@@ -31,8 +31,8 @@ int idm_gen_new(idm_gen **out, const idm_gen_config *cfg, idm_error *err)
     g->fork_gen = idm__fork_generation();
     idm__pool_init(&g->pool);
     g->v7_state = 0;
-    g->ulid_ms = -1;
-    g->ksuid_s = -1;
+    g->ulid.tick = -1;
+    g->ksuid.tick = -1;
     *out = g;
     return IDM_OK;
 }
@@ -57,8 +57,8 @@ void idm__gen_lock(idm_gen *g)
          * the very values the parent mints next. */
         g->fork_gen = now_gen;
         idm__pool_discard(&g->pool);
-        g->ulid_reseed = g->ulid_ms >= 0;
-        g->ksuid_reseed = g->ksuid_s >= 0;
+        g->ulid.reseed = g->ulid.tick >= 0;
+        g->ksuid.reseed = g->ksuid.tick >= 0;
     }
 }
 
@@ -74,5 +74,30 @@ int idm_gen_random(idm_gen *g, void *buf, size_t len, idm_error *err)
     idm__gen_lock(g);
     int rc = idm__pool_take(&g->pool, &g->env.entropy, buf, len, err);
     idm__gen_unlock(g);
+    return rc;
+}
+
+int idm__mono_next(idm_gen *g, struct idm_mono *m, size_t rand_len, int64_t now_tick, int64_t max_tick,
+                   const char *what, idm_error *err)
+{
+    int rc = IDM_OK;
+    if (IDM_UNLIKELY(m->reseed)) {
+        /* In a forked child: step one tick past the parent's last value
+         * with a fresh random part (see idm__gen_lock), then carry on. */
+        m->reseed = false;
+        m->tick++;
+        rc = idm__pool_take(&g->pool, &g->env.entropy, m->rand, rand_len, err);
+    }
+    if (rc != IDM_OK)
+        return rc;
+    if (now_tick > m->tick) {
+        m->tick = now_tick;
+        rc = idm__pool_take(&g->pool, &g->env.entropy, m->rand, rand_len, err);
+    } else if (idm__increment_be(m->rand, rand_len)) {
+        m->tick++;
+        rc = idm__pool_take(&g->pool, &g->env.entropy, m->rand, rand_len, err);
+    }
+    if (rc == IDM_OK && m->tick > max_tick)
+        rc = idm__fail(err, IDM_ETIME_RANGE, 0, "%s's range is exhausted", what);
     return rc;
 }

@@ -28,25 +28,12 @@ int idm_ksuid_next_n(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads past KSUID's 32-bit second range");
 
     idm__gen_lock(g);
-    if (g->ksuid_reseed) {
-        g->ksuid_reseed = false;
-        g->ksuid_s++;
-        rc = idm__pool_take(&g->pool, &g->env.entropy, g->ksuid_payload, sizeof g->ksuid_payload, err);
-    }
-    for (size_t i = 0; i < n && rc == IDM_OK; i++) {
-        if (now_s > g->ksuid_s) {
-            g->ksuid_s = now_s;
-            rc = idm__pool_take(&g->pool, &g->env.entropy, g->ksuid_payload, sizeof g->ksuid_payload, err);
-        } else if (idm__increment_be(g->ksuid_payload, sizeof g->ksuid_payload)) {
-            g->ksuid_s++;
-            rc = idm__pool_take(&g->pool, &g->env.entropy, g->ksuid_payload, sizeof g->ksuid_payload, err);
-        }
-        if (rc == IDM_OK && g->ksuid_s > KSUID_MAX_S)
-            rc = idm__fail(err, IDM_ETIME_RANGE, 0, "KSUID's 32-bit second range is exhausted");
+    for (size_t i = 0; i < n; i++) {
+        rc = idm__mono_next(g, &g->ksuid, 16, now_s, KSUID_MAX_S, "KSUID's 32-bit second", err);
         if (rc != IDM_OK)
             break;
-        idm__put_be32(out[i].bytes, (uint32_t)g->ksuid_s);
-        memcpy(out[i].bytes + 4, g->ksuid_payload, sizeof g->ksuid_payload);
+        idm__put_be32(out[i].bytes, (uint32_t)g->ksuid.tick);
+        memcpy(out[i].bytes + 4, g->ksuid.rand, 16);
     }
     idm__gen_unlock(g);
     return rc;

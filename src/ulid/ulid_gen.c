@@ -25,27 +25,12 @@ int idm_ulid_next_n(idm_gen *g, idm_ulid *out, size_t n, idm_error *err)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads past ULID's 48-bit millisecond range");
 
     idm__gen_lock(g);
-    if (g->ulid_reseed) {
-        /* In a forked child: step one millisecond past the parent's last
-         * ULID with a fresh random part (see idm__gen_lock). */
-        g->ulid_reseed = false;
-        g->ulid_ms++;
-        rc = idm__pool_take(&g->pool, &g->env.entropy, g->ulid_rand, sizeof g->ulid_rand, err);
-    }
-    for (size_t i = 0; i < n && rc == IDM_OK; i++) {
-        if (now_ms > g->ulid_ms) {
-            g->ulid_ms = now_ms;
-            rc = idm__pool_take(&g->pool, &g->env.entropy, g->ulid_rand, sizeof g->ulid_rand, err);
-        } else if (idm__increment_be(g->ulid_rand, sizeof g->ulid_rand)) {
-            g->ulid_ms++;
-            rc = idm__pool_take(&g->pool, &g->env.entropy, g->ulid_rand, sizeof g->ulid_rand, err);
-        }
-        if (rc == IDM_OK && g->ulid_ms > ULID_MAX_MS)
-            rc = idm__fail(err, IDM_ETIME_RANGE, 0, "ULID's 48-bit millisecond range is exhausted");
+    for (size_t i = 0; i < n; i++) {
+        rc = idm__mono_next(g, &g->ulid, 10, now_ms, ULID_MAX_MS, "ULID's 48-bit millisecond", err);
         if (rc != IDM_OK)
             break;
-        idm__put_be48(out[i].bytes, (uint64_t)g->ulid_ms);
-        memcpy(out[i].bytes + 6, g->ulid_rand, sizeof g->ulid_rand);
+        idm__put_be48(out[i].bytes, (uint64_t)g->ulid.tick);
+        memcpy(out[i].bytes + 6, g->ulid.rand, 10);
     }
     idm__gen_unlock(g);
     return rc;
