@@ -112,6 +112,7 @@ int idm__fork_watch(void);
 /* A counter that increases in every child process after fork(); one
  * relaxed load. */
 uint64_t idm__fork_generation(void);
+extern _Atomic uint64_t idm__fork_generation_counter;
 
 /* ---- generator core (src/gen) -------------------------------------------- */
 
@@ -144,36 +145,124 @@ void idm__pool_discard(struct idm_pool *pool);
  * pool bytes); refills from src as needed. */
 int idm__pool_take(struct idm_pool *pool, const idm_entropy *src, void *dst, size_t n, idm_error *err);
 
-/* The monotonic state of a "timestamp + random part" format (ULID, KSUID):
- * the last tick minted (-1: none yet) and its random part. */
-struct idm_mono {
-    int64_t tick;
-    bool reseed; /* set in a forked child, see idm__gen_lock */
-    uint8_t rand[16];
+/* ---- randomness for generators (src/gen/randsrc.c) ---------------------
+ *
+ * Generators on the system entropy draw from a pool that belongs to the
+ * calling thread (no lock, no atomics; discarded in a forked child).
+ * Generators with an injected entropy source keep their own pool, under a
+ * mutex unless the generator is unshared. */
+struct idm_randsrc {
+    idm_entropy entropy;
+    bool thread_pool; /* system entropy: use the calling thread's pool */
+    bool unshared;    /* own pool without a lock */
+    uint64_t fork_gen;
+    pthread_mutex_t lock;
+    struct idm_pool pool;
+};
+
+int idm__randsrc_init(struct idm_randsrc *r, const struct idm_env *env, bool unshared, idm_error *err);
+void idm__randsrc_destroy(struct idm_randsrc *r);
+/* n random bytes into dst, any n. IDM_ENOENTROPY. */
+int idm__randsrc_take(struct idm_randsrc *r, void *dst, size_t n, idm_error *err);
+
+/* ---- host-wide state files (src/gen/statefile.c, src/os/linux/) ---------- */
+
+#define IDM_STATE_MAGIC "IDMSTATE"
+#define IDM_STATE_VERSION 1u
+enum { IDM_STATE_KIND_GEN = 1, IDM_STATE_KIND_SNOWFLAKE = 2 };
+
+/* The first 256 bytes of every state file. What it holds is fixed at
+ * creation; a process whose generator would need another kind, layout or
+ * node is refused (IDM_ESTATE). */
+struct idm_state_header {
+    char magic[8];     /* IDM_STATE_MAGIC, written last at creation */
+    uint32_t version;  /* IDM_STATE_VERSION */
+    uint32_t kind;     /* IDM_STATE_KIND_* */
+    uint64_t node;     /* snowflake: the node */
+    uint64_t size;     /* total file size */
+    char layout[IDM_SF_SPEC_CAP]; /* snowflake: canonical layout spec */
+    uint8_t reserved[256 - 8 - 4 - 4 - 8 - 8 - IDM_SF_SPEC_CAP];
+};
+
+/* A mapped state file. */
+struct idm_state_map {
+    void *base;
+    size_t size;
+};
+
+/* Opens or creates path, holding an flock only while it creates or checks
+ * the header (the kernel drops it if the process dies), and maps it shared.
+ * want describes the header expected; size the whole file. */
+int idm__state_open(const char *path, const struct idm_state_header *want, struct idm_state_map *map,
+                    idm_error *err);
+void idm__state_close(struct idm_state_map *map);
+
+/* OS part: open-or-create + exclusive flock; size check/extend; mmap. */
+int idm__os_state_open(const char *path, int *fd, uint64_t *size, idm_error *err);
+int idm__os_state_extend(int fd, uint64_t size, idm_error *err);
+int idm__os_state_map(int fd, size_t size, void **base, idm_error *err);
+void idm__os_state_unlock_close(int fd);
+void idm__os_state_unmap(void *base, size_t size);
+
+/* ---- 128-bit atomics (compare-and-swap on a 16-byte aligned word) ------- */
+
+__extension__ typedef unsigned __int128 idm_u128;
+
+static inline idm_u128 idm__cas128(idm_u128 *p, idm_u128 expected, idm_u128 desired)
+{
+    /* With -mcx16 (x86-64) this is an inline lock cmpxchg16b: lock-free and
+     * address-based, so it also works across processes on shared memory. */
+    return __sync_val_compare_and_swap(p, expected, desired);
+}
+
+/* ---- the idm_gen handle -------------------------------------------------- */
+
+/* Monotonic states, each on its own cache line. They live inside the
+ * generator, or in a mapped state file for host-wide generators (so only
+ * fixed-width, pointer-free fields).
+ *   v7:    unix_ms << 16 | counter (RFC 9562 Method 1), 0 = none yet
+ *   ulid:  the last ULID as a 128-bit number, 0 = none yet
+ *   ksuid: the first 128 bits of the last KSUID (seconds << 96 | the
+ *          payload's counting 96 bits), 0 = none yet */
+struct idm_gen_states {
+    _Alignas(64) _Atomic uint64_t v7;
+    _Alignas(64) idm_u128 ulid;
+    _Alignas(64) idm_u128 ksuid;
 };
 
 struct idm_gen {
     struct idm_env env;
-    pthread_mutex_t lock;  /* guards everything below */
-    uint64_t fork_gen;     /* idm__fork_generation() when last checked */
-    struct idm_pool pool;
-    /* UUIDv7: unix_ms << 16 | counter; 0 = nothing minted yet. */
-    uint64_t v7_state;
-    struct idm_mono ulid;  /* ticks are Unix ms, 10 random bytes */
-    struct idm_mono ksuid; /* ticks are KSUID-epoch seconds, 16 random bytes */
+    struct idm_randsrc rand;
+    bool unshared;
+    struct idm_gen_states *states; /* -> own_states or into the state file */
+    struct idm_state_map map;      /* host-wide only */
+    /* fork(): fork_seen is the generation this generator has adapted to;
+     * fork_done is set when that adaptation is complete. */
+    _Atomic uint64_t fork_seen;
+    _Atomic uint64_t fork_done;
+    struct idm_gen_states own_states;
 };
 
-/* Locks g and handles a fork since the last call (discarding buffered
- * randomness and re-randomising ULID/KSUID state). */
-void idm__gen_lock(idm_gen *g);
-void idm__gen_unlock(idm_gen *g);
+/* Call at the start of every minting call: adapts a generator inherited
+ * across fork() (process-local ULID/KSUID states jump one tick ahead with a
+ * fresh random part, so the child never increments into the parent's next
+ * IDs). One relaxed load when nothing happened. */
+int idm__gen_after_fork(idm_gen *g, idm_error *err);
+static inline int idm__gen_enter(idm_gen *g, idm_error *err)
+{
+    if (IDM_LIKELY(__atomic_load_n(&g->fork_done, __ATOMIC_RELAXED) ==
+                   __atomic_load_n(&idm__fork_generation_counter, __ATOMIC_RELAXED)))
+        return IDM_OK;
+    return idm__gen_after_fork(g, err);
+}
 
-/* Advances m to the next value after reading the clock as now_tick (g
- * locked): a later tick draws a fresh random part of rand_len bytes; the
- * same or an earlier tick increments the random part, and its overflow
- * moves to the next tick with a fresh one. IDM_ETIME_RANGE (naming `what`)
- * when the tick would pass max_tick; IDM_ENOENTROPY. */
-int idm__mono_next(idm_gen *g, struct idm_mono *m, size_t rand_len, int64_t now_tick, int64_t max_tick,
-                   const char *what, idm_error *err);
+/* Reserves n consecutive values of a 128-bit monotonic state: the first is
+ * max(previous + 1, fresh), where fresh = now_tick << rand_bits | random
+ * (rand_bits of randomness given in fresh_rand); a carry out of the random
+ * part moves to the next tick with the fresh random part. *first receives
+ * the first value. IDM_ETIME_RANGE (naming what) past max_tick. */
+int idm__reserve128(idm_gen *g, idm_u128 *state, size_t n, uint64_t now_tick, unsigned rand_bits,
+                    idm_u128 fresh_rand, uint64_t max_tick, const char *what, idm_u128 *first,
+                    idm_error *err);
 
 #endif

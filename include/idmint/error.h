@@ -25,7 +25,8 @@ enum {
     IDM_ETIME_RANGE = 7,    /* the time is outside what the format can hold */
     IDM_ENOSPC = 8,         /* the output buffer is too small */
     IDM_EFORKED = 9,        /* the generator was inherited across fork() */
-    IDM_EUNSUPPORTED = 10   /* the operation does not apply to this kind */
+    IDM_EUNSUPPORTED = 10,  /* the operation does not apply to this kind */
+    IDM_ESTATE = 11         /* a host-wide state file is unusable or foreign */
 };
 
 #define IDM_ERROR_MSG_CAP 192

@@ -60,13 +60,34 @@ typedef struct idm_allocator {
     void *ctx;
 } idm_allocator;
 
+/* Flags of idm_gen_config. */
+enum {
+    /* The generator is used by one thread at a time: no atomic operations,
+     * no locks. Threads that each own such a generator still never mint the
+     * same ID (the random bits see to it), but each generator's order is its
+     * own. Not allowed with state_path. */
+    IDM_GEN_UNSHARED = 1u << 0
+};
+
 /* Generator configuration. Zero-initialise it, then set what you need:
- * a zeroed member selects the OS default. flags must be 0. */
+ * a zeroed member selects the OS default. flags: IDM_GEN_* or 0.
+ *
+ * state_path (host-wide generators): when not NULL, the generator keeps its
+ * monotonic state in a small file mapped shared at that path (created with
+ * mode 0600 if missing; /dev/shm/NAME keeps it in memory), so that every
+ * process and thread on the host that opens the same path mints one
+ * strictly increasing sequence per format (and, for snowflakes, shares one
+ * node without duplicates). The state is advanced only by atomic
+ * compare-and-swap, never under a lock, so a process killed at any instant
+ * leaves it consistent. A file made for another kind of generator (another
+ * snowflake layout or node, or another file version) is refused with
+ * IDM_ESTATE and a message saying what it holds. */
 typedef struct idm_gen_config {
     idm_clock clock;
     idm_entropy entropy;
     idm_allocator allocator;
     uint32_t flags;
+    const char *state_path;
 } idm_gen_config;
 
 typedef struct idm_gen idm_gen;
@@ -79,7 +100,9 @@ IDM_API idm_entropy idm_entropy_system(void);
 
 /* Creates a generator. cfg may be NULL (all defaults). On success *out owns
  * a generator to release with idm_gen_free. Returns IDM_OK, IDM_EINVAL
- * (flags not 0, a clock with now_ns but no sleep_ns), IDM_ENOMEM.
+ * (unknown flags, a clock with now_ns but no sleep_ns, UNSHARED with a
+ * state_path), IDM_ENOMEM, IDM_ESTATE (the state file cannot be opened,
+ * created or mapped, or holds another kind of state).
  * Thread-safe: yes (creates a new object). */
 IDM_API IDM_NODISCARD int idm_gen_new(idm_gen **out, const idm_gen_config *cfg, idm_error *err);
 
@@ -89,8 +112,32 @@ IDM_API void idm_gen_free(idm_gen *g);
 
 /* Fills buf with len random bytes from the generator's buffered CSPRNG
  * stream (the bytes the formats are made of). Returns IDM_OK or
- * IDM_ENOENTROPY. Thread-safe: yes (the generator may be shared). */
+ * IDM_ENOENTROPY.
+ * Thread-safe: yes (the generator may be shared), unless it was made
+ * IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_gen_random(idm_gen *g, void *buf, size_t len, idm_error *err);
+
+/* The formats an idm_gen mints, for the generic calls below. */
+enum {
+    IDM_FORMAT_UUIDV4 = 1,
+    IDM_FORMAT_UUIDV7 = 2,
+    IDM_FORMAT_ULID = 3,
+    IDM_FORMAT_KSUID = 4
+};
+
+/* Flags of the *_next_text_n calls. */
+enum {
+    IDM_TEXT_NEWLINE = 1u << 0 /* follow every ID with '\n' */
+};
+
+/* Mints n IDs of format straight into text at dst: the canonical forms
+ * (lowercase UUID, uppercase ULID, KSUID), each followed by a newline when
+ * flags has IDM_TEXT_NEWLINE; no NUL. *len receives the bytes written. The
+ * IDs are the same as n single calls would give (one clock read, as in the
+ * binary bulk calls). IDM_ENOSPC, before minting anything, when cap is
+ * less than n times the length of one. Thread-safe: as the generator. */
+IDM_API IDM_NODISCARD int idm_gen_next_text_n(idm_gen *g, int format, char *dst, size_t cap, size_t n,
+                                              uint32_t flags, size_t *len, idm_error *err);
 
 IDM_END_DECLS
 

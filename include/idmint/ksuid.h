@@ -42,7 +42,9 @@ IDM_API int64_t idm_ksuid_unix_ms(const idm_ksuid *k);
 /* Mints n KSUIDs, each strictly greater than every KSUID this generator
  * returned before. Returns IDM_OK, IDM_ECLOCK, IDM_ENOENTROPY or
  * IDM_ETIME_RANGE (clock before 2014-05-13T16:53:20Z or after 2150).
- * Thread-safe: yes (the generator may be shared). */
+ *
+ * Thread-safe: yes (the generator may be shared), unless it was made
+ * IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_ksuid_next_n(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err);
 
 IDM_END_DECLS

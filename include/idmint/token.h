@@ -25,7 +25,7 @@ IDM_BEGIN_DECLS
 /* Mints one token into dst (NUL-terminated). IDM_EINVAL (bad prefix),
  * IDM_ENOSPC (cap < prefix_len + 24, or 23 without a prefix), IDM_ENOENTROPY. The random bytes are
  * wiped from the stack after use. Thread-safe: yes (the generator may be
- * shared). */
+ * shared), unless it was made IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_token_next(idm_gen *g, const char *prefix, size_t prefix_len, char *dst,
                                          size_t cap, idm_error *err);
 
@@ -41,7 +41,9 @@ typedef struct idm_traceparent {
 } idm_traceparent;
 
 /* Mints one traceparent value into dst (cap >= 56). IDM_ENOSPC,
- * IDM_ENOENTROPY. Thread-safe: yes (the generator may be shared). */
+ * IDM_ENOENTROPY.
+ * Thread-safe: yes (the generator may be shared), unless it was made
+ * IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_traceparent_next(idm_gen *g, char *dst, size_t cap, idm_error *err);
 
 /* Parses exactly len bytes of a version-00 traceparent (lowercase hex,

@@ -39,7 +39,9 @@ IDM_API int64_t idm_ulid_unix_ms(const idm_ulid *u);
 
 /* Mints n ULIDs, each strictly greater than every ULID this generator
  * returned before. Returns IDM_OK, IDM_ECLOCK, IDM_ENOENTROPY or
- * IDM_ETIME_RANGE. Thread-safe: yes (the generator may be shared). */
+ * IDM_ETIME_RANGE.
+ * Thread-safe: yes (the generator may be shared), unless it was made
+ * IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_ulid_next_n(idm_gen *g, idm_ulid *out, size_t n, idm_error *err);
 
 IDM_END_DECLS

@@ -82,14 +82,18 @@ typedef struct idm_uuid_fields {
 IDM_API void idm_uuid_decode(const idm_uuid *u, idm_uuid_fields *out);
 
 /* Mints n UUIDv4 into out[0..n-1]. Returns IDM_OK or IDM_ENOENTROPY.
- * Thread-safe: yes (the generator may be shared). */
+ *
+ * Thread-safe: yes (the generator may be shared), unless it was made
+ * IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_uuidv4_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err);
 
 /* Mints n UUIDv7 into out[0..n-1], each strictly greater (as bytes, and so
  * as text) than every UUIDv7 this generator returned before. One clock read
  * per call. Returns IDM_OK, IDM_ECLOCK, IDM_ENOENTROPY, or IDM_ETIME_RANGE
  * (the clock reads before 1970 or after the 48-bit millisecond range).
- * Thread-safe: yes (the generator may be shared). */
+ *
+ * Thread-safe: yes (the generator may be shared), unless it was made
+ * IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_uuidv7_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err);
 
 IDM_END_DECLS

@@ -1,13 +1,19 @@
 /*
- * gen.c - the idm_gen handle: lifecycle, locking, fork handling and raw
- * random bytes. The formats' minting lives beside their codecs
- * (src/uuid/uuid_gen.c, src/ulid/ulid_gen.c, src/ksuid/ksuid_gen.c).
+ * gen.c - the idm_gen handle: lifecycle, fork handling, raw random bytes,
+ * and the 128-bit reservation that ULID and KSUID share. The formats'
+ * minting lives beside their codecs (src/uuid/uuid_gen.c,
+ * src/ulid/ulid_gen.c, src/ksuid/ksuid_gen.c).
  *
- * Concurrency: one mutex per generator, taken once per batch call, so a
- * bulk call costs one lock round-trip however many IDs it mints.
+ * Concurrency: no locks. Each format's monotonic state is one word (64 or
+ * 128 bits, see struct idm_gen_states) advanced by compare-and-swap; a
+ * bulk call reserves its whole range of values with one successful CAS and
+ * then fills the IDs from it. Random bytes come from the calling thread's
+ * own pool (randsrc.c). An IDM_GEN_UNSHARED generator skips the CAS.
  */
 #include "internal.h"
 
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 
 int idm_gen_new(idm_gen **out, const idm_gen_config *cfg, idm_error *err)
@@ -15,8 +21,19 @@ int idm_gen_new(idm_gen **out, const idm_gen_config *cfg, idm_error *err)
     if (out == NULL)
         return idm__fail(err, IDM_EINVAL, 0, "out must not be NULL");
     *out = NULL;
+    idm_gen_config defaults = {0};
+    if (cfg == NULL)
+        cfg = &defaults;
+    uint32_t flags = cfg->flags;
+    if (flags & ~(uint32_t)IDM_GEN_UNSHARED)
+        return idm__fail(err, IDM_EINVAL, 0, "unknown flags 0x%x", (unsigned)flags);
+    bool unshared = (flags & IDM_GEN_UNSHARED) != 0;
+    if (unshared && cfg->state_path != NULL)
+        return idm__fail(err, IDM_EINVAL, 0, "an unshared generator cannot use a host-wide state file");
+    idm_gen_config base = *cfg;
+    base.flags = 0;
     struct idm_env env;
-    int rc = idm__env_init(&env, cfg, err);
+    int rc = idm__env_init(&env, &base, err);
     if (rc != IDM_OK)
         return rc;
     idm_gen *g = idm__env_alloc(&env, sizeof *g);
@@ -24,15 +41,29 @@ int idm_gen_new(idm_gen **out, const idm_gen_config *cfg, idm_error *err)
         return idm__fail(err, IDM_ENOMEM, 0, "out of memory allocating a generator");
     memset(g, 0, sizeof *g);
     g->env = env;
-    if (pthread_mutex_init(&g->lock, NULL) != 0) {
+    g->unshared = unshared;
+    g->states = &g->own_states;
+    rc = idm__randsrc_init(&g->rand, &env, unshared, err);
+    if (rc != IDM_OK) {
         idm__env_free(&env, g);
-        return idm__fail(err, IDM_ENOMEM, 0, "cannot create the generator's mutex");
+        return rc;
     }
-    g->fork_gen = idm__fork_generation();
-    idm__pool_init(&g->pool);
-    g->v7_state = 0;
-    g->ulid.tick = -1;
-    g->ksuid.tick = -1;
+    if (cfg->state_path != NULL) {
+        struct idm_state_header want = {0};
+        want.version = IDM_STATE_VERSION;
+        want.kind = IDM_STATE_KIND_GEN;
+        want.size = sizeof want + sizeof(struct idm_gen_states);
+        rc = idm__state_open(cfg->state_path, &want, &g->map, err);
+        if (rc != IDM_OK) {
+            idm__randsrc_destroy(&g->rand);
+            idm__env_free(&env, g);
+            return rc;
+        }
+        g->states = (struct idm_gen_states *)((char *)g->map.base + sizeof want);
+    }
+    uint64_t gen = idm__fork_generation();
+    atomic_store(&g->fork_seen, gen);
+    atomic_store(&g->fork_done, gen);
     *out = g;
     return IDM_OK;
 }
@@ -42,62 +73,107 @@ void idm_gen_free(idm_gen *g)
     if (g == NULL)
         return;
     struct idm_env env = g->env;
-    pthread_mutex_destroy(&g->lock);
+    idm__randsrc_destroy(&g->rand);
+    idm__state_close(&g->map);
     idm__wipe(g, sizeof *g);
     idm__env_free(&env, g);
-}
-
-void idm__gen_lock(idm_gen *g)
-{
-    pthread_mutex_lock(&g->lock);
-    uint64_t now_gen = idm__fork_generation();
-    if (IDM_UNLIKELY(now_gen != g->fork_gen)) {
-        /* We are a child of fork(): the pool holds the parent's future
-         * random bytes, and the ULID/KSUID states would be incremented to
-         * the very values the parent mints next. */
-        g->fork_gen = now_gen;
-        idm__pool_discard(&g->pool);
-        g->ulid.reseed = g->ulid.tick >= 0;
-        g->ksuid.reseed = g->ksuid.tick >= 0;
-    }
-}
-
-void idm__gen_unlock(idm_gen *g)
-{
-    pthread_mutex_unlock(&g->lock);
 }
 
 int idm_gen_random(idm_gen *g, void *buf, size_t len, idm_error *err)
 {
     if (g == NULL || (buf == NULL && len > 0))
         return idm__fail(err, IDM_EINVAL, 0, "generator and buffer must not be NULL");
-    idm__gen_lock(g);
-    int rc = idm__pool_take(&g->pool, &g->env.entropy, buf, len, err);
-    idm__gen_unlock(g);
-    return rc;
+    return idm__randsrc_take(&g->rand, buf, len, err);
 }
 
-int idm__mono_next(idm_gen *g, struct idm_mono *m, size_t rand_len, int64_t now_tick, int64_t max_tick,
-                   const char *what, idm_error *err)
+/* Moves a process-local 128-bit state one tick (the bits above rand_bits)
+ * ahead with a fresh random part, never backwards. */
+static int jump_ahead(idm_gen *g, idm_u128 *state, unsigned rand_bits, size_t rand_len, idm_error *err)
 {
-    int rc = IDM_OK;
-    if (IDM_UNLIKELY(m->reseed)) {
-        /* In a forked child: step one tick past the parent's last value
-         * with a fresh random part (see idm__gen_lock), then carry on. */
-        m->reseed = false;
-        m->tick++;
-        rc = idm__pool_take(&g->pool, &g->env.entropy, m->rand, rand_len, err);
-    }
+    if (idm__cas128(state, 0, 0) == 0)
+        return IDM_OK; /* nothing minted before the fork */
+    uint8_t r[16] = {0};
+    int rc = idm__randsrc_take(&g->rand, r, rand_len, err);
     if (rc != IDM_OK)
         return rc;
-    if (now_tick > m->tick) {
-        m->tick = now_tick;
-        rc = idm__pool_take(&g->pool, &g->env.entropy, m->rand, rand_len, err);
-    } else if (idm__increment_be(m->rand, rand_len)) {
-        m->tick++;
-        rc = idm__pool_take(&g->pool, &g->env.entropy, m->rand, rand_len, err);
+    idm_u128 fresh = 0;
+    for (size_t i = 0; i < rand_len; i++)
+        fresh = fresh << 8 | r[i];
+    fresh &= ((idm_u128)1 << rand_bits) - 1;
+    idm_u128 old = *state;
+    for (;;) {
+        if (old == 0)
+            return IDM_OK; /* nothing minted before the fork */
+        idm_u128 next = ((old >> rand_bits) + 1) << rand_bits | fresh;
+        idm_u128 seen = idm__cas128(state, old, next);
+        if (seen == old)
+            return IDM_OK;
+        old = seen;
     }
-    if (rc == IDM_OK && m->tick > max_tick)
-        rc = idm__fail(err, IDM_ETIME_RANGE, 0, "%s's range is exhausted", what);
-    return rc;
+}
+
+int idm__gen_after_fork(idm_gen *g, idm_error *err)
+{
+    uint64_t now = atomic_load_explicit(&idm__fork_generation_counter, memory_order_relaxed);
+    for (;;) {
+        uint64_t seen = atomic_load(&g->fork_seen);
+        if (atomic_load(&g->fork_done) == now)
+            return IDM_OK;
+        if (seen == now) {
+            /* Another thread of this child is adapting the generator. */
+            sched_yield();
+            continue;
+        }
+        if (!atomic_compare_exchange_strong(&g->fork_seen, &seen, now))
+            continue;
+        int rc = IDM_OK;
+        if (g->map.base == NULL) {
+            /* Host-wide states are shared with the parent on purpose; a
+             * process-local ULID/KSUID would otherwise count on into the
+             * parent's next values. UUIDv7 needs nothing: its 58 fresh random
+             * bits per ID tell parent and child apart. */
+            rc = jump_ahead(g, &g->states->ulid, 80, 10, err);
+            if (rc == IDM_OK)
+                rc = jump_ahead(g, &g->states->ksuid, 96, 12, err);
+        }
+        if (rc != IDM_OK) {
+            atomic_store(&g->fork_seen, seen); /* let the next call retry */
+            return rc;
+        }
+        atomic_store(&g->fork_done, now);
+        return IDM_OK;
+    }
+}
+
+int idm__reserve128(idm_gen *g, idm_u128 *state, size_t n, uint64_t now_tick, unsigned rand_bits,
+                    idm_u128 fresh_rand, uint64_t max_tick, const char *what, idm_u128 *first,
+                    idm_error *err)
+{
+    const idm_u128 fresh = (idm_u128)now_tick << rand_bits | fresh_rand;
+    const idm_u128 rand_mask = ((idm_u128)1 << rand_bits) - 1;
+    idm_u128 old = g->unshared ? *state : idm__cas128(state, 0, 0); /* an atomic read */
+    for (;;) {
+        idm_u128 start;
+        if (old == 0 || (old >> rand_bits) < now_tick) {
+            start = fresh; /* a new tick: a fresh random part */
+        } else {
+            start = old + 1;
+            if ((start & rand_mask) == 0) /* the random part overflowed */
+                start |= fresh_rand;
+        }
+        idm_u128 last = start + (n - 1);
+        if ((uint64_t)(last >> rand_bits) > max_tick || (last >> rand_bits) >> 64 != 0)
+            return idm__fail(err, IDM_ETIME_RANGE, 0, "%s range is exhausted", what);
+        if (g->unshared) {
+            *state = last;
+            *first = start;
+            return IDM_OK;
+        }
+        idm_u128 seen = idm__cas128(state, old, last);
+        if (seen == old) {
+            *first = start;
+            return IDM_OK;
+        }
+        old = seen;
+    }
 }

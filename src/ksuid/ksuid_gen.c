@@ -2,39 +2,65 @@
  * ksuid_gen.c - minting strictly increasing KSUIDs.
  *
  * Segment's reference generator draws a random payload per KSUID, which
- * orders KSUIDs of the same second randomly. Ours treats the payload like a
- * ULID's random part: fresh at each new second, incremented by one within
- * the same second (or while the clock stands still or steps back), and on
- * overflow the timestamp moves one second ahead.
+ * orders KSUIDs of the same second randomly. Ours keeps the first 128 bits
+ * of the last KSUID (32-bit seconds and the payload's first 96 bits) as a
+ * number that counts up by one per KSUID within a second, starting from 96
+ * fresh random bits at each new second (a carry moves to the next second
+ * with fresh bits); the payload's last 32 bits are fresh random bits for
+ * every KSUID. The counting part alone makes the order strict, and fits one
+ * 128-bit compare-and-swap.
  */
 #include "internal.h"
 
 #include <string.h>
 
-#define KSUID_MAX_S INT64_C(0xFFFFFFFF)
+#define KSUID_MAX_S UINT64_C(0xFFFFFFFF)
 
 int idm_ksuid_next_n(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err)
 {
     if (g == NULL || (out == NULL && n > 0))
         return idm__fail(err, IDM_EINVAL, 0, "generator and output must not be NULL");
+    int rc = idm__gen_enter(g, err);
+    if (rc != IDM_OK || n == 0)
+        return rc;
     int64_t now_ms;
-    int rc = idm__env_now_ms(&g->env, &now_ms, err);
+    rc = idm__env_now_ms(&g->env, &now_ms, err);
     if (rc != IDM_OK)
         return rc;
     int64_t now_s = now_ms / 1000 - IDM_KSUID_EPOCH_S;
     if (now_s < 0)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads before the KSUID epoch (2014-05-13T16:53:20Z)");
-    if (now_s > KSUID_MAX_S)
+    if ((uint64_t)now_s > KSUID_MAX_S)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads past KSUID's 32-bit second range");
-
-    idm__gen_lock(g);
-    for (size_t i = 0; i < n; i++) {
-        rc = idm__mono_next(g, &g->ksuid, 16, now_s, KSUID_MAX_S, "KSUID's 32-bit second", err);
+    uint8_t r[12];
+    rc = idm__randsrc_take(&g->rand, r, sizeof r, err);
+    if (rc != IDM_OK)
+        return rc;
+    idm_u128 fresh = 0;
+    for (int i = 0; i < 12; i++)
+        fresh = fresh << 8 | r[i];
+    idm_u128 v = 0;
+    rc = idm__reserve128(g, &g->states->ksuid, n, (uint64_t)now_s, 96, fresh, KSUID_MAX_S,
+                         "KSUID's 32-bit second", &v, err);
+    if (rc != IDM_OK)
+        return rc;
+    enum { CHUNK = 256 };
+    uint8_t tail[CHUNK * 4];
+    for (size_t i = 0; i < n; i += CHUNK) {
+        size_t chunk = n - i < CHUNK ? n - i : CHUNK;
+        rc = idm__randsrc_take(&g->rand, tail, chunk * 4, err);
         if (rc != IDM_OK)
-            break;
-        idm__put_be32(out[i].bytes, (uint32_t)g->ksuid.tick);
-        memcpy(out[i].bytes + 4, g->ksuid.rand, 16);
+            return rc;
+        for (size_t j = 0; j < chunk; j++, v++) {
+            uint64_t hi = (uint64_t)(v >> 64), lo = (uint64_t)v;
+            uint8_t *b = out[i + j].bytes;
+            for (int k = 0; k < 8; k++) {
+                b[k] = (uint8_t)(hi >> (56 - 8 * k));
+                b[8 + k] = (uint8_t)(lo >> (56 - 8 * k));
+            }
+            memcpy(b + 16, tail + j * 4, 4);
+        }
     }
-    idm__gen_unlock(g);
-    return rc;
+    idm__wipe(tail, sizeof tail);
+    return IDM_OK;
 }

@@ -1,15 +1,15 @@
 /*
  * ulid_gen.c - minting monotonic ULIDs (ulid/spec, "Monotonicity").
  *
- * A new millisecond draws 80 fresh random bits; the same millisecond (or a
- * clock that stands still or steps back) increments the previous random
- * part by one. On overflow of the 80 bits the spec fails; we advance the
- * timestamp by a millisecond and draw afresh, so minting never fails for
- * that reason.
+ * The state is the last ULID as a 128-bit number. A new millisecond starts
+ * from 80 fresh random bits; the same millisecond (or a clock that stands
+ * still or steps back) continues at the previous ULID + 1, as the spec
+ * says. Where the spec fails on overflow of the 80 bits, the carry moves
+ * the timestamp one millisecond ahead and the random part is drawn afresh,
+ * so minting never fails for that reason. A call for n ULIDs reserves n
+ * consecutive values with one 128-bit compare-and-swap.
  */
 #include "internal.h"
-
-#include <string.h>
 
 #define ULID_MAX_MS ((INT64_C(1) << 48) - 1)
 
@@ -17,21 +17,34 @@ int idm_ulid_next_n(idm_gen *g, idm_ulid *out, size_t n, idm_error *err)
 {
     if (g == NULL || (out == NULL && n > 0))
         return idm__fail(err, IDM_EINVAL, 0, "generator and output must not be NULL");
+    int rc = idm__gen_enter(g, err);
+    if (rc != IDM_OK || n == 0)
+        return rc;
     int64_t now_ms;
-    int rc = idm__env_now_ms(&g->env, &now_ms, err);
+    rc = idm__env_now_ms(&g->env, &now_ms, err);
     if (rc != IDM_OK)
         return rc;
     if (now_ms > ULID_MAX_MS)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads past ULID's 48-bit millisecond range");
-
-    idm__gen_lock(g);
-    for (size_t i = 0; i < n; i++) {
-        rc = idm__mono_next(g, &g->ulid, 10, now_ms, ULID_MAX_MS, "ULID's 48-bit millisecond", err);
-        if (rc != IDM_OK)
-            break;
-        idm__put_be48(out[i].bytes, (uint64_t)g->ulid.tick);
-        memcpy(out[i].bytes + 6, g->ulid.rand, 10);
+    uint8_t r[10];
+    rc = idm__randsrc_take(&g->rand, r, sizeof r, err);
+    if (rc != IDM_OK)
+        return rc;
+    idm_u128 fresh = 0;
+    for (int i = 0; i < 10; i++)
+        fresh = fresh << 8 | r[i];
+    idm_u128 v = 0;
+    rc = idm__reserve128(g, &g->states->ulid, n, (uint64_t)now_ms, 80, fresh, (uint64_t)ULID_MAX_MS,
+                         "ULID's 48-bit millisecond", &v, err);
+    if (rc != IDM_OK)
+        return rc;
+    for (size_t i = 0; i < n; i++, v++) {
+        uint64_t hi = (uint64_t)(v >> 64), lo = (uint64_t)v;
+        uint8_t *b = out[i].bytes;
+        for (int k = 0; k < 8; k++) {
+            b[k] = (uint8_t)(hi >> (56 - 8 * k));
+            b[8 + k] = (uint8_t)(lo >> (56 - 8 * k));
+        }
     }
-    idm__gen_unlock(g);
-    return rc;
+    return IDM_OK;
 }

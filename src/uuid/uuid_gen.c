@@ -3,27 +3,34 @@
  *
  * The UUIDv7 bit layout and the counter method are described in
  * include/idmint/uuid.h. The monotonic state is one 64-bit word,
- * unix_ms << 16 | counter, so that a later lock-free or shared-memory
- * generator can advance it with a single compare-and-swap.
+ * unix_ms << 16 | counter, which is also a plain number: the UUID after
+ * (ms, 0xFFFF) is (ms + 1, 0), so a counter overflow borrows the next
+ * millisecond by simple addition. A call for n UUIDs reserves
+ * [start, start + n) with one compare-and-swap, where start is the larger
+ * of previous + 1 and (now_ms, 15 random bits) - RFC 9562's counter
+ * rollover guard: a fresh millisecond starts in the lower half.
  */
 #include "internal.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #define V7_MAX_MS ((UINT64_C(1) << 48) - 1)
-#define V4_BATCH 64
+#define RAND_CHUNK 256 /* UUIDs' worth of random bytes fetched at a time */
 
-int idm_uuidv4_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err)
+static int check_args(idm_gen *g, const void *out, size_t n, idm_error *err)
 {
     if (g == NULL || (out == NULL && n > 0))
         return idm__fail(err, IDM_EINVAL, 0, "generator and output must not be NULL");
-    int rc = IDM_OK;
-    idm__gen_lock(g);
-    for (size_t i = 0; i < n && rc == IDM_OK; i += V4_BATCH) {
-        size_t chunk = n - i < V4_BATCH ? n - i : V4_BATCH;
-        rc = idm__pool_take(&g->pool, &g->env.entropy, out + i, chunk * sizeof *out, err);
-    }
-    idm__gen_unlock(g);
+    return idm__gen_enter(g, err);
+}
+
+int idm_uuidv4_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err)
+{
+    int rc = check_args(g, out, n, err);
+    if (rc != IDM_OK)
+        return rc;
+    rc = idm__randsrc_take(&g->rand, out, n * sizeof *out, err);
     if (rc != IDM_OK)
         return rc;
     for (size_t i = 0; i < n; i++) {
@@ -33,59 +40,71 @@ int idm_uuidv4_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err)
     return IDM_OK;
 }
 
-/* A fresh counter for a new millisecond: 15 random bits, top bit zero
- * (RFC 9562 section 6.2, "Counter Rollover Guards"). */
-static int fresh_counter(idm_gen *g, uint64_t *counter, idm_error *err)
+/* Reserves n consecutive v7 states; *first receives the first. */
+static int reserve_v7(idm_gen *g, size_t n, uint64_t now_ms, uint64_t fresh_counter, uint64_t *first,
+                      idm_error *err)
 {
-    uint8_t r[2];
-    int rc = idm__pool_take(&g->pool, &g->env.entropy, r, sizeof r, err);
-    if (rc != IDM_OK)
-        return rc;
-    *counter = ((uint64_t)r[0] << 8 | r[1]) & 0x7FFF;
-    return IDM_OK;
+    _Atomic uint64_t *state = &g->states->v7;
+    const uint64_t fresh = now_ms << 16 | fresh_counter;
+    uint64_t old = atomic_load_explicit(state, memory_order_relaxed);
+    for (;;) {
+        uint64_t start = old == 0 || (old >> 16) < now_ms ? fresh : old + 1;
+        uint64_t last = start + (n - 1);
+        if (last >> 16 > V7_MAX_MS || last < start)
+            return idm__fail(err, IDM_ETIME_RANGE, 0, "UUIDv7's 48-bit millisecond range is exhausted");
+        if (g->unshared) {
+            atomic_store_explicit(state, last, memory_order_relaxed);
+            *first = start;
+            return IDM_OK;
+        }
+        if (atomic_compare_exchange_weak_explicit(state, &old, last, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            *first = start;
+            return IDM_OK;
+        }
+    }
 }
 
 int idm_uuidv7_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err)
 {
-    if (g == NULL || (out == NULL && n > 0))
-        return idm__fail(err, IDM_EINVAL, 0, "generator and output must not be NULL");
+    int rc = check_args(g, out, n, err);
+    if (rc != IDM_OK || n == 0)
+        return rc;
     int64_t now_ms;
-    int rc = idm__env_now_ms(&g->env, &now_ms, err);
+    rc = idm__env_now_ms(&g->env, &now_ms, err);
     if (rc != IDM_OK)
         return rc;
     if ((uint64_t)now_ms > V7_MAX_MS)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads past UUIDv7's 48-bit millisecond range");
+    uint8_t seed[2];
+    rc = idm__randsrc_take(&g->rand, seed, sizeof seed, err);
+    if (rc != IDM_OK)
+        return rc;
+    uint64_t v = 0;
+    rc = reserve_v7(g, n, (uint64_t)now_ms, ((uint64_t)seed[0] << 8 | seed[1]) & 0x7FFF, &v, err);
+    if (rc != IDM_OK)
+        return rc;
 
-    idm__gen_lock(g);
-    uint64_t ms = g->v7_state >> 16;
-    uint64_t counter = g->v7_state & 0xFFFF;
-    for (size_t i = 0; i < n; i++) {
-        if ((uint64_t)now_ms > ms || g->v7_state == 0) {
-            ms = (uint64_t)now_ms > ms ? (uint64_t)now_ms : ms;
-            rc = fresh_counter(g, &counter, err);
-        } else if (counter == 0xFFFF) {
-            /* Counter exhausted within this millisecond: borrow the next
-             * one rather than fail or stall. */
-            ms++;
-            rc = fresh_counter(g, &counter, err);
-        } else {
-            counter++;
-        }
-        if (rc == IDM_OK && ms > V7_MAX_MS)
-            rc = idm__fail(err, IDM_ETIME_RANGE, 0, "UUIDv7's 48-bit millisecond range is exhausted");
-        uint8_t rnd[8];
-        if (rc == IDM_OK)
-            rc = idm__pool_take(&g->pool, &g->env.entropy, rnd, sizeof rnd, err);
+    /* Fill: bytes 0-5 the millisecond, then version and the counter's top
+     * 12 bits, variant and its low 4 bits, then 58 random bits. */
+    uint8_t rnd[RAND_CHUNK * 8];
+    for (size_t i = 0; i < n; i += RAND_CHUNK) {
+        size_t chunk = n - i < RAND_CHUNK ? n - i : RAND_CHUNK;
+        rc = idm__randsrc_take(&g->rand, rnd, chunk * 8, err);
         if (rc != IDM_OK)
-            break;
-        uint8_t *b = out[i].bytes;
-        idm__put_be48(b, ms);
-        b[6] = (uint8_t)(0x70 | (counter >> 12));
-        b[7] = (uint8_t)(counter >> 4);
-        b[8] = (uint8_t)(0x80 | (counter & 0x0F) << 2 | (rnd[0] & 0x03));
-        memcpy(b + 9, rnd + 1, 7);
-        g->v7_state = ms << 16 | counter;
+            return rc;
+        for (size_t j = 0; j < chunk; j++, v++) {
+            uint8_t *b = out[i + j].bytes;
+            const uint8_t *r = rnd + j * 8;
+            uint64_t ms = v >> 16;
+            unsigned counter = (unsigned)(v & 0xFFFF);
+            idm__put_be48(b, ms);
+            b[6] = (uint8_t)(0x70 | (counter >> 12));
+            b[7] = (uint8_t)(counter >> 4);
+            b[8] = (uint8_t)(0x80 | (counter & 0x0F) << 2 | (r[0] & 0x03));
+            memcpy(b + 9, r + 1, 7);
+        }
     }
-    idm__gen_unlock(g);
-    return rc;
+    idm__wipe(rnd, sizeof rnd);
+    return IDM_OK;
 }

@@ -71,7 +71,7 @@ static void test_gen_rejects_bad_config(void)
     idm_gen *g = NULL;
     idm_error err = {0};
     idm_gen_config cfg = {0};
-    cfg.flags = 1;
+    cfg.flags = 1u << 7;
     ASSERT_EQ_INT(idm_gen_new(&g, &cfg, &err), IDM_EINVAL);
     ASSERT_TRUE(g == NULL);
     ASSERT_TRUE(strstr(err.msg, "flags") != NULL);
@@ -284,6 +284,22 @@ static void test_uuidv7_clock_rewind_never_goes_back(void)
 
 /* ---- ULID ------------------------------------------------------------------ */
 
+static void test_ksuid_counts_in_first_96_payload_bits(void)
+{
+    struct fake_clock c = {0};
+    fake_clock_set_ms(&c, T2026_MS);
+    idm_gen *g = new_gen(&c, NULL);
+    idm_ksuid k[2];
+    idm_error err = {0};
+    ASSERT_OK(idm_ksuid_next_n(g, k, 2, &err), &err);
+    uint8_t want[16];
+    memcpy(want, k[0].bytes, 16);
+    idm__increment_be(want, 16);
+    ASSERT_EQ_MEM(k[1].bytes, want, 16);
+    ASSERT_TRUE(memcmp(k[0].bytes + 16, k[1].bytes + 16, 4) != 0); /* fresh tails (2^-32 to fail) */
+    idm_gen_free(g);
+}
+
 static void test_ulid_monotonic_increment_within_ms(void)
 {
     struct fake_clock c = {0};
@@ -320,14 +336,24 @@ static void test_ulid_random_overflow_advances_timestamp(void)
     idm_gen *g = NULL;
     idm_error err = {0};
     ASSERT_OK(idm_gen_new(&g, &cfg, &err), &err);
-    idm_ulid l[3];
+    idm_ulid l[5];
     idm_ksuid k[2];
-    ASSERT_OK(idm_ulid_next_n(g, l, 3, &err), &err);
+    /* One at a time: every call's random part is all ones, so each one
+     * carries into the next millisecond, with a fresh random part. */
+    for (int i = 0; i < 3; i++)
+        ASSERT_OK(idm_ulid_next_n(g, &l[i], 1, &err), &err);
     ASSERT_EQ_U64(idm__get_be48(l[0].bytes), (uint64_t)T2026_MS);
     ASSERT_EQ_U64(idm__get_be48(l[1].bytes), (uint64_t)T2026_MS + 1);
     ASSERT_EQ_U64(idm__get_be48(l[2].bytes), (uint64_t)T2026_MS + 2);
-    ASSERT_EQ_INT(first_disorder(l, 3, sizeof l[0]), 0);
-    ASSERT_OK(idm_ksuid_next_n(g, k, 2, &err), &err);
+    ASSERT_EQ_U64(l[2].bytes[15], 0xFF); /* fresh, not the carry's zero */
+    /* Within one bulk call the carry just counts on: still increasing. */
+    ASSERT_OK(idm_ulid_next_n(g, &l[3], 2, &err), &err);
+    ASSERT_EQ_U64(idm__get_be48(l[3].bytes), (uint64_t)T2026_MS + 3);
+    ASSERT_EQ_U64(idm__get_be48(l[4].bytes), (uint64_t)T2026_MS + 4);
+    ASSERT_EQ_U64(l[4].bytes[15], 0x00);
+    ASSERT_EQ_INT(first_disorder(l, 5, sizeof l[0]), 0);
+    ASSERT_OK(idm_ksuid_next_n(g, &k[0], 1, &err), &err);
+    ASSERT_OK(idm_ksuid_next_n(g, &k[1], 1, &err), &err);
     ASSERT_EQ_U64(idm__get_be32(k[1].bytes), idm__get_be32(k[0].bytes) + 1);
     idm_gen_free(g);
 }
@@ -447,7 +473,13 @@ static void test_gen_fork_child_never_repeats_parent(void)
         idm_ulid ulid[FORK_N];
         idm_ksuid ksuid[FORK_N];
     } parent, child, before;
-    ASSERT_OK(idm_uuidv4_next_n(g, before.v4, 1, &err), &err); /* fill the pool */
+    /* g2 mints only UUIDv4 before the fork, so nothing else draws random
+     * bytes in the child first: a child reusing the thread's buffered bytes
+     * would repeat the parent's UUIDs exactly. */
+    idm_gen *g2 = new_gen(&c, NULL);
+    idm_uuid v4_parent[FORK_N], v4_child[FORK_N];
+    ASSERT_OK(idm_uuidv4_next_n(g2, before.v4, 1, &err), &err); /* fill the pool */
+    ASSERT_OK(idm_uuidv4_next_n(g, before.v4, 1, &err), &err);
     ASSERT_OK(idm_ulid_next_n(g, before.ulid, 1, &err), &err);
     ASSERT_OK(idm_ksuid_next_n(g, before.ksuid, 1, &err), &err);
     int fds[2];
@@ -455,12 +487,15 @@ static void test_gen_fork_child_never_repeats_parent(void)
     pid_t pid = fork();
     ASSERT_TRUE(pid >= 0);
     if (pid == 0) {
-        int rc = idm_uuidv4_next_n(g, child.v4, FORK_N, NULL) | idm_uuidv7_next_n(g, child.v7, FORK_N, NULL) |
+        int rc = idm_uuidv4_next_n(g2, v4_child, FORK_N, NULL) |
+                 idm_uuidv4_next_n(g, child.v4, FORK_N, NULL) | idm_uuidv7_next_n(g, child.v7, FORK_N, NULL) |
                  idm_ulid_next_n(g, child.ulid, FORK_N, NULL) | idm_ksuid_next_n(g, child.ksuid, FORK_N, NULL);
         ssize_t w = write(fds[1], &child, sizeof child);
-        _exit(rc == 0 && w == (ssize_t)sizeof child ? 0 : 1);
+        ssize_t w2 = write(fds[1], v4_child, sizeof v4_child);
+        _exit(rc == 0 && w == (ssize_t)sizeof child && w2 == (ssize_t)sizeof v4_child ? 0 : 1);
     }
     close(fds[1]);
+    ASSERT_OK(idm_uuidv4_next_n(g2, v4_parent, FORK_N, &err), &err);
     ASSERT_OK(idm_uuidv4_next_n(g, parent.v4, FORK_N, &err), &err);
     ASSERT_OK(idm_uuidv7_next_n(g, parent.v7, FORK_N, &err), &err);
     ASSERT_OK(idm_ulid_next_n(g, parent.ulid, FORK_N, &err), &err);
@@ -472,14 +507,23 @@ static void test_gen_fork_child_never_repeats_parent(void)
             break;
         got += (size_t)r;
     }
+    size_t got2 = 0;
+    while (got2 < sizeof v4_child) {
+        ssize_t r = read(fds[0], (char *)v4_child + got2, sizeof v4_child - got2);
+        if (r <= 0)
+            break;
+        got2 += (size_t)r;
+    }
     close(fds[0]);
     int status = 0;
     waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     ASSERT_EQ_INT(got, sizeof child);
+    ASSERT_EQ_INT(got2, sizeof v4_child);
     size_t same = 0;
     for (int i = 0; i < FORK_N; i++) {
         for (int j = 0; j < FORK_N; j++) {
+            same += memcmp(&v4_parent[i], &v4_child[j], 16) == 0;
             same += memcmp(&parent.v4[i], &child.v4[j], 16) == 0;
             same += memcmp(&parent.v7[i], &child.v7[j], 16) == 0;
             same += memcmp(&parent.ulid[i], &child.ulid[j], 16) == 0;
@@ -492,6 +536,7 @@ static void test_gen_fork_child_never_repeats_parent(void)
     ASSERT_TRUE(memcmp(&before.ksuid[0], &child.ksuid[0], 20) < 0);
     ASSERT_EQ_INT(first_disorder(child.ulid, FORK_N, 16), 0);
     idm_gen_free(g);
+    idm_gen_free(g2);
 }
 
 static void test_gen_random_fills_any_length(void)
@@ -518,6 +563,7 @@ static const struct test_case tests[] = {
     TEST(test_uuidv7_frozen_clock_overflows_into_next_ms),
     TEST(test_uuidv7_clock_rewind_never_goes_back),
     TEST(test_ulid_monotonic_increment_within_ms),
+    TEST(test_ksuid_counts_in_first_96_payload_bits),
     TEST(test_ulid_random_overflow_advances_timestamp),
     TEST(test_ulid_and_ksuid_million_strictly_increasing),
     TEST(test_ulid_ksuid_clock_rewind_keep_order),

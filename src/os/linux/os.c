@@ -42,13 +42,13 @@ void idm__wipe(void *p, size_t n)
 /* Incremented in every child after fork(). Generators compare it with the
  * value they saw last: one relaxed load per call instead of a getpid()
  * system call (about 1 us on these machines). */
-static _Atomic uint64_t fork_generation;
+_Atomic uint64_t idm__fork_generation_counter;
 static atomic_bool fork_watched;
 static pthread_mutex_t fork_watch_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_fork_child(void)
 {
-    atomic_fetch_add_explicit(&fork_generation, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&idm__fork_generation_counter, 1, memory_order_relaxed);
 }
 
 int idm__fork_watch(void)
@@ -69,5 +69,5 @@ int idm__fork_watch(void)
 
 uint64_t idm__fork_generation(void)
 {
-    return atomic_load_explicit(&fork_generation, memory_order_relaxed);
+    return atomic_load_explicit(&idm__fork_generation_counter, memory_order_relaxed);
 }

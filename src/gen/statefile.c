@@ -1,0 +1,90 @@
+/*
+ * statefile.c - host-wide generator state: a small file, mapped shared by
+ * every process that opens it, holding a header and the monotonic states.
+ *
+ * Creation protocol (under the flock): size the file, zero-filled by the
+ * kernel; write the header with the magic last. A process that dies before
+ * the magic is written leaves a file that the next opener treats as new.
+ * A file whose magic is set is checked field by field, and refused with a
+ * message saying what it holds when it was made for another generator.
+ */
+#include "internal.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+static void describe(const struct idm_state_header *h, char *dst, size_t cap)
+{
+    if (h->kind == IDM_STATE_KIND_GEN)
+        snprintf(dst, cap, "UUIDv7/ULID/KSUID generator state");
+    else if (h->kind == IDM_STATE_KIND_SNOWFLAKE)
+        snprintf(dst, cap, "snowflake state for layout %.*s, node %" PRIu64, (int)sizeof h->layout,
+                 h->layout, h->node);
+    else
+        snprintf(dst, cap, "state of unknown kind %" PRIu32, h->kind);
+}
+
+int idm__state_open(const char *path, const struct idm_state_header *want, struct idm_state_map *map,
+                    idm_error *err)
+{
+    map->base = NULL;
+    map->size = 0;
+    int fd;
+    uint64_t size;
+    int rc = idm__os_state_open(path, &fd, &size, err);
+    if (rc != IDM_OK)
+        return rc;
+    bool fresh = size == 0;
+    if (fresh)
+        rc = idm__os_state_extend(fd, want->size, err);
+    else if (size < sizeof(struct idm_state_header))
+        rc = idm__fail(err, IDM_ESTATE, 0, "%s is not an idmint state file (%" PRIu64 " bytes)", path, size);
+    if (rc == IDM_OK)
+        rc = idm__os_state_map(fd, fresh ? (size_t)want->size : (size_t)size, &map->base, err);
+    if (rc != IDM_OK) {
+        idm__os_state_unlock_close(fd);
+        return rc;
+    }
+    map->size = fresh ? (size_t)want->size : (size_t)size;
+    struct idm_state_header *h = map->base;
+    if (fresh || memcmp(h->magic, "\0\0\0\0\0\0\0\0", 8) == 0) {
+        /* New, or left half-made by a process that died creating it. */
+        if (map->size != want->size) {
+            rc = idm__fail(err, IDM_ESTATE, 0, "%s is not an idmint state file", path);
+        } else {
+            memset(map->base, 0, map->size);
+            struct idm_state_header copy = *want;
+            memset(copy.magic, 0, sizeof copy.magic);
+            memcpy(h, &copy, sizeof copy);
+            atomic_thread_fence(memory_order_release);
+            memcpy(h->magic, IDM_STATE_MAGIC, sizeof h->magic);
+        }
+    } else if (memcmp(h->magic, IDM_STATE_MAGIC, sizeof h->magic) != 0) {
+        rc = idm__fail(err, IDM_ESTATE, 0, "%s is not an idmint state file", path);
+    } else if (h->version != want->version) {
+        rc = idm__fail(err, IDM_ESTATE, 0,
+                       "%s is an idmint state file of version %" PRIu32 ", this is version %" PRIu32
+                       "; remove it or use another path",
+                       path, h->version, want->version);
+    } else if (h->kind != want->kind || h->node != want->node || h->size != want->size ||
+               map->size != want->size ||
+               strncmp(h->layout, want->layout, sizeof h->layout) != 0) {
+        char has[160], needs[160];
+        describe(h, has, sizeof has);
+        describe(want, needs, sizeof needs);
+        rc = idm__fail(err, IDM_ESTATE, 0, "%s holds %s; this generator needs %s", path, has, needs);
+    }
+    idm__os_state_unlock_close(fd);
+    if (rc != IDM_OK)
+        idm__state_close(map);
+    return rc;
+}
+
+void idm__state_close(struct idm_state_map *map)
+{
+    idm__os_state_unmap(map->base, map->size);
+    map->base = NULL;
+    map->size = 0;
+}
