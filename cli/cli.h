@@ -6,6 +6,7 @@
  * writes the results. No ID logic lives here.
  *
  *   main.c     command dispatch, top-level --help and --version
+ *   options.c  the option loop that every command shares
  *   output.c   buffered stdout (write(2), EPIPE ends quietly), diagnostics
  *   input.c    inputs from the operands or from stdin, one per line
  *   layout.c   --layout/--epoch/--node option values for snowflakes
@@ -76,29 +77,42 @@ const char *cli_reason(const idm_error *err, int code);
  * error). */
 int cli_help(cli *c, const char *text);
 
+/* ---- options.c ---------------------------------------------------------- */
+
+/* The id of -h/--help in every command's option table; a command's own
+ * option ids follow it. */
+enum { CLI_OPT_HELP = 1 };
+
+/* What an option handler returns to go on, and cli_parse_options when all
+ * the arguments are taken: not an exit status. */
+enum { CLI_CONTINUE = -1 };
+
+/* Takes one option of a command, by its id (its value, if any, in p->arg),
+ * or one operand (id IDMX_OPT_OPERAND, the operand in p->arg). Returns
+ * CLI_CONTINUE, or the exit status to end the command with. */
+typedef int (*cli_option_fn)(cli *c, void *ctx, int id, const idmx_optparse *p);
+
+/* Parses argv[1..argc-1] against opts, in order: a malformed option is a
+ * usage error, CLI_OPT_HELP prints help, and every other option and each
+ * operand goes to take. Returns CLI_CONTINUE when all are taken, else the
+ * exit status to end the command with (CLI_EXIT_OK after the help). */
+int cli_parse_options(cli *c, int argc, char **argv, const idmx_option *opts, const char *help,
+                      cli_option_fn take, void *ctx);
+
 /* ---- input.c ------------------------------------------------------------ */
 
-/* The inputs of inspect and convert: the operands when there are any,
- * else the lines of stdin (with "\n" and a trailing "\r" removed; empty
- * lines are skipped). */
-typedef struct cli_inputs {
-    char **args;
-    int n_args;
-    int next;
-    FILE *in;   /* NULL when reading operands */
-    char *line; /* getline's buffer */
-    size_t line_cap;
-    int read_error; /* errno of a failed read, or 0 */
-} cli_inputs;
+/* Handles one input of inspect or convert: writes its result, or reports
+ * it as invalid. Returns CLI_EXIT_OK, or CLI_EXIT_FAIL for an invalid
+ * input. */
+typedef int (*cli_input_fn)(cli *c, void *ctx, const char *text, size_t len);
 
-void cli_inputs_init(cli_inputs *it, char **args, int n_args);
-
-/* Sets *text and *len to the next input. Returns 1, or 0 at the end. */
-int cli_inputs_next(cli_inputs *it, const char **text, size_t *len);
-
-/* Frees the line buffer. Returns CLI_EXIT_OK, or CLI_EXIT_FAIL after
- * reporting a read error. */
-int cli_inputs_close(cli *c, cli_inputs *it);
+/* Runs each input through fn: the operands args[0..n_args-1] when there
+ * are any, else the lines of stdin (with "\n" and a trailing "\r"
+ * removed; empty lines are skipped). Stops early when stdout has failed,
+ * and flushes stdout after each input when it is a terminal. Returns the
+ * output's failure status if it failed, else CLI_EXIT_FAIL after a read
+ * error (reported) or an invalid input, else CLI_EXIT_OK. */
+int cli_for_each_input(cli *c, char **args, int n_args, cli_input_fn fn, void *ctx);
 
 /* ---- layout.c ----------------------------------------------------------- */
 

@@ -11,12 +11,12 @@
 
 #include <string.h>
 
-enum { OPT_HELP = 1, OPT_TO, OPT_PREFIX };
+enum { OPT_TO = CLI_OPT_HELP + 1, OPT_PREFIX };
 
 /* One option per line. */
 /* clang-format off */
 static const idmx_option convert_options[] = {
-    {"help", 'h', IDMX_NO_ARG, OPT_HELP},
+    {"help", 'h', IDMX_NO_ARG, CLI_OPT_HELP},
     {"to", 0, IDMX_REQUIRED_ARG, OPT_TO},
     {"prefix", 0, IDMX_REQUIRED_ARG, OPT_PREFIX},
     {NULL, 0, 0, 0},
@@ -62,96 +62,84 @@ static int emit(cli *c, int to, const idm_uuid *u, const char *prefix, size_t pr
     return rc;
 }
 
-int cli_convert(cli *c, int argc, char **argv)
-{
-    const char *to_text = NULL;
-    const char *prefix = NULL;
-    idmx_optparse p;
-    /* Operands are collected in place at the front of argv[1..]: the
-     * parser has already passed every slot it overwrites. */
-    char **ids = argv + 1;
-    int n_ids = 0;
-
-    idmx_opt_init(&p, argc, argv, 1);
-    for (;;) {
-        int id = idmx_opt_next(&p, convert_options);
-        if (id == IDMX_OPT_END) {
-            break;
-        }
-        switch (id) {
-        case IDMX_OPT_ERROR:
-            return cli_usage(c, "%s", p.errmsg);
-        case IDMX_OPT_OPERAND:
-            ids[n_ids++] = (char *)p.arg;
-            break;
-        case OPT_HELP:
-            return cli_help(c, cli_convert_help);
-        case OPT_TO:
-            to_text = p.arg;
-            break;
-        case OPT_PREFIX:
-            prefix = p.arg;
-            break;
-        default:
-            return cli_usage(c, "unhandled option '%s'", p.name != NULL ? p.name : "?");
-        }
-    }
-
+/* The command line and the state of one run. */
+typedef struct convert_args {
+    const char *to_text;
+    const char *prefix;
+    size_t prefix_len;
     int to;
-    if (to_text == NULL) {
-        return cli_usage(c, "convert needs --to uuid, --to ulid or --to typeid");
-    } else if (strcmp(to_text, "uuid") == 0) {
-        to = TO_UUID;
-    } else if (strcmp(to_text, "ulid") == 0) {
-        to = TO_ULID;
-    } else if (strcmp(to_text, "typeid") == 0) {
-        to = TO_TYPEID;
-    } else {
-        return cli_usage(c, "invalid --to '%s' (expected uuid, ulid or typeid)", to_text);
-    }
-    size_t prefix_len = 0;
-    if (prefix != NULL) {
-        if (to != TO_TYPEID) {
-            return cli_usage(c, "option '--prefix' applies only to --to typeid");
-        }
-        idm_error err = {0};
-        prefix_len = strlen(prefix);
-        int rc = idm_typeid_check_prefix(prefix, prefix_len, &err);
-        if (rc != IDM_OK) {
-            return cli_usage(c, "invalid prefix '%s': %s", prefix, cli_reason(&err, rc));
-        }
-    } else {
-        prefix = "";
-    }
+    char **ids; /* the operands, collected at the front of argv[1..] */
+    int n_ids;
+} convert_args;
 
-    cli_inputs in;
-    const char *text;
-    size_t len;
-    int any_invalid = 0;
-    cli_inputs_init(&in, ids, n_ids);
-    while (c->out.err == 0 && cli_inputs_next(&in, &text, &len)) {
-        idm_uuid u;
-        idm_error err = {0};
-        int rc = idm_parse_128(text, len, &u, NULL, &err);
-        if (rc == IDM_OK) {
-            rc = emit(c, to, &u, prefix, prefix_len, &err);
-        }
-        if (rc != IDM_OK) {
-            any_invalid = 1;
-            cli_diag_input(c, text, len, cli_reason(&err, rc));
-            continue;
-        }
-        if (c->out_is_tty) {
-            idmx_outbuf_flush(&c->out);
-        }
+static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
+{
+    convert_args *a = ctx;
+    switch (id) {
+    case IDMX_OPT_OPERAND:
+        /* The parser has already passed every slot this overwrites. */
+        a->ids[a->n_ids++] = (char *)p->arg;
+        break;
+    case OPT_TO:
+        a->to_text = p->arg;
+        break;
+    case OPT_PREFIX:
+        a->prefix = p->arg;
+        break;
+    default:
+        return cli_usage(c, "unhandled option '%s'", p->name != NULL ? p->name : "?");
     }
-    int st = cli_inputs_close(c, &in);
-    int out_st = cli_out_flush(c);
-    if (out_st != CLI_EXIT_OK) {
-        return out_st;
+    return CLI_CONTINUE;
+}
+
+static int convert_one(cli *c, void *ctx, const char *text, size_t len)
+{
+    const convert_args *a = ctx;
+    idm_uuid u;
+    idm_error err = {0};
+    int rc = idm_parse_128(text, len, &u, NULL, &err);
+    if (rc == IDM_OK) {
+        rc = emit(c, a->to, &u, a->prefix, a->prefix_len, &err);
     }
-    if (st != CLI_EXIT_OK || any_invalid) {
+    if (rc != IDM_OK) {
+        cli_diag_input(c, text, len, cli_reason(&err, rc));
         return CLI_EXIT_FAIL;
     }
     return CLI_EXIT_OK;
+}
+
+int cli_convert(cli *c, int argc, char **argv)
+{
+    convert_args a = {0};
+    a.ids = argv + 1;
+    int st = cli_parse_options(c, argc, argv, convert_options, cli_convert_help, take_option, &a);
+    if (st != CLI_CONTINUE) {
+        return st;
+    }
+
+    if (a.to_text == NULL) {
+        return cli_usage(c, "convert needs --to uuid, --to ulid or --to typeid");
+    } else if (strcmp(a.to_text, "uuid") == 0) {
+        a.to = TO_UUID;
+    } else if (strcmp(a.to_text, "ulid") == 0) {
+        a.to = TO_ULID;
+    } else if (strcmp(a.to_text, "typeid") == 0) {
+        a.to = TO_TYPEID;
+    } else {
+        return cli_usage(c, "invalid --to '%s' (expected uuid, ulid or typeid)", a.to_text);
+    }
+    if (a.prefix != NULL) {
+        if (a.to != TO_TYPEID) {
+            return cli_usage(c, "option '--prefix' applies only to --to typeid");
+        }
+        idm_error err = {0};
+        a.prefix_len = strlen(a.prefix);
+        int rc = idm_typeid_check_prefix(a.prefix, a.prefix_len, &err);
+        if (rc != IDM_OK) {
+            return cli_usage(c, "invalid prefix '%s': %s", a.prefix, cli_reason(&err, rc));
+        }
+    } else {
+        a.prefix = "";
+    }
+    return cli_for_each_input(c, a.ids, a.n_ids, convert_one, &a);
 }

@@ -30,8 +30,7 @@ static const char *const format_names[] = {"uuidv7",    "uuidv4", "ulid",  "ksui
 #define N_FORMATS (sizeof format_names / sizeof format_names[0])
 
 enum {
-    OPT_HELP = 1,
-    OPT_COUNT,
+    OPT_COUNT = CLI_OPT_HELP + 1,
     OPT_NODE,
     OPT_LAYOUT,
     OPT_EPOCH,
@@ -43,7 +42,7 @@ enum {
 /* One option per line. */
 /* clang-format off */
 static const idmx_option gen_options[] = {
-    {"help", 'h', IDMX_NO_ARG, OPT_HELP},
+    {"help", 'h', IDMX_NO_ARG, CLI_OPT_HELP},
     {"count", 'n', IDMX_REQUIRED_ARG, OPT_COUNT},
     {"node", 0, IDMX_REQUIRED_ARG, OPT_NODE},
     {"layout", 0, IDMX_REQUIRED_ARG, OPT_LAYOUT},
@@ -91,6 +90,7 @@ const char cli_gen_help[] =
     "Time-ordered formats are strictly increasing within one run.\n";
 
 typedef struct gen_opts {
+    const char *format_text; /* FORMAT as written */
     int format;
     uint64_t count;
     const char *node;
@@ -401,72 +401,68 @@ static int format_from_name(const char *s)
     return -1;
 }
 
+static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
+{
+    gen_opts *o = ctx;
+    switch (id) {
+    case IDMX_OPT_OPERAND:
+        if (o->format_text != NULL) {
+            return cli_usage(c, "unexpected argument '%s' (gen takes one FORMAT)", p->arg);
+        }
+        o->format_text = p->arg;
+        break;
+    case OPT_COUNT:
+        if (idmx_parse_u64(p->arg, &o->count) != 0) {
+            return cli_usage(c, "invalid count '%s' (expected a whole number, 0 or more)", p->arg);
+        }
+        break;
+    case OPT_NODE:
+        o->node = p->arg;
+        break;
+    case OPT_LAYOUT:
+        o->layout = p->arg;
+        break;
+    case OPT_EPOCH:
+        o->epoch = p->arg;
+        break;
+    case OPT_PREFIX:
+        o->prefix = p->arg;
+        break;
+    case OPT_SEQ_START:
+        o->seq_start = p->arg;
+        break;
+    case OPT_MAX_REWIND:
+        o->max_rewind = p->arg;
+        break;
+    default:
+        return cli_usage(c, "unhandled option '%s'", p->name != NULL ? p->name : "?");
+    }
+    return CLI_CONTINUE;
+}
+
 int cli_gen(cli *c, int argc, char **argv)
 {
     gen_opts o;
-    const char *format = NULL;
-    idmx_optparse p;
     memset(&o, 0, sizeof o);
     o.count = 1;
-    idmx_opt_init(&p, argc, argv, 1);
-    for (;;) {
-        int id = idmx_opt_next(&p, gen_options);
-        if (id == IDMX_OPT_END) {
-            break;
-        }
-        switch (id) {
-        case IDMX_OPT_ERROR:
-            return cli_usage(c, "%s", p.errmsg);
-        case IDMX_OPT_OPERAND:
-            if (format != NULL) {
-                return cli_usage(c, "unexpected argument '%s' (gen takes one FORMAT)", p.arg);
-            }
-            format = p.arg;
-            break;
-        case OPT_HELP:
-            return cli_help(c, cli_gen_help);
-        case OPT_COUNT:
-            if (idmx_parse_u64(p.arg, &o.count) != 0) {
-                return cli_usage(c, "invalid count '%s' (expected a whole number, 0 or more)",
-                                 p.arg);
-            }
-            break;
-        case OPT_NODE:
-            o.node = p.arg;
-            break;
-        case OPT_LAYOUT:
-            o.layout = p.arg;
-            break;
-        case OPT_EPOCH:
-            o.epoch = p.arg;
-            break;
-        case OPT_PREFIX:
-            o.prefix = p.arg;
-            break;
-        case OPT_SEQ_START:
-            o.seq_start = p.arg;
-            break;
-        case OPT_MAX_REWIND:
-            o.max_rewind = p.arg;
-            break;
-        default:
-            return cli_usage(c, "unhandled option '%s'", p.name != NULL ? p.name : "?");
-        }
+    int st = cli_parse_options(c, argc, argv, gen_options, cli_gen_help, take_option, &o);
+    if (st != CLI_CONTINUE) {
+        return st;
     }
-    if (format == NULL) {
+    if (o.format_text == NULL) {
         return cli_usage(
             c, "gen needs a FORMAT: uuidv7, uuidv4, ulid, ksuid, snowflake, typeid, token or "
                "traceparent");
     }
-    o.format = format_from_name(format);
+    o.format = format_from_name(o.format_text);
     if (o.format < 0) {
         return cli_usage(
             c,
             "unknown format '%s' (expected uuidv7, uuidv4, ulid, ksuid, snowflake, typeid, "
             "token or traceparent)",
-            format);
+            o.format_text);
     }
-    int st = check_applicable(c, &o);
+    st = check_applicable(c, &o);
     if (st != CLI_EXIT_OK) {
         return st;
     }

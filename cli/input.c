@@ -12,7 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-void cli_inputs_init(cli_inputs *it, char **args, int n_args)
+typedef struct cli_inputs {
+    char **args;
+    int n_args;
+    int next;
+    FILE *in;   /* NULL when reading operands */
+    char *line; /* getline's buffer */
+    size_t line_cap;
+    int read_error; /* errno of a failed read, or 0 */
+} cli_inputs;
+
+static void inputs_init(cli_inputs *it, char **args, int n_args)
 {
     memset(it, 0, sizeof *it);
     it->args = args;
@@ -20,7 +30,8 @@ void cli_inputs_init(cli_inputs *it, char **args, int n_args)
     it->in = n_args > 0 ? NULL : stdin;
 }
 
-int cli_inputs_next(cli_inputs *it, const char **text, size_t *len)
+/* Sets *text and *len to the next input. Returns 1, or 0 at the end. */
+static int inputs_next(cli_inputs *it, const char **text, size_t *len)
 {
     if (it->in == NULL) {
         if (it->next >= it->n_args) {
@@ -56,12 +67,42 @@ int cli_inputs_next(cli_inputs *it, const char **text, size_t *len)
     }
 }
 
-int cli_inputs_close(cli *c, cli_inputs *it)
+/* Frees the line buffer. Returns CLI_EXIT_OK, or CLI_EXIT_FAIL after
+ * reporting a read error. */
+static int inputs_close(cli *c, cli_inputs *it)
 {
     free(it->line);
     it->line = NULL;
     if (it->read_error != 0) {
         cli_diag(c, "standard input: %s", strerror(it->read_error));
+        return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_for_each_input(cli *c, char **args, int n_args, cli_input_fn fn, void *ctx)
+{
+    cli_inputs in;
+    const char *text;
+    size_t len;
+    int any_invalid = 0;
+    inputs_init(&in, args, n_args);
+    while (c->out.err == 0 && inputs_next(&in, &text, &len)) {
+        if (fn(c, ctx, text, len) != CLI_EXIT_OK) {
+            any_invalid = 1;
+        }
+        /* After a diagnostic this finds nothing to write: cli_diag_input
+         * has flushed stdout already. */
+        if (c->out_is_tty) {
+            idmx_outbuf_flush(&c->out);
+        }
+    }
+    int st = inputs_close(c, &in);
+    int out_st = cli_out_flush(c);
+    if (out_st != CLI_EXIT_OK) {
+        return out_st;
+    }
+    if (st != CLI_EXIT_OK || any_invalid) {
         return CLI_EXIT_FAIL;
     }
     return CLI_EXIT_OK;

@@ -14,12 +14,12 @@
 
 #include <string.h>
 
-enum { OPT_HELP = 1, OPT_JSON, OPT_AS, OPT_LAYOUT, OPT_EPOCH };
+enum { OPT_JSON = CLI_OPT_HELP + 1, OPT_AS, OPT_LAYOUT, OPT_EPOCH };
 
 /* One option per line. */
 /* clang-format off */
 static const idmx_option inspect_options[] = {
-    {"help", 'h', IDMX_NO_ARG, OPT_HELP},
+    {"help", 'h', IDMX_NO_ARG, CLI_OPT_HELP},
     {"json", 0, IDMX_NO_ARG, OPT_JSON},
     {"as", 0, IDMX_REQUIRED_ARG, OPT_AS},
     {"layout", 0, IDMX_REQUIRED_ARG, OPT_LAYOUT},
@@ -46,100 +46,86 @@ const char cli_inspect_help[] =
     "Without --json, each ID is printed as 'field: value' lines, with a blank\n"
     "line between IDs. Invalid inputs are reported and make the exit status 1.\n";
 
+/* The command line and the state of one run. */
+typedef struct inspect_args {
+    int json;
+    int kind;
+    const char *layout_text;
+    const char *epoch_text;
+    idm_sf_layout layout;
+    int printed; /* an ID has been written: the next text block needs a blank line */
+    char **ids;  /* the operands, collected at the front of argv[1..] */
+    int n_ids;
+} inspect_args;
+
+static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
+{
+    inspect_args *a = ctx;
+    switch (id) {
+    case IDMX_OPT_OPERAND:
+        /* The parser has already passed every slot this overwrites. */
+        a->ids[a->n_ids++] = (char *)p->arg;
+        break;
+    case OPT_JSON:
+        a->json = 1;
+        break;
+    case OPT_AS:
+        a->kind = idm_kind_from_name(p->arg, strlen(p->arg));
+        if (a->kind <= IDM_KIND_AUTO) {
+            return cli_usage(
+                c, "invalid kind '%s' (expected uuid, ulid, ksuid, typeid or snowflake)", p->arg);
+        }
+        break;
+    case OPT_LAYOUT:
+        a->layout_text = p->arg;
+        break;
+    case OPT_EPOCH:
+        a->epoch_text = p->arg;
+        break;
+    default:
+        return cli_usage(c, "unhandled option '%s'", p->name != NULL ? p->name : "?");
+    }
+    return CLI_CONTINUE;
+}
+
+static int inspect_one(cli *c, void *ctx, const char *text, size_t len)
+{
+    inspect_args *a = ctx;
+    idm_inspection insp;
+    idm_error err = {0};
+    int rc = idm_inspect(text, len, a->kind, &a->layout, &insp, &err);
+    if (rc != IDM_OK) {
+        if (!a->json) {
+            cli_diag_input(c, text, len, cli_reason(&err, rc));
+            return CLI_EXIT_FAIL;
+        }
+        idmx_inspect_json_error(&c->out, text, len, cli_reason(&err, rc));
+        idmx_outbuf_putc(&c->out, '\n');
+    } else if (a->json) {
+        idmx_inspect_json(&c->out, text, len, &insp, &a->layout);
+        idmx_outbuf_putc(&c->out, '\n');
+    } else {
+        if (a->printed) {
+            idmx_outbuf_putc(&c->out, '\n');
+        }
+        idmx_inspect_text(&c->out, text, len, &insp, &a->layout);
+    }
+    a->printed = 1;
+    return rc == IDM_OK ? CLI_EXIT_OK : CLI_EXIT_FAIL;
+}
+
 int cli_inspect(cli *c, int argc, char **argv)
 {
-    int json = 0;
-    int kind = IDM_KIND_AUTO;
-    const char *layout_text = NULL;
-    const char *epoch_text = NULL;
-    idmx_optparse p;
-    /* Operands are collected in place at the front of argv[1..]: the
-     * parser has already passed every slot it overwrites. */
-    char **ids = argv + 1;
-    int n_ids = 0;
-
-    idmx_opt_init(&p, argc, argv, 1);
-    for (;;) {
-        int id = idmx_opt_next(&p, inspect_options);
-        if (id == IDMX_OPT_END) {
-            break;
-        }
-        switch (id) {
-        case IDMX_OPT_ERROR:
-            return cli_usage(c, "%s", p.errmsg);
-        case IDMX_OPT_OPERAND:
-            ids[n_ids++] = (char *)p.arg;
-            break;
-        case OPT_HELP:
-            return cli_help(c, cli_inspect_help);
-        case OPT_JSON:
-            json = 1;
-            break;
-        case OPT_AS:
-            kind = idm_kind_from_name(p.arg, strlen(p.arg));
-            if (kind <= IDM_KIND_AUTO) {
-                return cli_usage(
-                    c, "invalid kind '%s' (expected uuid, ulid, ksuid, typeid or snowflake)",
-                    p.arg);
-            }
-            break;
-        case OPT_LAYOUT:
-            layout_text = p.arg;
-            break;
-        case OPT_EPOCH:
-            epoch_text = p.arg;
-            break;
-        default:
-            return cli_usage(c, "unhandled option '%s'", p.name != NULL ? p.name : "?");
-        }
+    inspect_args a = {0};
+    a.kind = IDM_KIND_AUTO;
+    a.ids = argv + 1;
+    int st = cli_parse_options(c, argc, argv, inspect_options, cli_inspect_help, take_option, &a);
+    if (st != CLI_CONTINUE) {
+        return st;
     }
-
-    idm_sf_layout layout;
-    int st = cli_layout_from_options(c, layout_text, epoch_text, &layout);
+    st = cli_layout_from_options(c, a.layout_text, a.epoch_text, &a.layout);
     if (st != CLI_EXIT_OK) {
         return st;
     }
-
-    cli_inputs in;
-    const char *text;
-    size_t len;
-    int any_invalid = 0;
-    int printed = 0;
-    cli_inputs_init(&in, ids, n_ids);
-    while (c->out.err == 0 && cli_inputs_next(&in, &text, &len)) {
-        idm_inspection insp;
-        idm_error err = {0};
-        int rc = idm_inspect(text, len, kind, &layout, &insp, &err);
-        if (rc != IDM_OK) {
-            any_invalid = 1;
-            if (json) {
-                idmx_inspect_json_error(&c->out, text, len, cli_reason(&err, rc));
-                idmx_outbuf_putc(&c->out, '\n');
-            } else {
-                cli_diag_input(c, text, len, cli_reason(&err, rc));
-                continue;
-            }
-        } else if (json) {
-            idmx_inspect_json(&c->out, text, len, &insp, &layout);
-            idmx_outbuf_putc(&c->out, '\n');
-        } else {
-            if (printed) {
-                idmx_outbuf_putc(&c->out, '\n');
-            }
-            idmx_inspect_text(&c->out, text, len, &insp, &layout);
-        }
-        printed = 1;
-        if (c->out_is_tty) {
-            idmx_outbuf_flush(&c->out);
-        }
-    }
-    st = cli_inputs_close(c, &in);
-    int out_st = cli_out_flush(c);
-    if (out_st != CLI_EXIT_OK) {
-        return out_st;
-    }
-    if (st != CLI_EXIT_OK || any_invalid) {
-        return CLI_EXIT_FAIL;
-    }
-    return CLI_EXIT_OK;
+    return cli_for_each_input(c, a.ids, a.n_ids, inspect_one, &a);
 }

@@ -63,14 +63,23 @@ int cli_out_flush(cli *c)
     return cli_out_status(c);
 }
 
-void cli_diag(cli *c, const char *fmt, ...)
+static void vdiag(cli *c, const char *fmt, va_list ap) CLI_PRINTF(2, 0);
+
+/* cli_diag's and cli_usage's common part: stdout flushed first, then
+ * "idmint: " + the message + "\n" on stderr. */
+static void vdiag(cli *c, const char *fmt, va_list ap)
 {
-    va_list ap;
     idmx_outbuf_flush(&c->out);
-    va_start(ap, fmt);
     fputs("idmint: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
+}
+
+void cli_diag(cli *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vdiag(c, fmt, ap);
     va_end(ap);
 }
 
@@ -93,11 +102,8 @@ void cli_diag_input(cli *c, const char *input, size_t len, const char *reason)
 int cli_usage(cli *c, const char *fmt, ...)
 {
     va_list ap;
-    idmx_outbuf_flush(&c->out);
     va_start(ap, fmt);
-    fputs("idmint: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vdiag(c, fmt, ap);
     va_end(ap);
     if (c->cmd != NULL) {
         fprintf(stderr, "Try 'idmint %s --help' for more information.\n", c->cmd);

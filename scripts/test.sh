@@ -7,7 +7,9 @@
 #   2. builds with gcc and -Werror into build/ and runs ctest;
 #   3. builds with clang, ASan+UBSan and -Werror into build-asan/ and runs
 #      ctest (with LeakSanitizer when it works on this machine);
-#   4. builds the libFuzzer targets with clang into build-fuzz/ and runs each
+#   4. builds the threaded tests with clang and TSan into build-tsan/ and
+#      runs the `tsan` label (threads sharing generators);
+#   5. builds the libFuzzer targets with clang into build-fuzz/ and runs each
 #      for IDM_FUZZ_SECONDS seconds (default 30; 0 runs only the corpus),
 #      from a fresh scratch corpus under build-fuzz/ seeded by fuzz/corpus/;
 # then prints the time and counts of each phase and, as its last line,
@@ -173,6 +175,20 @@ if configure "$ROOT/build-asan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
         run_ctest "clang ASan+UBSan build + ctest" "$t0" --test-dir "$ROOT/build-asan"
 else
     record "clang ASan+UBSan build + ctest" $((SECONDS - t0)) 0 1 "BUILD FAILED"
+fi
+
+# ---------------------------------------------------------------------------
+section "thread sanitizer build: clang, TSan, -Werror (build-tsan/)"
+t0=$SECONDS
+if configure "$ROOT/build-tsan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
+    -DIDM_SANITIZE=thread -DIDM_FUZZ=OFF -DIDM_TESTS=ON &&
+    cmake --build "$ROOT/build-tsan" -j "$JOBS" --target test_gen test_snowflake_gen test_hostwide; then
+    echo "build took $((SECONDS - t0))s"
+    section "thread sanitizer tests: ctest -L tsan in build-tsan/"
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+        run_ctest "clang TSan build + ctest -L tsan" "$t0" --test-dir "$ROOT/build-tsan" -L tsan
+else
+    record "clang TSan build + ctest -L tsan" $((SECONDS - t0)) 0 1 "BUILD FAILED"
 fi
 
 # ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #if defined(__GNUC__)
@@ -250,8 +251,8 @@ struct idm_gen {
 int idm__gen_after_fork(idm_gen *g, idm_error *err);
 static inline int idm__gen_enter(idm_gen *g, idm_error *err)
 {
-    if (IDM_LIKELY(__atomic_load_n(&g->fork_done, __ATOMIC_RELAXED) ==
-                   __atomic_load_n(&idm__fork_generation_counter, __ATOMIC_RELAXED)))
+    if (IDM_LIKELY(atomic_load_explicit(&g->fork_done, memory_order_relaxed) ==
+                   atomic_load_explicit(&idm__fork_generation_counter, memory_order_relaxed)))
         return IDM_OK;
     return idm__gen_after_fork(g, err);
 }

@@ -29,7 +29,7 @@ enum {
     IDM_ESTATE = 11         /* a host-wide state file is unusable or foreign */
 };
 
-#define IDM_ERROR_MSG_CAP 192
+#define IDM_ERROR_MSG_CAP 256
 
 /* Filled by failing calls when the caller passes one; never by successful
  * calls. offset is the 0-based byte offset (from the start of the whole

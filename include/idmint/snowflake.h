@@ -104,7 +104,10 @@ IDM_API size_t idm_sf_format_decimal(uint64_t id, char *dst, size_t cap);
 enum { IDM_SF_SEQ_START_ZERO = 0, IDM_SF_SEQ_START_RANDOM = 1 };
 
 typedef struct idm_snowflake_config {
-    idm_gen_config gen;     /* clock, entropy, allocator; flags must be 0 */
+    idm_gen_config gen;     /* clock, entropy, allocator, state_path (a
+                               host-wide generator: every process opening
+                               the same path with the same layout and node
+                               shares one sequence); flags must be 0 */
     idm_sf_layout layout;
     uint64_t node;          /* 0 .. idm_sf_layout_max_node() */
     int64_t max_rewind_ms;  /* tolerated backwards clock step, >= 0 */
@@ -139,6 +142,15 @@ IDM_API void idm_snowflake_free(idm_snowflake *g);
  * shared). */
 IDM_API IDM_NODISCARD int idm_snowflake_next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done,
                                                idm_error *err);
+
+/* Mints n IDs as decimal text into dst, each followed by '\n' when flags
+ * has IDM_TEXT_NEWLINE; no NUL is counted in *len (the bytes written). cap
+ * must be at least n * 21 + 1 (n * 20 + 1 without newlines), else
+ * IDM_ENOSPC before minting. On a failure *len covers the IDs written so
+ * far, all valid. Errors as idm_snowflake_next_n.
+ * Thread-safe: yes (the generator may be shared). */
+IDM_API IDM_NODISCARD int idm_snowflake_next_text_n(idm_snowflake *g, char *dst, size_t cap, size_t n,
+                                                    uint32_t flags, size_t *len, idm_error *err);
 
 /* The generator's progress, to persist and pass back as resume_unix_ms:
  * the latest clock reading it has used, in Unix ms. Thread-safe: yes. */

@@ -68,6 +68,10 @@ int idm__state_open(const char *path, const struct idm_state_header *want, struc
                        "%s is an idmint state file of version %" PRIu32 ", this is version %" PRIu32
                        "; remove it or use another path",
                        path, h->version, want->version);
+    } else if (h->kind == want->kind && h->kind == IDM_STATE_KIND_SNOWFLAKE &&
+               strncmp(h->layout, want->layout, sizeof h->layout) == 0 && h->node != want->node) {
+        rc = idm__fail(err, IDM_ESTATE, 0, "%s holds snowflake state for node %" PRIu64 ", not node %" PRIu64,
+                       path, h->node, want->node);
     } else if (h->kind != want->kind || h->node != want->node || h->size != want->size ||
                map->size != want->size ||
                strncmp(h->layout, want->layout, sizeof h->layout) != 0) {

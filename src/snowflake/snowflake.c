@@ -2,23 +2,28 @@
  * snowflake.c - the snowflake generator: one node's strictly increasing
  * 64-bit IDs under a layout (layout.c).
  *
- * State, guarded by a mutex held once per batch:
+ * State (struct idm_sf_states), inside the generator or, for a host-wide
+ * generator, in a state file mapped by every process that mints for this
+ * layout and node:
  *   last_ms  the latest clock reading used (Unix ms): the high-water mark
  *            that rewinds are measured against and that callers persist;
- *   state    tick << seq_bits | seq of the last ID minted, or STATE_NONE.
+ *   state    (tick << seq_bits | seq) + 1 of the last ID minted, 0 = none.
  * The state word fits in 64 bits because time and seq take at most 63 of
- * them (the node takes at least one), so a later lock-free version can CAS
- * it as one word.
+ * them (the node takes at least one). A call reserves as many sequence
+ * numbers of one unit as it needs with one compare-and-swap; no lock is
+ * held, so a process killed at any instant leaves the state consistent
+ * (at worst a reserved range goes unused).
  *
  * An ID is tick << shift[time] | node << shift[node] | seq << shift[seq].
  * With the node fixed per generator, IDs increase exactly when (tick, seq)
  * does, provided the time field sits above the sequence field; _new refuses
  * layouts where it does not.
  *
- * One clock read per batch, plus one more each time a unit's sequence runs
- * out. Waits (exhausted sequence, small rewind) go through clock.sleep_ns
- * with the mutex held: other threads would have to wait for the same time
- * anyway, and it keeps their IDs ordered.
+ * One clock read per call, plus one more each time a unit's sequence runs
+ * out. Waits (exhausted sequence, small rewind) go through clock.sleep_ns.
+ * A thread whose clock reading is older than a unit another thread has
+ * already moved to simply continues in that unit: the state never goes
+ * back.
  *
  * Left out on purpose: borrowing future time units when the sequence runs
  * out (Sonyflake and Baidu's CachedUidGenerator do) - an ID would then
@@ -27,11 +32,17 @@
 #include "sf_layout.h"
 
 #include <assert.h>
+#include <stdatomic.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#define STATE_NONE UINT64_MAX
+
+/* The shared part: in the generator, or in the state file. */
+struct idm_sf_states {
+    _Alignas(64) _Atomic uint64_t state; /* (tick << seq_bits | seq) + 1; 0 = none */
+    _Atomic int64_t last_ms;
+};
 
 struct idm_snowflake {
     struct idm_env env;
@@ -46,11 +57,10 @@ struct idm_snowflake {
     int64_t max_rewind_ms;
     unsigned seq_bits, time_shift, seq_shift;
     bool seq_random;
-
-    pthread_mutex_t lock; /* guards everything below */
-    int64_t last_ms;
-    uint64_t state;
-    struct idm_pool pool;
+    struct idm_randsrc rand;
+    struct idm_state_map map; /* host-wide only */
+    struct idm_sf_states *st; /* -> own or into map */
+    struct idm_sf_states own;
 };
 
 void idm_snowflake_config_init(idm_snowflake_config *cfg)
@@ -125,22 +135,52 @@ int idm_snowflake_new(idm_snowflake **out, const idm_snowflake_config *cfg, idm_
     g->max_rewind_ms = cfg->max_rewind_ms;
     g->seq_random = cfg->seq_start == IDM_SF_SEQ_START_RANDOM;
 
+    g->st = &g->own;
+    rc = idm__randsrc_init(&g->rand, &env, false, err);
+    if (rc != IDM_OK) {
+        idm__env_free(&env, g);
+        return rc;
+    }
+    if (cfg->gen.state_path != NULL) {
+        struct idm_state_header want = {0};
+        want.version = IDM_STATE_VERSION;
+        want.kind = IDM_STATE_KIND_SNOWFLAKE;
+        want.node = cfg->node;
+        want.size = sizeof want + sizeof(struct idm_sf_states);
+        /* The canonical spec, not the preset name: a preset and the spec it
+         * stands for lay IDs out alike and may share a file. */
+        idm_sf_layout unnamed = *l;
+        unnamed.name[0] = '\0';
+        rc = idm_sf_layout_format(&unnamed, want.layout, sizeof want.layout);
+        if (rc == IDM_OK)
+            rc = idm__state_open(cfg->gen.state_path, &want, &g->map, err);
+        if (rc != IDM_OK) {
+            idm__randsrc_destroy(&g->rand);
+            idm__env_free(&env, g);
+            return rc;
+        }
+        g->st = (struct idm_sf_states *)((char *)g->map.base + sizeof want);
+    }
+
     /* resume_unix_ms: the clock must not read earlier than it (beyond the
      * tolerance), and its own unit counts as used up to the last sequence
-     * number, so the first ID falls in a later unit. */
-    g->last_ms = cfg->resume_unix_ms;
-    g->state = STATE_NONE;
-    if (cfg->resume_unix_ms > 0 && cfg->resume_unix_ms >= l->epoch_ms) {
-        uint64_t tick =
-            ((uint64_t)cfg->resume_unix_ms - (uint64_t)l->epoch_ms) / (uint64_t)l->unit_ms;
-        if (tick > g->max_tick)
-            tick = g->max_tick;
-        g->state = tick << g->seq_bits | g->seq_max;
-    }
-    idm__pool_init(&g->pool);
-    if (pthread_mutex_init(&g->lock, NULL) != 0) {
-        idm__env_free(&env, g);
-        return idm__fail(err, IDM_ENOMEM, 0, "cannot create the generator's mutex");
+     * number, so the first ID falls in a later unit. Both only move the
+     * shared state forward. */
+    if (cfg->resume_unix_ms > 0) {
+        int64_t seen = atomic_load(&g->st->last_ms);
+        while (seen < cfg->resume_unix_ms &&
+               !atomic_compare_exchange_weak(&g->st->last_ms, &seen, cfg->resume_unix_ms))
+            ;
+        if (cfg->resume_unix_ms >= l->epoch_ms) {
+            uint64_t tick =
+                ((uint64_t)cfg->resume_unix_ms - (uint64_t)l->epoch_ms) / (uint64_t)l->unit_ms;
+            if (tick > g->max_tick)
+                tick = g->max_tick;
+            uint64_t want_state = (tick << g->seq_bits | g->seq_max) + 1;
+            uint64_t cur = atomic_load(&g->st->state);
+            while (cur < want_state && !atomic_compare_exchange_weak(&g->st->state, &cur, want_state))
+                ;
+        }
     }
     /* idm__env_init registered the fork handler, so a fork from now on
      * changes the generation. */
@@ -154,8 +194,8 @@ void idm_snowflake_free(idm_snowflake *g)
     if (g == NULL)
         return;
     struct idm_env env = g->env;
-    idm__pool_discard(&g->pool);
-    pthread_mutex_destroy(&g->lock);
+    idm__randsrc_destroy(&g->rand);
+    idm__state_close(&g->map);
     idm__env_free(&env, g);
 }
 
@@ -168,10 +208,7 @@ int64_t idm_snowflake_high_water_ms(idm_snowflake *g)
 {
     if (g == NULL)
         return 0;
-    pthread_mutex_lock(&g->lock);
-    int64_t ms = g->last_ms;
-    pthread_mutex_unlock(&g->lock);
-    return ms;
+    return atomic_load(&g->st->last_ms);
 }
 
 static int64_t ms_to_ns(int64_t ms)
@@ -225,7 +262,7 @@ static int first_seq(idm_snowflake *g, uint64_t *seq, idm_error *err)
     if (!g->seq_random || g->rand_bytes == 0)
         return IDM_OK;
     uint8_t b[8] = {0};
-    int rc = idm__pool_take(&g->pool, &g->env.entropy, b, g->rand_bytes, err);
+    int rc = idm__randsrc_take(&g->rand, b, g->rand_bytes, err);
     if (rc != IDM_OK)
         return rc;
     uint64_t r = 0;
@@ -235,17 +272,39 @@ static int first_seq(idm_snowflake *g, uint64_t *seq, idm_error *err)
     return IDM_OK;
 }
 
-static int mint_locked(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, idm_error *err)
+/* Raises last_ms to now unless it is already later. */
+static void raise_last_ms(struct idm_sf_states *st, int64_t now)
+{
+    int64_t seen = atomic_load_explicit(&st->last_ms, memory_order_relaxed);
+    while (seen < now && !atomic_compare_exchange_weak_explicit(&st->last_ms, &seen, now,
+                                                                memory_order_relaxed,
+                                                                memory_order_relaxed))
+        ;
+}
+
+static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, idm_error *err)
 {
     const int64_t epoch = g->layout.epoch_ms, unit = g->layout.unit_ms;
+    struct idm_sf_states *st = g->st;
     size_t i = 0;
     int64_t now;
+    int fresh_reads = 0;
     int rc = idm__env_now_ms(&g->env, &now, err);
     while (rc == IDM_OK) {
         /* idm__env_now_ms never returns a time before 1970, and last_ms is
          * such a reading or resume_unix_ms >= 0: the difference cannot wrap. */
-        if (now < g->last_ms) {
-            int64_t back = g->last_ms - now;
+        int64_t last = atomic_load_explicit(&st->last_ms, memory_order_relaxed);
+        if (now < last) {
+            int64_t back = last - now;
+            if (back > g->max_rewind_ms && fresh_reads < 2) {
+                /* Another thread or process may have moved last_ms on while
+                 * this one was descheduled between reading the clock and
+                 * here: only a fresh reading that is still behind proves a
+                 * rewind. */
+                fresh_reads++;
+                rc = idm__env_now_ms(&g->env, &now, err);
+                continue;
+            }
             if (back > g->max_rewind_ms) {
                 rc = idm__fail(err, IDM_ECLOCK_REWIND, 0,
                                "clock moved back by %" PRId64 " ms (tolerance %" PRId64
@@ -259,35 +318,52 @@ static int mint_locked(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, 
             rc = idm__env_now_ms(&g->env, &now, err);
             continue;
         }
-        g->last_ms = now;
-        uint64_t tick = 0;
-        rc = tick_of(g, now, &tick, err);
+        raise_last_ms(st, now);
+        uint64_t now_tick = 0;
+        rc = tick_of(g, now, &now_tick, err);
         if (rc != IDM_OK)
             break;
 
-        uint64_t seq;
-        if (g->state == STATE_NONE || tick > g->state >> g->seq_bits) {
-            rc = first_seq(g, &seq, err);
-            if (rc != IDM_OK)
+        /* Reserve up to n - i sequence numbers of one unit. */
+        bool have_first = false, exhausted = false;
+        uint64_t first = 0, tick = 0, start = 0, end = 0;
+        uint64_t old = atomic_load_explicit(&st->state, memory_order_relaxed);
+        for (;;) {
+            if (old == 0 || (old - 1) >> g->seq_bits < now_tick) {
+                if (!have_first) {
+                    rc = first_seq(g, &first, err);
+                    if (rc != IDM_OK)
+                        break;
+                    have_first = true;
+                }
+                tick = now_tick;
+                start = tick << g->seq_bits | first;
+            } else {
+                /* The same unit, or a later one another thread (or process)
+                 * has already moved to: continue after its last ID. */
+                tick = (old - 1) >> g->seq_bits;
+                start = old; /* (old - 1) + 1 */
+                if ((start & g->seq_max) == 0) {
+                    exhausted = true; /* that unit's sequence is used up */
+                    break;
+                }
+            }
+            uint64_t avail = g->seq_max - (start & g->seq_max) + 1;
+            uint64_t take = n - i < avail ? n - i : avail;
+            end = start + take - 1;
+            if (atomic_compare_exchange_weak_explicit(&st->state, &old, end + 1, memory_order_relaxed,
+                                                      memory_order_relaxed))
                 break;
-        } else {
-            /* The state's tick never exceeds that of last_ms <= now; should
-             * it ever, staying in the state's tick keeps IDs increasing. */
-            assert(tick == g->state >> g->seq_bits);
-            tick = g->state >> g->seq_bits;
-            seq = (g->state & g->seq_max) + 1; /* seq_max + 1 means used up */
         }
-
-        const uint64_t base = g->node_part | tick << g->time_shift;
-        const size_t first = i;
-        while (i < n && seq <= g->seq_max) {
-            out[i++] = base | seq << g->seq_shift;
-            seq++;
-        }
-        if (i > first)
-            g->state = tick << g->seq_bits | (seq - 1);
-        if (i == n)
+        if (rc != IDM_OK)
             break;
+        if (!exhausted) {
+            const uint64_t base = g->node_part | tick << g->time_shift;
+            for (uint64_t v = start; v <= end; v++)
+                out[i++] = base | (v & g->seq_max) << g->seq_shift;
+            if (i == n)
+                break;
+        }
 
         /* This unit's sequence is used up: wait for the next unit. */
         if (tick == g->max_tick) {
@@ -303,7 +379,7 @@ static int mint_locked(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, 
          * proved representable. */
         const int64_t next_ms = epoch + (int64_t)((tick + 1) * (uint64_t)unit);
         rc = idm__env_now_ms(&g->env, &now, err);
-        if (rc == IDM_OK && now >= g->last_ms && now < next_ms) {
+        if (rc == IDM_OK && now >= atomic_load(&st->last_ms) && now < next_ms) {
             g->env.clock.sleep_ns(g->env.clock.ctx, ms_to_ns(next_ms - now));
             rc = idm__env_now_ms(&g->env, &now, err);
         }
@@ -319,19 +395,51 @@ int idm_snowflake_next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done
         *done = 0;
     if (g == NULL || (out == NULL && n > 0))
         return idm__fail(err, IDM_EINVAL, 0, "no generator or no output array");
-    /* Checked before taking the mutex, which a fork may have left locked by
-     * a thread that does not exist in the child. */
-    if (IDM_UNLIKELY(idm__fork_generation() != g->fork_gen))
+    /* A host-wide generator's state is shared with the parent on purpose; a
+     * process-local one would mint the parent's IDs again. */
+    if (IDM_UNLIKELY(idm__fork_generation() != g->fork_gen) && g->map.base == NULL)
         return idm__fail(err, IDM_EFORKED, 0,
                          "generator was inherited across fork(): parent and child would share "
                          "its node and mint duplicate IDs; create a new generator with its own "
-                         "node in the child");
+                         "node in the child, or use a host-wide state file");
     if (n == 0)
         return IDM_OK;
-    pthread_mutex_lock(&g->lock);
-    int rc = mint_locked(g, out, n, &written, err);
-    pthread_mutex_unlock(&g->lock);
+    int rc = mint(g, out, n, &written, err);
     if (done != NULL)
         *done = written;
+    return rc;
+}
+
+int idm_snowflake_next_text_n(idm_snowflake *g, char *dst, size_t cap, size_t n, uint32_t flags,
+                              size_t *len, idm_error *err)
+{
+    if (len != NULL)
+        *len = 0;
+    if (flags & ~(uint32_t)IDM_TEXT_NEWLINE)
+        return idm__fail(err, IDM_EINVAL, 0, "unknown flags 0x%x", (unsigned)flags);
+    if (g == NULL || (dst == NULL && n > 0))
+        return idm__fail(err, IDM_EINVAL, 0, "no generator or no output buffer");
+    /* Up to 20 digits per ID, and room for the NUL the decimal formatter
+     * writes after the last one. */
+    size_t stride = 20 + ((flags & IDM_TEXT_NEWLINE) ? 1 : 0);
+    if (n > 0 && (cap == 0 || n > (cap - 1) / stride))
+        return idm__fail(err, IDM_ENOSPC, 0, "%zu IDs may need %zu bytes, the buffer has %zu", n,
+                         n * stride, cap);
+    enum { CHUNK = 512 };
+    uint64_t ids[CHUNK];
+    char *p = dst;
+    int rc = IDM_OK;
+    for (size_t got = 0; got < n && rc == IDM_OK;) {
+        size_t k = n - got < CHUNK ? n - got : CHUNK, minted = 0;
+        rc = idm_snowflake_next_n(g, ids, k, &minted, err);
+        for (size_t j = 0; j < minted; j++) {
+            p += idm_sf_format_decimal(ids[j], p, 21);
+            if (flags & IDM_TEXT_NEWLINE)
+                *p++ = '\n';
+        }
+        got += minted;
+    }
+    if (len != NULL)
+        *len = (size_t)(p - dst);
     return rc;
 }

@@ -6,19 +6,16 @@
  */
 #include "testlib.h"
 
-#include "../vectors/vecfile.h"
+#include "vecfile.h"
 
 #include <idmint/idmint.h>
 
-/* idm_inspect on a copy in its own allocation of exactly len bytes, so
- * that ASan catches any read past len. */
+/* idm_inspect and idm_parse_128 on a copy of exactly len bytes
+ * (test_exact_copy), so that ASan catches any read past len. */
 static int inspect_exact(const char *text, size_t len, int kind, const idm_sf_layout *layout,
                          idm_inspection *out, idm_error *err)
 {
-    char *copy = malloc(len ? len : 1);
-    if (copy == NULL)
-        abort();
-    memcpy(copy, text, len);
+    char *copy = test_exact_copy(text, len);
     int rc = idm_inspect(copy, len, kind, layout, out, err);
     free(copy);
     return rc;
@@ -26,10 +23,7 @@ static int inspect_exact(const char *text, size_t len, int kind, const idm_sf_la
 
 static int parse_128_exact(const char *text, size_t len, idm_uuid *out, int *kind, idm_error *err)
 {
-    char *copy = malloc(len ? len : 1);
-    if (copy == NULL)
-        abort();
-    memcpy(copy, text, len);
+    char *copy = test_exact_copy(text, len);
     int rc = idm_parse_128(copy, len, out, kind, err);
     free(copy);
     return rc;

@@ -4,25 +4,18 @@
  */
 #include "testlib.h"
 
-#include "../vectors/vecfile.h"
+#include "vecfile.h"
 
 #include <idmint/idmint.h>
 
+/* The seed of this program's test data (test_rng_next). */
 static uint64_t rng_state = 0xa4093822299f31d0u;
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
 
-static int parse_exact(const char *text, size_t len, idm_ksuid *out, idm_error *err)
+/* idm_ksuid_parse on a copy of exactly len bytes (test_exact_copy); out is an
+ * idm_ksuid. A test_parse_fn. */
+static int parse_exact(const char *text, size_t len, void *out, idm_error *err)
 {
-    char *copy = malloc(len ? len : 1);
-    if (copy == NULL)
-        abort();
-    memcpy(copy, text, len);
+    char *copy = test_exact_copy(text, len);
     int rc = idm_ksuid_parse(copy, len, out, err);
     free(copy);
     return rc;
@@ -31,24 +24,8 @@ static int parse_exact(const char *text, size_t len, idm_ksuid *out, idm_error *
 static void ksuid_parse_rejects_bad_input_at_its_offset(void)
 {
     struct vec_file v;
-    if (!vec_open(&v, "ksuid.txt"))
-        TEST_FAIL_("cannot open %s", v.path);
-    int bad = 0, n;
-    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
-        if (!vec_is(&v, 0, "bad"))
-            continue;
-        if (n != 3)
-            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
-        idm_ksuid k;
-        idm_error err;
-        memset(&err, 0, sizeof err);
-        int rc = parse_exact(v.fields[1].s, v.fields[1].len, &k, &err);
-        if (rc != IDM_EPARSE || err.code != IDM_EPARSE || (long long)err.offset != vec_ll(&v, 2))
-            TEST_FAIL_("%s:%d: rc %d offset %zu: %s", v.path, v.line_no, rc, err.offset, err.msg);
-        bad++;
-    }
-    ASSERT_TRUE(n == 0);
-    vec_close(&v);
+    idm_ksuid k;
+    int bad = vec_check_bad(&v, "ksuid.txt", 1, parse_exact, &k, sizeof k);
     ASSERT_TRUE(bad >= 10);
 }
 
@@ -71,21 +48,8 @@ static void ksuid_parse_explains_the_error(void)
 static void ksuid_parse_rejects_every_bad_byte_at_every_position(void)
 {
     static const char alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    char text[27];
-    for (size_t pos = 0; pos < 27; pos++) {
-        for (int c = 0; c < 256; c++) {
-            if (c != 0 && strchr(alphabet, c) != NULL)
-                continue;
-            memcpy(text, "0ujtsYcgvSTl8PAuAdqWYSMnLOv", 27);
-            text[pos] = (char)c;
-            idm_ksuid k;
-            idm_error err;
-            memset(&err, 0, sizeof err);
-            int rc = parse_exact(text, 27, &k, &err);
-            if (rc != IDM_EPARSE || err.offset != pos)
-                TEST_FAIL_("byte 0x%02x at %zu: rc %d offset %zu", c, pos, rc, err.offset);
-        }
-    }
+    idm_ksuid k;
+    ASSERT_TRUE(test_check_bad_bytes(parse_exact, &k, "0ujtsYcgvSTl8PAuAdqWYSMnLOv", 27, alphabet));
 }
 
 static void ksuid_format_needs_room_for_the_nul(void)
@@ -100,37 +64,31 @@ static void ksuid_format_needs_room_for_the_nul(void)
     ASSERT_EQ_STR(buf, "aWgEPTl1tmebfsQzFP4bxwgy80V");
 }
 
+/* ok INPUT RAW TIMESTAMP UNIX_MS TIME (ksuid.txt) */
+static void check_published_example(const struct vec_file *v)
+{
+    idm_ksuid k;
+    idm_error err;
+    unsigned char raw[20];
+    if (parse_exact(v->fields[1].s, v->fields[1].len, &k, &err) != IDM_OK)
+        TEST_FAIL_("%s", err.msg);
+    ASSERT_TRUE(vec_hex(v, 2, raw, sizeof raw));
+    ASSERT_EQ_MEM(k.bytes, raw, 20);
+    uint32_t seconds =
+        (uint32_t)raw[0] << 24 | (uint32_t)raw[1] << 16 | (uint32_t)raw[2] << 8 | raw[3];
+    ASSERT_EQ_INT(seconds, vec_ll(v, 3));
+    ASSERT_EQ_INT(idm_ksuid_unix_ms(&k), vec_ll(v, 4));
+    char t[IDM_RFC3339_CAP], text[IDM_KSUID_STRLEN + 1];
+    ASSERT_OK(idm_time_format(idm_ksuid_unix_ms(&k), t, sizeof t), (idm_error *)NULL);
+    ASSERT_EQ_STR(t, v->fields[5].s);
+    ASSERT_OK(idm_ksuid_format(&k, text, sizeof text), (idm_error *)NULL);
+    ASSERT_EQ_STR(text, v->fields[1].s);
+}
+
 static void ksuid_matches_published_examples(void)
 {
     struct vec_file v;
-    if (!vec_open(&v, "ksuid.txt"))
-        TEST_FAIL_("cannot open %s", v.path);
-    int ok = 0, n;
-    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
-        if (vec_is(&v, 0, "bad"))
-            continue;
-        if (!vec_is(&v, 0, "ok") || n != 6)
-            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
-        idm_ksuid k;
-        idm_error err;
-        unsigned char raw[20];
-        if (parse_exact(v.fields[1].s, v.fields[1].len, &k, &err) != IDM_OK)
-            TEST_FAIL_("%s:%d: %s", v.path, v.line_no, err.msg);
-        ASSERT_TRUE(vec_hex(&v, 2, raw, sizeof raw));
-        ASSERT_EQ_MEM(k.bytes, raw, 20);
-        uint32_t seconds =
-            (uint32_t)raw[0] << 24 | (uint32_t)raw[1] << 16 | (uint32_t)raw[2] << 8 | raw[3];
-        ASSERT_EQ_INT(seconds, vec_ll(&v, 3));
-        ASSERT_EQ_INT(idm_ksuid_unix_ms(&k), vec_ll(&v, 4));
-        char t[IDM_RFC3339_CAP], text[IDM_KSUID_STRLEN + 1];
-        ASSERT_OK(idm_time_format(idm_ksuid_unix_ms(&k), t, sizeof t), (idm_error *)NULL);
-        ASSERT_EQ_STR(t, v.fields[5].s);
-        ASSERT_OK(idm_ksuid_format(&k, text, sizeof text), (idm_error *)NULL);
-        ASSERT_EQ_STR(text, v.fields[1].s);
-        ok++;
-    }
-    ASSERT_TRUE(n == 0);
-    vec_close(&v);
+    int ok = vec_each(&v, "ksuid.txt", "ok", 6, "bad", check_published_example);
     ASSERT_TRUE(ok >= 9);
 }
 
@@ -142,9 +100,10 @@ static void ksuid_roundtrips_and_sorts_like_its_bytes(void)
         idm_ksuid k, back;
         idm_error err;
         for (int j = 0; j < 20; j++)
-            k.bytes[j] = (uint8_t)rng_next();
+            k.bytes[j] = (uint8_t)test_rng_next(&rng_state);
         if (i % 5 == 0)
-            memset(k.bytes, i % 10 == 0 ? 0x00 : 0xff, 4 + (size_t)(rng_next() % 17));
+            memset(k.bytes, i % 10 == 0 ? 0x00 : 0xff,
+                   4 + (size_t)(test_rng_next(&rng_state) % 17));
         char text[IDM_KSUID_STRLEN + 1];
         ASSERT_OK(idm_ksuid_format(&k, text, sizeof text), &err);
         ASSERT_EQ_INT(strlen(text), IDM_KSUID_STRLEN);

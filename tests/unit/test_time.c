@@ -5,7 +5,7 @@
  */
 #include "testlib.h"
 
-#include "../vectors/vecfile.h"
+#include "vecfile.h"
 
 #include <idmint/idmint.h>
 
@@ -15,21 +15,14 @@
 #define TIME_MIN_MS (-31619087596800000LL) /* -999999-01-01T00:00:00.000Z */
 #define TIME_MAX_MS 31494784780799999LL    /* +999999-12-31T23:59:59.999Z */
 
+/* The seed of this program's test data (test_rng_next). */
 static uint64_t rng_state = 0x452821e638d01377u;
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
 
-static int parse_exact(const char *text, size_t len, int64_t *out, idm_error *err)
+/* idm_time_parse on a copy of exactly len bytes (test_exact_copy); out is an
+ * int64_t. A test_parse_fn. */
+static int parse_exact(const char *text, size_t len, void *out, idm_error *err)
 {
-    char *copy = malloc(len ? len : 1);
-    if (copy == NULL)
-        abort();
-    memcpy(copy, text, len);
+    char *copy = test_exact_copy(text, len);
     int rc = idm_time_parse(copy, len, out, err);
     free(copy);
     return rc;
@@ -40,25 +33,8 @@ static int parse_exact(const char *text, size_t len, int64_t *out, idm_error *er
 static void time_parse_rejects_bad_input_at_its_offset(void)
 {
     struct vec_file v;
-    if (!vec_open(&v, "time.txt"))
-        TEST_FAIL_("cannot open %s", v.path);
-    int bad = 0, n;
-    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
-        if (!vec_is(&v, 0, "bad"))
-            continue;
-        if (n != 3)
-            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
-        int64_t ms = 12345;
-        idm_error err;
-        memset(&err, 0, sizeof err);
-        int rc = parse_exact(v.fields[1].s, v.fields[1].len, &ms, &err);
-        if (rc != IDM_EPARSE || err.code != IDM_EPARSE || (long long)err.offset != vec_ll(&v, 2))
-            TEST_FAIL_("%s:%d: rc %d offset %zu: %s", v.path, v.line_no, rc, err.offset, err.msg);
-        ASSERT_EQ_INT(ms, 12345);
-        bad++;
-    }
-    ASSERT_TRUE(n == 0);
-    vec_close(&v);
+    int64_t ms; /* vec_check_bad checks that a failed parse leaves it alone */
+    int bad = vec_check_bad(&v, "time.txt", 1, parse_exact, &ms, sizeof ms);
     ASSERT_TRUE(bad >= 25);
 }
 
@@ -155,7 +131,7 @@ static void time_agrees_with_gmtime_r_for_years_1_to_9999(void)
     const int64_t lo = -62135596800000LL; /* 0001-01-01 */
     const int64_t hi = 253402300799999LL; /* 9999-12-31T23:59:59.999 */
     for (int i = 0; i < 200000; i++) {
-        int64_t ms = lo + (int64_t)(rng_next() % (uint64_t)(hi - lo + 1));
+        int64_t ms = lo + (int64_t)(test_rng_next(&rng_state) % (uint64_t)(hi - lo + 1));
         time_t secs = (time_t)(ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000));
         struct tm tm;
         if (gmtime_r(&secs, &tm) == NULL)
@@ -174,10 +150,10 @@ static void time_roundtrips_across_the_whole_range(void)
 {
     idm_error err;
     for (int i = 0; i < 200000; i++) {
-        int64_t ms =
-            TIME_MIN_MS + (int64_t)(rng_next() % (uint64_t)(TIME_MAX_MS - TIME_MIN_MS + 1));
+        int64_t ms = TIME_MIN_MS + (int64_t)(test_rng_next(&rng_state) %
+                                             (uint64_t)(TIME_MAX_MS - TIME_MIN_MS + 1));
         if (i < 2000)
-            ms = (int64_t)(rng_next() % 4000000) - 2000000; /* around the epoch */
+            ms = (int64_t)(test_rng_next(&rng_state) % 4000000) - 2000000; /* around the epoch */
         char buf[IDM_RFC3339_CAP];
         ASSERT_OK(idm_time_format(ms, buf, sizeof buf), (idm_error *)NULL);
         int64_t back;

@@ -5,7 +5,7 @@
  */
 #include "testlib.h"
 
-#include "../vectors/vecfile.h"
+#include "vecfile.h"
 
 #include "internal.h"
 
@@ -185,46 +185,41 @@ static void token_equal_compares_every_byte(void)
 
 /* ---- traceparent ------------------------------------------------------------- */
 
+/* idm_traceparent_parse on a copy of exactly len bytes (test_exact_copy);
+ * out is an idm_traceparent. A test_parse_fn. */
+static int traceparent_parse_exact(const char *text, size_t len, void *out, idm_error *err)
+{
+    char *copy = test_exact_copy(text, len);
+    int rc = idm_traceparent_parse(copy, len, out, err);
+    free(copy);
+    return rc;
+}
+
+/* ok TEXT TRACE_ID PARENT_ID FLAGS (traceparent.txt) */
+static void check_good_value(const struct vec_file *v)
+{
+    idm_traceparent tp;
+    idm_error err;
+    unsigned char trace[16], parent[8], flags;
+    memset(&err, 0, sizeof err);
+    if (traceparent_parse_exact(v->fields[1].s, v->fields[1].len, &tp, &err) != IDM_OK)
+        TEST_FAIL_("%s", err.msg);
+    ASSERT_TRUE(vec_hex(v, 2, trace, 16) && vec_hex(v, 3, parent, 8) && vec_hex(v, 4, &flags, 1));
+    ASSERT_EQ_INT(tp.version, 0);
+    ASSERT_EQ_MEM(tp.trace_id, trace, 16);
+    ASSERT_EQ_MEM(tp.parent_id, parent, 8);
+    ASSERT_EQ_INT(tp.flags, flags);
+}
+
 static void traceparent_parse_rejects_bad_values_at_their_offset(void)
 {
     struct vec_file v;
-    if (!vec_open(&v, "traceparent.txt"))
-        TEST_FAIL_("cannot open %s", v.path);
-    int bad = 0, ok = 0, n;
-    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
-        idm_traceparent tp;
-        idm_error err;
-        memset(&err, 0, sizeof err);
-        /* A copy of exactly len bytes, so that ASan catches over-reads. */
-        char *copy = malloc(v.fields[1].len ? v.fields[1].len : 1);
-        if (copy == NULL)
-            abort();
-        memcpy(copy, v.fields[1].s, v.fields[1].len);
-        int rc = idm_traceparent_parse(copy, v.fields[1].len, &tp, &err);
-        free(copy);
-        if (vec_is(&v, 0, "bad")) {
-            if (rc != IDM_EPARSE || (long long)err.offset != vec_ll(&v, 2))
-                TEST_FAIL_("%s:%d: rc %d offset %zu: %s", v.path, v.line_no, rc, err.offset,
-                           err.msg);
-            bad++;
-        } else if (vec_is(&v, 0, "ok") && n == 5) {
-            unsigned char trace[16], parent[8], flags;
-            if (rc != IDM_OK)
-                TEST_FAIL_("%s:%d: %s", v.path, v.line_no, err.msg);
-            ASSERT_TRUE(vec_hex(&v, 2, trace, 16) && vec_hex(&v, 3, parent, 8) &&
-                        vec_hex(&v, 4, &flags, 1));
-            ASSERT_EQ_INT(tp.version, 0);
-            ASSERT_EQ_MEM(tp.trace_id, trace, 16);
-            ASSERT_EQ_MEM(tp.parent_id, parent, 8);
-            ASSERT_EQ_INT(tp.flags, flags);
-            ok++;
-        } else {
-            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
-        }
-    }
-    ASSERT_TRUE(n == 0);
-    vec_close(&v);
-    ASSERT_TRUE(bad >= 10 && ok >= 4);
+    idm_traceparent tp;
+    int bad = vec_check_bad(&v, "traceparent.txt", 1, traceparent_parse_exact, &tp, sizeof tp);
+    ASSERT_TRUE(bad >= 10);
+    /* And accepts the good ones. */
+    int ok = vec_each(&v, "traceparent.txt", "ok", 5, "bad", check_good_value);
+    ASSERT_TRUE(ok >= 4);
 }
 
 static void traceparent_next_needs_room(void)

@@ -5,27 +5,20 @@
  */
 #include "testlib.h"
 
-#include "../vectors/vecfile.h"
+#include "vecfile.h"
 
 #include <idmint/idmint.h>
 
 #include <stdbool.h>
 
+/* The seed of this program's test data (test_rng_next). */
 static uint64_t rng_state = 0x082efa98ec4e6c89u;
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
 
-static int parse_exact(const char *text, size_t len, idm_typeid *out, idm_error *err)
+/* idm_typeid_parse on a copy of exactly len bytes (test_exact_copy); out is an
+ * idm_typeid. A test_parse_fn. */
+static int parse_exact(const char *text, size_t len, void *out, idm_error *err)
 {
-    char *copy = malloc(len ? len : 1);
-    if (copy == NULL)
-        abort();
-    memcpy(copy, text, len);
+    char *copy = test_exact_copy(text, len);
     int rc = idm_typeid_parse(copy, len, out, err);
     free(copy);
     return rc;
@@ -41,25 +34,12 @@ static int uuid_from_text(const char *text, idm_uuid *out)
 
 static void typeid_parse_rejects_spec_invalid_cases(void)
 {
+    /* Records: bad NAME TYPEID OFFSET, and nothing but bad records. */
     struct vec_file v;
-    if (!vec_open(&v, "typeid_invalid.txt"))
-        TEST_FAIL_("cannot open %s", v.path);
-    int bad = 0, n;
-    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
-        if (!vec_is(&v, 0, "bad") || n != 4)
-            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
-        idm_typeid t;
-        idm_error err;
-        memset(&err, 0, sizeof err);
-        int rc = parse_exact(v.fields[2].s, v.fields[2].len, &t, &err);
-        if (rc != IDM_EPARSE || err.code != IDM_EPARSE || (long long)err.offset != vec_ll(&v, 3))
-            TEST_FAIL_("%s:%d (%s): rc %d offset %zu: %s", v.path, v.line_no, v.fields[1].s, rc,
-                       err.offset, err.msg);
-        bad++;
-    }
-    ASSERT_TRUE(n == 0);
-    vec_close(&v);
+    idm_typeid t;
+    int bad = vec_check_bad(&v, "typeid_invalid.txt", 2, parse_exact, &t, sizeof t);
     ASSERT_TRUE(bad >= 19);
+    ASSERT_EQ_INT(bad, v.records);
 }
 
 static void typeid_parse_explains_the_error(void)
@@ -149,33 +129,29 @@ static void typeid_format_rejects_bad_prefix_and_small_buffer(void)
 
 /* ---- vectors ----------------------------------------------------------------- */
 
+/* ok NAME TYPEID PREFIX UUID (typeid_valid.txt) */
+static void check_valid_case(const struct vec_file *v)
+{
+    idm_typeid t;
+    idm_error err;
+    idm_uuid want;
+    if (parse_exact(v->fields[2].s, v->fields[2].len, &t, &err) != IDM_OK)
+        TEST_FAIL_("%s: %s", v->fields[1].s, err.msg);
+    ASSERT_EQ_STR(t.prefix, v->fields[3].s);
+    ASSERT_EQ_INT(t.prefix_len, v->fields[3].len);
+    ASSERT_OK(uuid_from_text(v->fields[4].s, &want), (idm_error *)NULL);
+    ASSERT_EQ_MEM(t.uuid.bytes, want.bytes, 16);
+
+    char text[IDM_TYPEID_STRLEN_MAX + 1];
+    ASSERT_OK(idm_typeid_format(v->fields[3].s, v->fields[3].len, &want, text, sizeof text, &err),
+              &err);
+    ASSERT_EQ_STR(text, v->fields[2].s);
+}
+
 static void typeid_matches_spec_valid_cases(void)
 {
     struct vec_file v;
-    if (!vec_open(&v, "typeid_valid.txt"))
-        TEST_FAIL_("cannot open %s", v.path);
-    int ok = 0, n;
-    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
-        if (!vec_is(&v, 0, "ok") || n != 5)
-            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
-        idm_typeid t;
-        idm_error err;
-        idm_uuid want;
-        if (parse_exact(v.fields[2].s, v.fields[2].len, &t, &err) != IDM_OK)
-            TEST_FAIL_("%s:%d (%s): %s", v.path, v.line_no, v.fields[1].s, err.msg);
-        ASSERT_EQ_STR(t.prefix, v.fields[3].s);
-        ASSERT_EQ_INT(t.prefix_len, v.fields[3].len);
-        ASSERT_OK(uuid_from_text(v.fields[4].s, &want), (idm_error *)NULL);
-        ASSERT_EQ_MEM(t.uuid.bytes, want.bytes, 16);
-
-        char text[IDM_TYPEID_STRLEN_MAX + 1];
-        ASSERT_OK(idm_typeid_format(v.fields[3].s, v.fields[3].len, &want, text, sizeof text, &err),
-                  &err);
-        ASSERT_EQ_STR(text, v.fields[2].s);
-        ok++;
-    }
-    ASSERT_TRUE(n == 0);
-    vec_close(&v);
+    int ok = vec_each(&v, "typeid_valid.txt", "ok", 5, NULL, check_valid_case);
     ASSERT_TRUE(ok >= 9);
 }
 
@@ -185,16 +161,16 @@ static void typeid_roundtrips_random_prefixes_and_uuids(void)
 {
     for (int i = 0; i < 50000; i++) {
         char prefix[IDM_TYPEID_PREFIX_MAX + 1];
-        size_t len = (size_t)(rng_next() % (IDM_TYPEID_PREFIX_MAX + 1));
+        size_t len = (size_t)(test_rng_next(&rng_state) % (IDM_TYPEID_PREFIX_MAX + 1));
         for (size_t k = 0; k < len; k++) {
             bool edge = k == 0 || k == len - 1;
-            uint64_t r = rng_next() % 27;
+            uint64_t r = test_rng_next(&rng_state) % 27;
             prefix[k] = (char)(r == 26 && !edge ? '_' : 'a' + (int)(r % 26));
         }
         prefix[len] = '\0';
         idm_uuid u;
         for (int k = 0; k < 16; k++)
-            u.bytes[k] = (uint8_t)rng_next();
+            u.bytes[k] = (uint8_t)test_rng_next(&rng_state);
 
         char text[IDM_TYPEID_STRLEN_MAX + 1];
         idm_error err;

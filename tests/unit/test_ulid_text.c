@@ -4,29 +4,20 @@
  */
 #include "testlib.h"
 
-#include "../vectors/vecfile.h"
+#include "vecfile.h"
 
 #include <idmint/idmint.h>
 
 #include <ctype.h>
 
+/* The seed of this program's test data (test_rng_next). */
 static uint64_t rng_state = 0x13198a2e03707344u;
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
 
-/* Parses a copy in its own allocation of exactly len bytes (ASan catches
- * reads past len). */
-static int parse_exact(const char *text, size_t len, idm_ulid *out, idm_error *err)
+/* idm_ulid_parse on a copy of exactly len bytes (test_exact_copy); out is an
+ * idm_ulid. A test_parse_fn. */
+static int parse_exact(const char *text, size_t len, void *out, idm_error *err)
 {
-    char *copy = malloc(len ? len : 1);
-    if (copy == NULL)
-        abort();
-    memcpy(copy, text, len);
+    char *copy = test_exact_copy(text, len);
     int rc = idm_ulid_parse(copy, len, out, err);
     free(copy);
     return rc;
@@ -35,24 +26,8 @@ static int parse_exact(const char *text, size_t len, idm_ulid *out, idm_error *e
 static void ulid_parse_rejects_bad_input_at_its_offset(void)
 {
     struct vec_file v;
-    if (!vec_open(&v, "ulid.txt"))
-        TEST_FAIL_("cannot open %s", v.path);
-    int bad = 0, n;
-    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
-        if (!vec_is(&v, 0, "bad"))
-            continue;
-        if (n != 3)
-            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
-        idm_ulid u;
-        idm_error err;
-        memset(&err, 0, sizeof err);
-        int rc = parse_exact(v.fields[1].s, v.fields[1].len, &u, &err);
-        if (rc != IDM_EPARSE || err.code != IDM_EPARSE || (long long)err.offset != vec_ll(&v, 2))
-            TEST_FAIL_("%s:%d: rc %d offset %zu: %s", v.path, v.line_no, rc, err.offset, err.msg);
-        bad++;
-    }
-    ASSERT_TRUE(n == 0);
-    vec_close(&v);
+    idm_ulid u;
+    int bad = vec_check_bad(&v, "ulid.txt", 1, parse_exact, &u, sizeof u);
     ASSERT_TRUE(bad >= 15);
 }
 
@@ -78,21 +53,8 @@ static void ulid_parse_gives_the_contract_messages(void)
 static void ulid_parse_rejects_every_bad_byte_at_every_position(void)
 {
     static const char alphabet[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZabcdefghjkmnpqrstvwxyz";
-    char text[26];
-    for (size_t pos = 0; pos < 26; pos++) {
-        for (int c = 0; c < 256; c++) {
-            if (c != 0 && strchr(alphabet, c) != NULL)
-                continue;
-            memcpy(text, "01ARZ3NDEKTSV4RRFFQ69G5FAV", 26);
-            text[pos] = (char)c;
-            idm_ulid u;
-            idm_error err;
-            memset(&err, 0, sizeof err);
-            int rc = parse_exact(text, 26, &u, &err);
-            if (rc != IDM_EPARSE || err.offset != pos)
-                TEST_FAIL_("byte 0x%02x at %zu: rc %d offset %zu", c, pos, rc, err.offset);
-        }
-    }
+    idm_ulid u;
+    ASSERT_TRUE(test_check_bad_bytes(parse_exact, &u, "01ARZ3NDEKTSV4RRFFQ69G5FAV", 26, alphabet));
 }
 
 static void ulid_format_needs_room_for_the_nul(void)
@@ -107,35 +69,29 @@ static void ulid_format_needs_room_for_the_nul(void)
     ASSERT_EQ_STR(buf, "00000000000000000000000000");
 }
 
+/* ok INPUT CANONICAL UNIX_MS TIME UUID (ulid.txt) */
+static void check_spec_vector(const struct vec_file *v)
+{
+    idm_ulid u;
+    idm_error err;
+    if (parse_exact(v->fields[1].s, v->fields[1].len, &u, &err) != IDM_OK)
+        TEST_FAIL_("%s", err.msg);
+    char text[IDM_ULID_STRLEN + 1], t[IDM_RFC3339_CAP], uuid[IDM_UUID_STRLEN + 1];
+    ASSERT_OK(idm_ulid_format(&u, text, sizeof text), (idm_error *)NULL);
+    ASSERT_EQ_STR(text, v->fields[2].s);
+    ASSERT_EQ_INT(idm_ulid_unix_ms(&u), vec_ll(v, 3));
+    ASSERT_OK(idm_time_format(idm_ulid_unix_ms(&u), t, sizeof t), (idm_error *)NULL);
+    ASSERT_EQ_STR(t, v->fields[4].s);
+    idm_uuid as_uuid;
+    memcpy(as_uuid.bytes, u.bytes, 16);
+    ASSERT_OK(idm_uuid_format(&as_uuid, uuid, sizeof uuid), (idm_error *)NULL);
+    ASSERT_EQ_STR(uuid, v->fields[5].s);
+}
+
 static void ulid_matches_spec_vectors(void)
 {
     struct vec_file v;
-    if (!vec_open(&v, "ulid.txt"))
-        TEST_FAIL_("cannot open %s", v.path);
-    int ok = 0, n;
-    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
-        if (vec_is(&v, 0, "bad"))
-            continue;
-        if (!vec_is(&v, 0, "ok") || n != 6)
-            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
-        idm_ulid u;
-        idm_error err;
-        if (parse_exact(v.fields[1].s, v.fields[1].len, &u, &err) != IDM_OK)
-            TEST_FAIL_("%s:%d: %s", v.path, v.line_no, err.msg);
-        char text[IDM_ULID_STRLEN + 1], t[IDM_RFC3339_CAP], uuid[IDM_UUID_STRLEN + 1];
-        ASSERT_OK(idm_ulid_format(&u, text, sizeof text), (idm_error *)NULL);
-        ASSERT_EQ_STR(text, v.fields[2].s);
-        ASSERT_EQ_INT(idm_ulid_unix_ms(&u), vec_ll(&v, 3));
-        ASSERT_OK(idm_time_format(idm_ulid_unix_ms(&u), t, sizeof t), (idm_error *)NULL);
-        ASSERT_EQ_STR(t, v.fields[4].s);
-        idm_uuid as_uuid;
-        memcpy(as_uuid.bytes, u.bytes, 16);
-        ASSERT_OK(idm_uuid_format(&as_uuid, uuid, sizeof uuid), (idm_error *)NULL);
-        ASSERT_EQ_STR(uuid, v.fields[5].s);
-        ok++;
-    }
-    ASSERT_TRUE(n == 0);
-    vec_close(&v);
+    int ok = vec_each(&v, "ulid.txt", "ok", 6, "bad", check_spec_vector);
     ASSERT_TRUE(ok >= 8);
 }
 
@@ -147,7 +103,7 @@ static void ulid_roundtrips_and_sorts_like_its_bytes(void)
         idm_ulid u, back;
         idm_error err;
         for (int k = 0; k < 16; k++)
-            u.bytes[k] = (uint8_t)rng_next();
+            u.bytes[k] = (uint8_t)test_rng_next(&rng_state);
         if (i % 7 == 0)
             memset(u.bytes + 6, 0, 10);
         char text[IDM_ULID_STRLEN + 1];

@@ -5,30 +5,21 @@
  */
 #include "testlib.h"
 
-#include "../vectors/vecfile.h"
+#include "vecfile.h"
 
 #include <idmint/idmint.h>
 
 #include <ctype.h>
 #include <stdbool.h>
 
+/* The seed of this program's test data (test_rng_next). */
 static uint64_t rng_state = 0x243f6a8885a308d3u;
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
 
-/* Parses a copy of exactly len bytes in its own allocation, so that ASan
- * catches any read past len. */
-static int parse_exact(const char *text, size_t len, idm_uuid *out, idm_error *err)
+/* idm_uuid_parse on a copy of exactly len bytes (test_exact_copy); out is an
+ * idm_uuid. A test_parse_fn. */
+static int parse_exact(const char *text, size_t len, void *out, idm_error *err)
 {
-    char *copy = malloc(len ? len : 1);
-    if (copy == NULL)
-        abort();
-    memcpy(copy, text, len);
+    char *copy = test_exact_copy(text, len);
     int rc = idm_uuid_parse(copy, len, out, err);
     free(copy);
     return rc;
@@ -61,25 +52,8 @@ static void lower(char *s)
 static void uuid_parse_rejects_bad_forms_at_their_offset(void)
 {
     struct vec_file v;
-    if (!vec_open(&v, "uuid_forms.txt"))
-        TEST_FAIL_("cannot open %s", v.path);
-    int bad = 0, n;
-    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
-        if (!vec_is(&v, 0, "bad"))
-            continue;
-        if (n != 3)
-            TEST_FAIL_("%s:%d: expected 3 fields", v.path, v.line_no);
-        idm_uuid u;
-        idm_error err;
-        memset(&err, 0, sizeof err);
-        int rc = parse_exact(v.fields[1].s, v.fields[1].len, &u, &err);
-        if (rc != IDM_EPARSE || err.code != IDM_EPARSE || (long long)err.offset != vec_ll(&v, 2))
-            TEST_FAIL_("%s:%d: rc %d, offset %zu (want %lld): %s", v.path, v.line_no, rc,
-                       err.offset, vec_ll(&v, 2), err.msg);
-        bad++;
-    }
-    ASSERT_TRUE(n == 0);
-    vec_close(&v);
+    idm_uuid u;
+    int bad = vec_check_bad(&v, "uuid_forms.txt", 1, parse_exact, &u, sizeof u);
     ASSERT_TRUE(bad >= 20);
 }
 
@@ -153,83 +127,70 @@ static void uuid_format_needs_room_for_the_nul(void)
 
 /* ---- vectors ----------------------------------------------------------------- */
 
+/* ok INPUT CANONICAL (uuid_forms.txt) */
+static void check_form(const struct vec_file *v)
+{
+    idm_uuid u;
+    idm_error err;
+    char text[IDM_UUID_STRLEN + 1];
+    if (parse_exact(v->fields[1].s, v->fields[1].len, &u, &err) != IDM_OK)
+        TEST_FAIL_("%s", err.msg);
+    ASSERT_OK(idm_uuid_format(&u, text, sizeof text), (idm_error *)NULL);
+    ASSERT_EQ_STR(text, v->fields[2].s);
+}
+
 static void uuid_parse_accepts_every_form(void)
 {
     struct vec_file v;
-    if (!vec_open(&v, "uuid_forms.txt"))
-        TEST_FAIL_("cannot open %s", v.path);
-    int ok = 0, n;
-    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
-        if (vec_is(&v, 0, "bad"))
-            continue;
-        if (!vec_is(&v, 0, "ok") || n != 3)
-            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
-        idm_uuid u;
-        idm_error err;
-        char text[IDM_UUID_STRLEN + 1];
-        int rc = parse_exact(v.fields[1].s, v.fields[1].len, &u, &err);
-        if (rc != IDM_OK)
-            TEST_FAIL_("%s:%d: %s", v.path, v.line_no, err.msg);
-        ASSERT_OK(idm_uuid_format(&u, text, sizeof text), (idm_error *)NULL);
-        ASSERT_EQ_STR(text, v.fields[2].s);
-        ok++;
-    }
-    ASSERT_TRUE(n == 0);
-    vec_close(&v);
+    int ok = vec_each(&v, "uuid_forms.txt", "ok", 3, "bad", check_form);
     ASSERT_TRUE(ok >= 10);
+}
+
+/* uuid TEXT VERSION VARIANT UNIX_MS TIME CLOCK_SEQ NODE (uuid_rfc9562.txt) */
+static void check_rfc9562_vector(const struct vec_file *v)
+{
+    idm_uuid u;
+    idm_error err;
+    if (parse_exact(v->fields[1].s, v->fields[1].len, &u, &err) != IDM_OK)
+        TEST_FAIL_("%s", err.msg);
+
+    char text[IDM_UUID_STRLEN + 1], want[IDM_UUID_STRLEN + 1];
+    ASSERT_OK(idm_uuid_format(&u, text, sizeof text), (idm_error *)NULL);
+    snprintf(want, sizeof want, "%s", v->fields[1].s);
+    lower(want);
+    ASSERT_EQ_STR(text, want);
+
+    idm_uuid_fields f;
+    memset(&f, 0x5a, sizeof f);
+    idm_uuid_decode(&u, &f);
+    ASSERT_EQ_INT(f.version, vec_ll(v, 2));
+    ASSERT_EQ_INT(idm_uuid_version(&u), vec_ll(v, 2));
+    ASSERT_EQ_STR(variant_name(f.variant), v->fields[3].s);
+    ASSERT_EQ_STR(variant_name(idm_uuid_variant(&u)), v->fields[3].s);
+    if (vec_is(v, 4, "-")) {
+        ASSERT_EQ_INT(f.has_time, 0);
+    } else {
+        char t[IDM_RFC3339_CAP];
+        ASSERT_EQ_INT(f.has_time, 1);
+        ASSERT_EQ_INT(f.unix_ms, vec_ll(v, 4));
+        ASSERT_OK(idm_time_format(f.unix_ms, t, sizeof t), (idm_error *)NULL);
+        ASSERT_EQ_STR(t, v->fields[5].s);
+    }
+    if (vec_is(v, 6, "-")) {
+        ASSERT_EQ_INT(f.has_node, 0);
+    } else {
+        char node[13];
+        ASSERT_EQ_INT(f.has_node, 1);
+        ASSERT_EQ_INT(f.clock_seq, vec_ll(v, 6));
+        snprintf(node, sizeof node, "%012llx", (unsigned long long)f.node);
+        ASSERT_EQ_STR(node, v->fields[7].s);
+    }
 }
 
 static void uuid_decode_matches_rfc9562_vectors(void)
 {
     struct vec_file v;
-    if (!vec_open(&v, "uuid_rfc9562.txt"))
-        TEST_FAIL_("cannot open %s", v.path);
-    int count = 0, n;
-    for (n = vec_next(&v); n > 0; n = vec_next(&v)) {
-        if (!vec_is(&v, 0, "uuid") || n != 8)
-            TEST_FAIL_("%s:%d: malformed record", v.path, v.line_no);
-        idm_uuid u;
-        idm_error err;
-        if (parse_exact(v.fields[1].s, v.fields[1].len, &u, &err) != IDM_OK)
-            TEST_FAIL_("%s:%d: %s", v.path, v.line_no, err.msg);
-
-        char text[IDM_UUID_STRLEN + 1], want[IDM_UUID_STRLEN + 1];
-        ASSERT_OK(idm_uuid_format(&u, text, sizeof text), (idm_error *)NULL);
-        snprintf(want, sizeof want, "%s", v.fields[1].s);
-        lower(want);
-        ASSERT_EQ_STR(text, want);
-
-        idm_uuid_fields f;
-        memset(&f, 0x5a, sizeof f);
-        idm_uuid_decode(&u, &f);
-        ASSERT_EQ_INT(f.version, vec_ll(&v, 2));
-        ASSERT_EQ_INT(idm_uuid_version(&u), vec_ll(&v, 2));
-        ASSERT_EQ_STR(variant_name(f.variant), v.fields[3].s);
-        ASSERT_EQ_STR(variant_name(idm_uuid_variant(&u)), v.fields[3].s);
-        if (vec_is(&v, 4, "-")) {
-            ASSERT_EQ_INT(f.has_time, 0);
-        } else {
-            char t[IDM_RFC3339_CAP];
-            ASSERT_EQ_INT(f.has_time, 1);
-            if (f.unix_ms != vec_ll(&v, 4))
-                TEST_FAIL_("%s:%d: unix_ms %lld != %lld", v.path, v.line_no, (long long)f.unix_ms,
-                           vec_ll(&v, 4));
-            ASSERT_OK(idm_time_format(f.unix_ms, t, sizeof t), (idm_error *)NULL);
-            ASSERT_EQ_STR(t, v.fields[5].s);
-        }
-        if (vec_is(&v, 6, "-")) {
-            ASSERT_EQ_INT(f.has_node, 0);
-        } else {
-            char node[13];
-            ASSERT_EQ_INT(f.has_node, 1);
-            ASSERT_EQ_INT(f.clock_seq, vec_ll(&v, 6));
-            snprintf(node, sizeof node, "%012llx", (unsigned long long)f.node);
-            ASSERT_EQ_STR(node, v.fields[7].s);
-        }
-        count++;
-    }
-    ASSERT_TRUE(n == 0);
-    vec_close(&v);
+    int count = vec_each(&v, "uuid_rfc9562.txt", "uuid", 8, NULL, check_rfc9562_vector);
     ASSERT_TRUE(count >= 20);
 }
 
@@ -257,7 +218,7 @@ static void uuid_roundtrips_random_values_in_every_form(void)
         idm_uuid u, back;
         idm_error err;
         for (int k = 0; k < 16; k++)
-            u.bytes[k] = (uint8_t)rng_next();
+            u.bytes[k] = (uint8_t)test_rng_next(&rng_state);
         char canon[IDM_UUID_STRLEN + 1];
         ASSERT_OK(idm_uuid_format(&u, canon, sizeof canon), &err);
 
@@ -275,7 +236,7 @@ static void uuid_roundtrips_random_values_in_every_form(void)
         for (int f = 0; f < 5; f++) {
             int len =
                 snprintf(form, sizeof form, "%s%s%s", opens[f], f < 3 ? canon : hex, closes[f]);
-            if (rng_next() & 1) {
+            if (test_rng_next(&rng_state) & 1) {
                 for (int k = 0; k < len; k++)
                     form[k] = (char)toupper((unsigned char)form[k]);
             }
@@ -293,7 +254,7 @@ static void uuid_decode_v7_and_v1_time_properties(void)
     for (int i = 0; i < 10000; i++) {
         idm_uuid u;
         for (int k = 0; k < 16; k++)
-            u.bytes[k] = (uint8_t)rng_next();
+            u.bytes[k] = (uint8_t)test_rng_next(&rng_state);
         u.bytes[6] = (uint8_t)(0x70 | (u.bytes[6] & 0x0f));
         u.bytes[8] = (uint8_t)(0x80 | (u.bytes[8] & 0x3f));
         uint64_t ms = 0;
@@ -307,7 +268,7 @@ static void uuid_decode_v7_and_v1_time_properties(void)
 
         /* v1 and v6 hold the same 60 bits in different orders and must
          * agree; the time floors, so it never exceeds the exact value. */
-        uint64_t ticks = rng_next() >> 4;
+        uint64_t ticks = test_rng_next(&rng_state) >> 4;
         idm_uuid v1, v6;
         memset(&v1, 0, sizeof v1);
         v1.bytes[0] = (uint8_t)(ticks >> 24);

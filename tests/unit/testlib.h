@@ -6,7 +6,9 @@
  *   static const struct test_case tests[] = { TEST(test_ulid_roundtrip), {0} };
  *   int main(int argc, char **argv) { return test_main(argc, argv, tests); }
  *
- * argv[1], when given, is the vectors directory (test_vectors_dir()).
+ * argv[1], when given, is the vectors directory (test_vectors_dir()), which
+ * vecfile.h reads. test_rng_next and test_exact_copy supply test data;
+ * test_check_bad_bytes is a parser check that several formats share.
  * A single test can be run by name: prog VECTORS_DIR test_name.
  */
 #ifndef IDM_TESTLIB_H
@@ -22,7 +24,10 @@ struct test_case {
     const char *name;
     void (*fn)(void);
 };
-#define TEST(fn) {#fn, fn}
+#define TEST(fn)                                                                                   \
+    {                                                                                              \
+#fn, fn                                                                                    \
+    }
 
 static int test_failures_;
 static const char *test_current_;
@@ -33,12 +38,20 @@ static inline const char *test_vectors_dir(void)
     return test_vectors_dir_;
 }
 
-#define TEST_FAIL_(...)                                                                            \
+/* Reports a failure of the current test and goes on, for helpers that are
+ * not tests themselves (they return a value that the test then checks). */
+#define TEST_REPORT_(...)                                                                          \
     do {                                                                                           \
-        fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, test_current_);                        \
+        fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, test_current_);                         \
         fprintf(stderr, __VA_ARGS__);                                                              \
         fputc('\n', stderr);                                                                       \
         test_failures_++;                                                                          \
+    } while (0)
+
+/* Reports a failure and ends the current test. */
+#define TEST_FAIL_(...)                                                                            \
+    do {                                                                                           \
+        TEST_REPORT_(__VA_ARGS__);                                                                 \
         return;                                                                                    \
     } while (0)
 
@@ -85,9 +98,66 @@ static inline const char *test_vectors_dir(void)
             TEST_FAIL_("%s returned %d: %s", #call, rc_, e_ ? e_->msg : "");                       \
     } while (0)
 
+/* splitmix64 (Steele, Lea and Flood 2014): deterministic test data from a
+ * seed in *state, which it advances; no real randomness needed. Each test
+ * program keeps its own state and seed. */
+static inline uint64_t test_rng_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* A copy of text[0..len-1] in its own allocation of exactly len bytes (one
+ * when len is 0), so that ASan catches a parser reading past len. The
+ * caller frees it. Aborts when out of memory. */
+static inline char *test_exact_copy(const char *text, size_t len)
+{
+    char *copy = malloc(len ? len : 1);
+    if (copy == NULL)
+        abort();
+    memcpy(copy, text, len);
+    return copy;
+}
+
+/* A parser under test: parses text[0..len-1] into out (of the type the
+ * test knows) and returns an IDM_ code. */
+typedef int (*test_parse_fn)(const char *text, size_t len, void *out, idm_error *err);
+
+/* Checks that parse rejects every byte outside alphabet (and NUL) placed in
+ * turn at every position of the valid text[0..len-1], with IDM_EPARSE and
+ * err->offset at that position. Returns 1, or 0 after reporting the first
+ * failure (TEST_REPORT_). */
+static inline int test_check_bad_bytes(test_parse_fn parse, void *out, const char *valid,
+                                       size_t len, const char *alphabet)
+{
+    char *text = test_exact_copy(valid, len);
+    int ok = 1;
+    for (size_t pos = 0; pos < len && ok; pos++) {
+        for (int c = 0; c < 256 && ok; c++) {
+            if (c != 0 && strchr(alphabet, c) != NULL)
+                continue;
+            text[pos] = (char)c;
+            idm_error err;
+            memset(&err, 0, sizeof err);
+            int rc = parse(text, len, out, &err);
+            if (rc != IDM_EPARSE || err.offset != pos) {
+                TEST_REPORT_("byte 0x%02x at %zu: rc %d offset %zu", c, pos, rc, err.offset);
+                ok = 0;
+            }
+        }
+        text[pos] = valid[pos];
+    }
+    free(text);
+    return ok;
+}
+
+/* Counts failed tests, not failed assertions: a test that reports through
+ * a helper (TEST_REPORT_) and then fails a check of its own fails once. */
 static inline int test_main(int argc, char **argv, const struct test_case *tests)
 {
-    int ran = 0;
+    int ran = 0, failed = 0;
     if (argc > 1)
         test_vectors_dir_ = argv[1];
     for (const struct test_case *t = tests; t->name; t++) {
@@ -97,10 +167,12 @@ static inline int test_main(int argc, char **argv, const struct test_case *tests
         test_current_ = t->name;
         t->fn();
         ran++;
+        if (test_failures_ != before)
+            failed++;
         printf("%s %s\n", test_failures_ == before ? "ok  " : "FAIL", t->name);
     }
-    printf("%d passed, %d failed\n", ran - test_failures_, test_failures_);
-    return test_failures_ ? 1 : (ran ? 0 : 1);
+    printf("%d passed, %d failed\n", ran - failed, failed);
+    return failed ? 1 : (ran ? 0 : 1);
 }
 
 #endif

@@ -1,7 +1,6 @@
 /*
- * vecfile.h - reads the line-based vector files in this directory (format:
- * README.md here). Header-only, for the unit tests in tests/unit/, which
- * include it as "../vectors/vecfile.h".
+ * vecfile.h - reads the line-based vector files in tests/vectors/ (format:
+ * tests/vectors/README.md). Header-only, for the unit tests here.
  *
  *   struct vec_file v;
  *   if (!vec_open(&v, "ulid.txt"))
@@ -16,6 +15,8 @@
  */
 #ifndef IDM_TEST_VECFILE_H
 #define IDM_TEST_VECFILE_H
+
+#include "testlib.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,95 @@ static inline int vec_hex(const struct vec_file *v, int i, unsigned char *out, s
         out[k] = (unsigned char)(hi * 16 + lo);
     }
     return 1;
+}
+
+/* Checks every "bad" record of the vector file name: records of the form
+ * `bad ... TEXT OFFSET`, with TEXT in field text_field and nothing after
+ * OFFSET. parse, given a copy of TEXT of exactly its length
+ * (test_exact_copy), must return IDM_EPARSE, set err->code to IDM_EPARSE and
+ * err->offset to OFFSET, and leave the out_size bytes at out alone. Records
+ * of other kinds are skipped. Returns the number of bad records, or -1
+ * after reporting the first failure (TEST_REPORT_); v is left closed, with
+ * v->records counting every record. */
+static inline int vec_check_bad(struct vec_file *v, const char *name, int text_field,
+                                test_parse_fn parse, void *out, size_t out_size)
+{
+    int bad = 0, n;
+    if (!vec_open(v, name)) {
+        TEST_REPORT_("cannot open %s", v->path);
+        return -1;
+    }
+    for (n = vec_next(v); n > 0; n = vec_next(v)) {
+        if (!vec_is(v, 0, "bad"))
+            continue;
+        if (n != text_field + 2) {
+            TEST_REPORT_("%s:%d: expected %d fields", v->path, v->line_no, text_field + 2);
+            break;
+        }
+        const struct vec_field *text = &v->fields[text_field];
+        long long want = vec_ll(v, text_field + 1);
+        idm_error err;
+        memset(&err, 0, sizeof err);
+        /* A failed parse must not write its output. */
+        memset(out, 0xa5, out_size);
+        char *copy = test_exact_copy(text->s, text->len);
+        int rc = parse(copy, text->len, out, &err);
+        free(copy);
+        if (rc != IDM_EPARSE || err.code != IDM_EPARSE || (long long)err.offset != want) {
+            TEST_REPORT_("%s:%d: rc %d, offset %zu (want %lld): %s", v->path, v->line_no, rc,
+                         err.offset, want, err.msg);
+            break;
+        }
+        size_t i = 0;
+        while (i < out_size && ((const unsigned char *)out)[i] == 0xa5)
+            i++;
+        if (i < out_size) {
+            TEST_REPORT_("%s:%d: the failed parse wrote byte %zu of its output", v->path,
+                         v->line_no, i);
+            break;
+        }
+        bad++;
+    }
+    if (n < 0)
+        TEST_REPORT_("%s:%d: malformed line", v->path, v->line_no);
+    vec_close(v);
+    return n == 0 ? bad : -1;
+}
+
+/* Calls check on every record of the vector file name whose first field
+ * is kind, each of which must have n_fields fields. Records whose first
+ * field is skip (NULL: none; "bad" for the files vec_check_bad also reads)
+ * are passed over; any other record is malformed. check uses the ASSERT_
+ * macros on v; the walk ends at its first failure, naming the record.
+ * Returns the number of records checked, or -1 after reporting a failure;
+ * v is left closed. */
+static inline int vec_each(struct vec_file *v, const char *name, const char *kind, int n_fields,
+                           const char *skip, void (*check)(const struct vec_file *v))
+{
+    int count = 0, n;
+    if (!vec_open(v, name)) {
+        TEST_REPORT_("cannot open %s", v->path);
+        return -1;
+    }
+    for (n = vec_next(v); n > 0; n = vec_next(v)) {
+        if (skip != NULL && vec_is(v, 0, skip))
+            continue;
+        if (!vec_is(v, 0, kind) || n != n_fields) {
+            TEST_REPORT_("%s:%d: malformed record", v->path, v->line_no);
+            break;
+        }
+        int before = test_failures_;
+        check(v);
+        if (test_failures_ != before) {
+            TEST_REPORT_("%s:%d: this record failed", v->path, v->line_no);
+            break;
+        }
+        count++;
+    }
+    if (n < 0)
+        TEST_REPORT_("%s:%d: malformed line", v->path, v->line_no);
+    vec_close(v);
+    return n == 0 ? count : -1;
 }
 
 #endif
