@@ -1,11 +1,16 @@
 /*
  * gen.c - `idmint gen FORMAT [-n COUNT] [options]` (CONTRACT.md, "gen").
  *
- * IDs are minted in batches of GEN_BATCH through the library's _next_n
- * calls (one lock round-trip and one clock read per batch) and formatted
- * straight into the stdout buffer: reserve the longest form, let the
- * library's encoder write it and its NUL, overwrite the NUL with "\n",
- * commit. This is the path that is benchmarked; keep stdio out of it.
+ * UUIDs, ULIDs, KSUIDs and snowflakes are minted as text straight into
+ * the stdout buffer by the library's bulk text calls (one clock read and
+ * one state reservation per batch): reserve a batch's worth of room, let
+ * the library fill it, commit what it wrote. TypeIDs are minted in binary
+ * batches and formatted one by one. This is the path that is benchmarked;
+ * keep stdio out of it.
+ *
+ * Without --state the generator is unshared (the CLI mints from one
+ * thread); with --state it is host-wide, so concurrent runs with the same
+ * path share one sequence.
  */
 #include "cli.h"
 
@@ -13,6 +18,7 @@
 #include <string.h>
 
 #define GEN_BATCH 4096
+#define TEXT_CHUNK_BYTES (64 * 1024) /* room reserved per bulk text call */
 
 enum {
     FMT_UUIDV7,
@@ -36,7 +42,8 @@ enum {
     OPT_EPOCH,
     OPT_PREFIX,
     OPT_SEQ_START,
-    OPT_MAX_REWIND
+    OPT_MAX_REWIND,
+    OPT_STATE
 };
 
 /* One option per line. */
@@ -50,6 +57,7 @@ static const idmx_option gen_options[] = {
     {"prefix", 0, IDMX_REQUIRED_ARG, OPT_PREFIX},
     {"seq-start", 0, IDMX_REQUIRED_ARG, OPT_SEQ_START},
     {"max-rewind", 0, IDMX_REQUIRED_ARG, OPT_MAX_REWIND},
+    {"state", 0, IDMX_REQUIRED_ARG, OPT_STATE},
     {NULL, 0, 0, 0},
 };
 /* clang-format on */
@@ -73,6 +81,9 @@ const char cli_gen_help[] =
     "  -n, --count N        how many IDs to mint (default 1)\n"
     "      --prefix P       typeid and token prefix: [a-z_], at most 63 characters,\n"
     "                       not starting or ending with '_'\n"
+    "      --state PATH     host-wide generator: keep the sequence in the state file\n"
+    "                       PATH (e.g. /dev/shm/idmint), shared by every process\n"
+    "                       that uses it (uuidv7, ulid, ksuid, typeid, snowflake)\n"
     "  -h, --help           show this help and exit\n"
     "\n"
     "Snowflake options:\n"
@@ -99,6 +110,7 @@ typedef struct gen_opts {
     const char *prefix;
     const char *seq_start;
     const char *max_rewind;
+    const char *state;
 } gen_opts;
 
 /* Reserves room for len characters and the encoder's NUL. NULL when the
@@ -185,7 +197,40 @@ static int emit_batch(cli *c, const gen_opts *o, const gen_batch *b, size_t n, i
     return rc;
 }
 
-/* uuidv7, uuidv4, ulid, ksuid and typeid: batches through _next_n. */
+/* uuidv7, uuidv4, ulid and ksuid: the library writes the text. */
+static int gen_text(cli *c, idm_gen *g, const gen_opts *o)
+{
+    int format = o->format == FMT_UUIDV7  ? IDM_FORMAT_UUIDV7
+                 : o->format == FMT_UUIDV4 ? IDM_FORMAT_UUIDV4
+                 : o->format == FMT_ULID   ? IDM_FORMAT_ULID
+                                           : IDM_FORMAT_KSUID;
+    size_t stride = (format == IDM_FORMAT_ULID    ? IDM_ULID_STRLEN
+                     : format == IDM_FORMAT_KSUID ? IDM_KSUID_STRLEN
+                                                  : IDM_UUID_STRLEN) +
+                    1;
+    uint64_t count = o->count;
+    while (count > 0 && c->out.err == 0) {
+        size_t n = TEXT_CHUNK_BYTES / stride;
+        if (count < n) {
+            n = (size_t)count;
+        }
+        char *p = idmx_outbuf_reserve(&c->out, n * stride);
+        if (p == NULL) {
+            break;
+        }
+        size_t len = 0;
+        idm_error err = {0};
+        int rc = idm_gen_next_text_n(g, format, p, n * stride, n, IDM_TEXT_NEWLINE, &len, &err);
+        idmx_outbuf_commit(&c->out, len);
+        if (rc != IDM_OK) {
+            return mint_failed(c, format_names[o->format], rc, &err);
+        }
+        count -= n;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* typeid: UUIDv7 batches through _next_n, each formatted with its prefix. */
 static int gen_batched(cli *c, idm_gen *g, const gen_opts *o)
 {
     const char *what = format_names[o->format];
@@ -314,6 +359,7 @@ static int gen_snowflake(cli *c, const gen_opts *o)
     if (st != CLI_EXIT_OK) {
         return st;
     }
+    cfg.gen.state_path = o->state;
     idm_snowflake *g = NULL;
     idm_error err = {0};
     int rc = idm_snowflake_new(&g, &cfg, &err);
@@ -323,28 +369,21 @@ static int gen_snowflake(cli *c, const gen_opts *o)
     if (rc != IDM_OK) {
         return mint_failed(c, "snowflake", rc, &err);
     }
-    uint64_t *ids = malloc(GEN_BATCH * sizeof *ids);
-    if (ids == NULL) {
-        idm_snowflake_free(g);
-        cli_diag(c, "out of memory");
-        return CLI_EXIT_FAIL;
-    }
     uint64_t count = o->count;
     while (count > 0 && c->out.err == 0) {
-        size_t n = count < GEN_BATCH ? (size_t)count : GEN_BATCH;
-        size_t done = 0;
-        rc = idm_snowflake_next_n(g, ids, n, &done, &err);
-        if (rc == IDM_OK) {
-            done = n;
+        /* Up to 20 digits and a newline each, and the formatter's NUL. */
+        size_t n = (TEXT_CHUNK_BYTES - 1) / 21;
+        if (count < n) {
+            n = (size_t)count;
         }
-        /* The IDs minted before a failure are valid: print them first. */
-        for (size_t i = 0; i < done && i < n; i++) {
-            char *p = reserve(c, 20);
-            if (p == NULL) {
-                break;
-            }
-            commit(c, p, idm_sf_format_decimal(ids[i], p, 21));
+        char *p = idmx_outbuf_reserve(&c->out, n * 21 + 1);
+        if (p == NULL) {
+            break;
         }
+        size_t len = 0;
+        rc = idm_snowflake_next_text_n(g, p, n * 21 + 1, n, IDM_TEXT_NEWLINE, &len, &err);
+        /* The IDs minted before a failure are valid: they are printed. */
+        idmx_outbuf_commit(&c->out, len);
         if (rc != IDM_OK) {
             char name[IDM_SF_SPEC_CAP];
             cli_layout_name(&cfg.layout, name, sizeof name);
@@ -354,7 +393,6 @@ static int gen_snowflake(cli *c, const gen_opts *o)
         }
         count -= n;
     }
-    free(ids);
     idm_snowflake_free(g);
     return st;
 }
@@ -374,6 +412,10 @@ static int check_applicable(cli *c, const gen_opts *o)
         if (bad != NULL) {
             return cli_usage(c, "option '%s' applies only to snowflake, not %s", bad, name);
         }
+    }
+    if (o->state != NULL && (o->format == FMT_UUIDV4 || o->format == FMT_TOKEN ||
+                             o->format == FMT_TRACEPARENT)) {
+        return cli_usage(c, "option '--state' applies only to time-ordered formats, not %s", name);
     }
     if (o->prefix != NULL && o->format != FMT_TYPEID && o->format != FMT_TOKEN) {
         return cli_usage(c, "option '--prefix' applies only to typeid and token, not %s", name);
@@ -434,6 +476,9 @@ static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
     case OPT_MAX_REWIND:
         o->max_rewind = p->arg;
         break;
+    case OPT_STATE:
+        o->state = p->arg;
+        break;
     default:
         return cli_usage(c, "unhandled option '%s'", p->name != NULL ? p->name : "?");
     }
@@ -474,7 +519,10 @@ int cli_gen(cli *c, int argc, char **argv)
     } else {
         idm_gen *g = NULL;
         idm_error err = {0};
-        int rc = idm_gen_new(&g, NULL, &err);
+        idm_gen_config cfg = {0};
+        cfg.state_path = o.state;
+        cfg.flags = o.state == NULL ? IDM_GEN_UNSHARED : 0;
+        int rc = idm_gen_new(&g, &cfg, &err);
         if (rc != IDM_OK) {
             cli_diag(c, "cannot create a generator: %s", cli_reason(&err, rc));
             return CLI_EXIT_FAIL;
@@ -486,8 +534,11 @@ int cli_gen(cli *c, int argc, char **argv)
         case FMT_TRACEPARENT:
             st = gen_traceparent(c, g, o.count);
             break;
-        default:
+        case FMT_TYPEID:
             st = gen_batched(c, g, &o);
+            break;
+        default:
+            st = gen_text(c, g, &o);
             break;
         }
         idm_gen_free(g);
