@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <string.h>
 
 #if defined(__GNUC__)
 #define IDM_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -142,9 +143,11 @@ struct idm_pool {
 
 void idm__pool_init(struct idm_pool *pool);
 void idm__pool_discard(struct idm_pool *pool);
-/* Copies n random bytes into dst, consuming them (and wiping the consumed
- * pool bytes); refills from src as needed. */
-int idm__pool_take(struct idm_pool *pool, const idm_entropy *src, void *dst, size_t n, idm_error *err);
+/* Copies n random bytes into dst, consuming them; refills from src as
+ * needed. wipe: zero the consumed pool bytes at once (for secrets; other
+ * consumed bytes are overwritten at the next refill or wiped on discard). */
+int idm__pool_take(struct idm_pool *pool, const idm_entropy *src, void *dst, size_t n, bool wipe,
+                   idm_error *err);
 
 /* ---- randomness for generators (src/gen/randsrc.c) ---------------------
  *
@@ -163,8 +166,36 @@ struct idm_randsrc {
 
 int idm__randsrc_init(struct idm_randsrc *r, const struct idm_env *env, bool unshared, idm_error *err);
 void idm__randsrc_destroy(struct idm_randsrc *r);
-/* n random bytes into dst, any n. IDM_ENOENTROPY. */
-int idm__randsrc_take(struct idm_randsrc *r, void *dst, size_t n, idm_error *err);
+int idm__randsrc_take_slow(struct idm_randsrc *r, void *dst, size_t n, bool wipe, idm_error *err);
+
+/* The calling thread's pool (randsrc.c). */
+struct idm_thread_pool {
+    uint64_t fork_gen;
+    bool ready;
+    struct idm_pool pool;
+};
+extern _Thread_local struct idm_thread_pool idm__thread_pool;
+
+/* n random bytes into dst, any n. IDM_ENOENTROPY. The common case - the
+ * thread's pool, filled in this process, holding n bytes - is inline. */
+static inline int idm__randsrc_take(struct idm_randsrc *r, void *dst, size_t n, idm_error *err)
+{
+    struct idm_thread_pool *tp = &idm__thread_pool;
+    if (IDM_LIKELY(r->thread_pool && tp->ready && n <= IDM_ENTROPY_POOL_BYTES - tp->pool.pos &&
+                   tp->fork_gen == atomic_load_explicit(&idm__fork_generation_counter,
+                                                        memory_order_relaxed))) {
+        memcpy(dst, tp->pool.bytes + tp->pool.pos, n);
+        tp->pool.pos += n;
+        return IDM_OK;
+    }
+    return idm__randsrc_take_slow(r, dst, n, false, err);
+}
+
+/* The same for secrets: the consumed pool bytes are wiped at once. */
+static inline int idm__randsrc_take_secret(struct idm_randsrc *r, void *dst, size_t n, idm_error *err)
+{
+    return idm__randsrc_take_slow(r, dst, n, true, err);
+}
 
 /* ---- host-wide state files (src/gen/statefile.c, src/os/linux/) ---------- */
 

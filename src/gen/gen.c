@@ -83,7 +83,9 @@ int idm_gen_random(idm_gen *g, void *buf, size_t len, idm_error *err)
 {
     if (g == NULL || (buf == NULL && len > 0))
         return idm__fail(err, IDM_EINVAL, 0, "generator and buffer must not be NULL");
-    return idm__randsrc_take(&g->rand, buf, len, err);
+    /* The caller may use them as a secret (tokens do): wipe them from the
+     * pool as they are handed out. */
+    return idm__randsrc_take_secret(&g->rand, buf, len, err);
 }
 
 /* Moves a process-local 128-bit state one tick (the bits above rand_bits)

@@ -4,9 +4,11 @@
  * Every randomness source costs far more per call than per byte (a system
  * call or a fork check is about 1 us here), so generators draw a whole pool
  * at once and hand out slices. Consumed bytes are wiped at once, so a
- * memory dump does not reveal random parts of IDs already handed out
- * (tokens are secrets); unconsumed bytes are wiped when the pool is
- * discarded (after fork, or when the generator is freed).
+ * Bytes drawn for secrets (tokens) are wiped from the pool at once, so a
+ * memory dump does not reveal them; other consumed bytes are already in
+ * the IDs handed out and are simply overwritten at the next refill.
+ * Unconsumed bytes are wiped when the pool is discarded (after fork, or
+ * when the generator is freed).
  */
 #include "internal.h"
 
@@ -23,7 +25,8 @@ void idm__pool_discard(struct idm_pool *pool)
     pool->pos = IDM_ENTROPY_POOL_BYTES;
 }
 
-int idm__pool_take(struct idm_pool *pool, const idm_entropy *src, void *dst, size_t n, idm_error *err)
+int idm__pool_take(struct idm_pool *pool, const idm_entropy *src, void *dst, size_t n, bool wipe,
+                   idm_error *err)
 {
     uint8_t *out = dst;
     while (n > 0) {
@@ -36,7 +39,8 @@ int idm__pool_take(struct idm_pool *pool, const idm_entropy *src, void *dst, siz
         size_t avail = IDM_ENTROPY_POOL_BYTES - pool->pos;
         size_t chunk = n < avail ? n : avail;
         memcpy(out, pool->bytes + pool->pos, chunk);
-        memset(pool->bytes + pool->pos, 0, chunk);
+        if (wipe)
+            idm__wipe(pool->bytes + pool->pos, chunk);
         pool->pos += chunk;
         out += chunk;
         n -= chunk;

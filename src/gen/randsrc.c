@@ -17,21 +17,18 @@
  */
 #include "internal.h"
 
-static _Thread_local struct {
-    uint64_t fork_gen;
-    bool ready;
-    struct idm_pool pool;
-} thread_pool;
+_Thread_local struct idm_thread_pool idm__thread_pool;
 
-static int take_thread_pool(const idm_entropy *src, void *dst, size_t n, idm_error *err)
+static int take_thread_pool(const idm_entropy *src, void *dst, size_t n, bool wipe, idm_error *err)
 {
+    struct idm_thread_pool *tp = &idm__thread_pool;
     uint64_t gen = idm__fork_generation();
-    if (IDM_UNLIKELY(!thread_pool.ready || thread_pool.fork_gen != gen)) {
-        idm__pool_discard(&thread_pool.pool);
-        thread_pool.fork_gen = gen;
-        thread_pool.ready = true;
+    if (IDM_UNLIKELY(!tp->ready || tp->fork_gen != gen)) {
+        idm__pool_discard(&tp->pool);
+        tp->fork_gen = gen;
+        tp->ready = true;
     }
-    return idm__pool_take(&thread_pool.pool, src, dst, n, err);
+    return idm__pool_take(&tp->pool, src, dst, n, wipe, err);
 }
 
 int idm__randsrc_init(struct idm_randsrc *r, const struct idm_env *env, bool unshared, idm_error *err)
@@ -53,10 +50,10 @@ void idm__randsrc_destroy(struct idm_randsrc *r)
     idm__pool_discard(&r->pool);
 }
 
-int idm__randsrc_take(struct idm_randsrc *r, void *dst, size_t n, idm_error *err)
+int idm__randsrc_take_slow(struct idm_randsrc *r, void *dst, size_t n, bool wipe, idm_error *err)
 {
     if (IDM_LIKELY(r->thread_pool))
-        return take_thread_pool(&r->entropy, dst, n, err);
+        return take_thread_pool(&r->entropy, dst, n, wipe, err);
     if (!r->unshared)
         pthread_mutex_lock(&r->lock);
     uint64_t gen = idm__fork_generation();
@@ -64,7 +61,7 @@ int idm__randsrc_take(struct idm_randsrc *r, void *dst, size_t n, idm_error *err
         idm__pool_discard(&r->pool);
         r->fork_gen = gen;
     }
-    int rc = idm__pool_take(&r->pool, &r->entropy, dst, n, err);
+    int rc = idm__pool_take(&r->pool, &r->entropy, dst, n, wipe, err);
     if (!r->unshared)
         pthread_mutex_unlock(&r->lock);
     return rc;

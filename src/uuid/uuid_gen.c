@@ -16,7 +16,6 @@
 #include <string.h>
 
 #define V7_MAX_MS ((UINT64_C(1) << 48) - 1)
-#define RAND_CHUNK 256 /* UUIDs' worth of random bytes fetched at a time */
 
 static int check_args(idm_gen *g, const void *out, size_t n, idm_error *err)
 {
@@ -86,25 +85,19 @@ int idm_uuidv7_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err)
         return rc;
 
     /* Fill: bytes 0-5 the millisecond, then version and the counter's top
-     * 12 bits, variant and its low 4 bits, then 58 random bits. */
-    uint8_t rnd[RAND_CHUNK * 8];
-    for (size_t i = 0; i < n; i += RAND_CHUNK) {
-        size_t chunk = n - i < RAND_CHUNK ? n - i : RAND_CHUNK;
-        rc = idm__randsrc_take(&g->rand, rnd, chunk * 8, err);
-        if (rc != IDM_OK)
+     * 12 bits, variant and its low 4 bits, then 58 random bits. The random
+     * bytes go straight from the thread's pool into the UUID. */
+    for (size_t i = 0; i < n; i++, v++) {
+        uint8_t *b = out[i].bytes;
+        rc = idm__randsrc_take(&g->rand, b + 8, 8, err);
+        if (IDM_UNLIKELY(rc != IDM_OK))
             return rc;
-        for (size_t j = 0; j < chunk; j++, v++) {
-            uint8_t *b = out[i + j].bytes;
-            const uint8_t *r = rnd + j * 8;
-            uint64_t ms = v >> 16;
-            unsigned counter = (unsigned)(v & 0xFFFF);
-            idm__put_be48(b, ms);
-            b[6] = (uint8_t)(0x70 | (counter >> 12));
-            b[7] = (uint8_t)(counter >> 4);
-            b[8] = (uint8_t)(0x80 | (counter & 0x0F) << 2 | (r[0] & 0x03));
-            memcpy(b + 9, r + 1, 7);
-        }
+        uint64_t ms = v >> 16;
+        unsigned counter = (unsigned)(v & 0xFFFF);
+        idm__put_be48(b, ms);
+        b[6] = (uint8_t)(0x70 | (counter >> 12));
+        b[7] = (uint8_t)(counter >> 4);
+        b[8] = (uint8_t)(0x80 | (counter & 0x0F) << 2 | (b[8] & 0x03));
     }
-    idm__wipe(rnd, sizeof rnd);
     return IDM_OK;
 }
