@@ -12,8 +12,11 @@
 #   5. builds the libFuzzer targets with clang into build-fuzz/ and runs each
 #      for IDM_FUZZ_SECONDS seconds (default 30; 0 runs only the corpus),
 #      from a fresh scratch corpus under build-fuzz/ seeded by fuzz/corpus/;
+#   6. runs the benchmark briefly (bench/run.sh --quick) as a smoke test:
+#      it must build and run idmint and every peer; its figures are not
+#      judged;
 # then prints the time and counts of each phase and, as its last line,
-# "N passed, N failed" summed over the three ctest runs. A build that fails
+# "N passed, N failed" summed over the ctest runs and the smoke test. A build that fails
 # counts as one failed test. Exits non-zero when anything failed.
 #
 # Runs from any directory; running it again reuses the build trees.
@@ -208,6 +211,15 @@ if configure "$ROOT/build-fuzz" clang -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_
         --timeout $((FUZZ_SECONDS * 2 + 600))
 else
     record "fuzzing (${FUZZ_SECONDS}s per target)" $((SECONDS - t0)) 0 1 "BUILD FAILED"
+fi
+
+# ---------------------------------------------------------------------------
+section "benchmark smoke test: bench/run.sh --quick (figures are a report, not assertions)"
+t0=$SECONDS
+if bash "$ROOT/bench/run.sh" --quick; then
+    record "bench smoke (bench/run.sh --quick)" $((SECONDS - t0)) 1 0
+else
+    record "bench smoke (bench/run.sh --quick)" $((SECONDS - t0)) 0 1 "bench/run.sh failed"
 fi
 
 # ---------------------------------------------------------------------------

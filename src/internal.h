@@ -130,9 +130,10 @@ int idm__env_init(struct idm_env *env, const idm_gen_config *cfg, idm_error *err
 void *idm__env_alloc(const struct idm_env *env, size_t size);
 void idm__env_free(const struct idm_env *env, void *p);
 
-/* Reads the clock as Unix milliseconds (floor). IDM_ECLOCK on failure,
- * IDM_ETIME_RANGE before 1970. */
+/* Reads the clock as Unix milliseconds (floor) or nanoseconds. IDM_ECLOCK
+ * on failure, IDM_ETIME_RANGE before 1970. */
 int idm__env_now_ms(const struct idm_env *env, int64_t *unix_ms, idm_error *err);
+int idm__env_now_ns(const struct idm_env *env, int64_t *unix_ns, idm_error *err);
 
 /* A buffer of random bytes refilled IDM_ENTROPY_POOL_BYTES at a time.
  * pos == IDM_ENTROPY_POOL_BYTES means empty. Wiped when discarded. */
@@ -161,7 +162,8 @@ struct idm_randsrc {
     bool unshared;    /* own pool without a lock */
     uint64_t fork_gen;
     pthread_mutex_t lock;
-    struct idm_pool pool;
+    struct idm_pool *pool; /* only for an injected source */
+    idm_allocator allocator;
 };
 
 int idm__randsrc_init(struct idm_randsrc *r, const struct idm_env *env, bool unshared, idm_error *err);

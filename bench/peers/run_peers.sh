@@ -17,7 +17,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PEER_ROOT=$(cd "$here/../.." && pwd)
 PEER_BUILD=${PEER_BUILD:-$PEER_ROOT/build-bench/peers}
 export PEER_ROOT PEER_BUILD
-# shellcheck source=cli_peers.sh
+# shellcheck source=bench/peers/cli_peers.sh
 source "$here/cli_peers.sh"
 
 quick=0
@@ -47,9 +47,9 @@ esac
 
 if ((quick)); then
     bench_args=(2 1) # run-ms, runs
-    PEER_CLI_QUICK=1
+    PEER_CLI_QUICK=1 # read by peer_cli_auto (cli_peers.sh)
 else
-    bench_args=(${PEER_RUN_MS:-250} ${PEER_RUNS:-5})
+    bench_args=("${PEER_RUN_MS:-250}" "${PEER_RUNS:-5}")
 fi
 
 want() {
@@ -90,7 +90,7 @@ build_go() {
     peer_log "run_peers: building Go peers (GOPATH mode, offline)"
     mkdir -p "$PEER_BUILD/go-cache" "$PEER_BUILD/go-path" &&
         (cd "$here/go" &&
-            GO111MODULE=off GOFLAGS= GOPROXY=off GOTOOLCHAIN=local \
+            GO111MODULE=off GOFLAGS='' GOPROXY=off GOTOOLCHAIN=local \
                 GOPATH="$PEER_BUILD/go-path:/usr/share/gocode" GOCACHE="$PEER_BUILD/go-cache" \
                 go build -trimpath -o "$PEER_BUILD/idmint-peer-go" peers.go) >&2
 }

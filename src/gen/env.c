@@ -88,7 +88,7 @@ void idm__env_free(const struct idm_env *env, void *p)
         env->allocator.free(env->allocator.ctx, p);
 }
 
-int idm__env_now_ms(const struct idm_env *env, int64_t *unix_ms, idm_error *err)
+int idm__env_now_ns(const struct idm_env *env, int64_t *unix_ns, idm_error *err)
 {
     int64_t ns;
     int rc = env->clock.now_ns(env->clock.ctx, &ns);
@@ -96,6 +96,15 @@ int idm__env_now_ms(const struct idm_env *env, int64_t *unix_ms, idm_error *err)
         return idm__fail(err, IDM_ECLOCK, 0, "the clock could not be read");
     if (ns < 0)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads before 1970 (%lld ns)", (long long)ns);
-    *unix_ms = ns / 1000000;
+    *unix_ns = ns;
     return IDM_OK;
+}
+
+int idm__env_now_ms(const struct idm_env *env, int64_t *unix_ms, idm_error *err)
+{
+    int64_t ns = 0;
+    int rc = idm__env_now_ns(env, &ns, err);
+    if (rc == IDM_OK)
+        *unix_ms = ns / 1000000;
+    return rc;
 }

@@ -37,17 +37,31 @@ int idm__randsrc_init(struct idm_randsrc *r, const struct idm_env *env, bool uns
     r->thread_pool = env->entropy.fill == idm_entropy_system().fill;
     r->unshared = unshared;
     r->fork_gen = idm__fork_generation();
-    idm__pool_init(&r->pool);
-    if (!r->thread_pool && !unshared && pthread_mutex_init(&r->lock, NULL) != 0)
+    r->allocator = env->allocator;
+    r->pool = NULL;
+    if (r->thread_pool)
+        return IDM_OK;
+    r->pool = idm__env_alloc(env, sizeof *r->pool);
+    if (r->pool == NULL)
+        return idm__fail(err, IDM_ENOMEM, 0, "out of memory for the randomness pool");
+    idm__pool_init(r->pool);
+    if (!unshared && pthread_mutex_init(&r->lock, NULL) != 0) {
+        idm__env_free(env, r->pool);
+        r->pool = NULL;
         return idm__fail(err, IDM_ENOMEM, 0, "cannot create the randomness mutex");
+    }
     return IDM_OK;
 }
 
 void idm__randsrc_destroy(struct idm_randsrc *r)
 {
-    if (!r->thread_pool && !r->unshared)
+    if (r->pool == NULL)
+        return;
+    if (!r->unshared)
         pthread_mutex_destroy(&r->lock);
-    idm__pool_discard(&r->pool);
+    idm__pool_discard(r->pool);
+    r->allocator.free(r->allocator.ctx, r->pool);
+    r->pool = NULL;
 }
 
 int idm__randsrc_take_slow(struct idm_randsrc *r, void *dst, size_t n, bool wipe, idm_error *err)
@@ -58,10 +72,10 @@ int idm__randsrc_take_slow(struct idm_randsrc *r, void *dst, size_t n, bool wipe
         pthread_mutex_lock(&r->lock);
     uint64_t gen = idm__fork_generation();
     if (IDM_UNLIKELY(gen != r->fork_gen)) {
-        idm__pool_discard(&r->pool);
+        idm__pool_discard(r->pool);
         r->fork_gen = gen;
     }
-    int rc = idm__pool_take(&r->pool, &r->entropy, dst, n, wipe, err);
+    int rc = idm__pool_take(r->pool, &r->entropy, dst, n, wipe, err);
     if (!r->unshared)
         pthread_mutex_unlock(&r->lock);
     return rc;

@@ -378,9 +378,15 @@ static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, idm_err
         /* Cannot wrap: tick + 1 <= max_tick, whose time the layout check
          * proved representable. */
         const int64_t next_ms = epoch + (int64_t)((tick + 1) * (uint64_t)unit);
-        rc = idm__env_now_ms(&g->env, &now, err);
+        int64_t now_ns = 0;
+        rc = idm__env_now_ns(&g->env, &now_ns, err);
+        now = now_ns / 1000000;
         if (rc == IDM_OK && now >= atomic_load(&st->last_ms) && now < next_ms) {
-            g->env.clock.sleep_ns(g->env.clock.ctx, ms_to_ns(next_ms - now));
+            /* Sleep to the boundary itself, measured in nanoseconds: a
+             * whole-millisecond sleep from a rounded-down reading wakes up
+             * to a millisecond late, and at full speed that loses a tenth
+             * of the layout's ceiling. */
+            g->env.clock.sleep_ns(g->env.clock.ctx, ms_to_ns(next_ms) - now_ns);
             rc = idm__env_now_ms(&g->env, &now, err);
         }
     }

@@ -46,6 +46,17 @@ static int reserve_v7(idm_gen *g, size_t n, uint64_t now_ms, uint64_t fresh_coun
     _Atomic uint64_t *state = &g->states->v7;
     const uint64_t fresh = now_ms << 16 | fresh_counter;
     uint64_t old = atomic_load_explicit(state, memory_order_relaxed);
+    if (!g->unshared && old != 0 && (old >> 16) >= now_ms) {
+        /* The common case under load: the millisecond has not moved on, so
+         * previous + 1 is the start whatever other threads do meanwhile. A
+         * fetch-and-add cannot fail, unlike a compare-and-swap that
+         * contending threads would retry. */
+        uint64_t prev = atomic_fetch_add_explicit(state, n, memory_order_relaxed);
+        if ((prev + n) >> 16 > V7_MAX_MS || prev + n < prev)
+            return idm__fail(err, IDM_ETIME_RANGE, 0, "UUIDv7's 48-bit millisecond range is exhausted");
+        *first = prev + 1;
+        return IDM_OK;
+    }
     for (;;) {
         uint64_t start = old == 0 || (old >> 16) < now_ms ? fresh : old + 1;
         uint64_t last = start + (n - 1);

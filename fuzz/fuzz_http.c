@@ -1,0 +1,383 @@
+/*
+ * fuzz/fuzz_http.c - idms_http_parse_request and the HTTP helpers
+ * (server/http/http_parser.h) on arbitrary bytes.
+ *
+ * Properties:
+ *  - the result is a head length in 1..min(len, IDMS_HTTP_MAX_HEAD),
+ *    INCOMPLETE (only below IDMS_HTTP_MAX_HEAD bytes) or INVALID with one of
+ *    the documented statuses and a reason;
+ *  - a parsed request holds what the header promises: pointers inside the
+ *    head, a token method, a visible-ASCII target within the limit, token
+ *    field names, trimmed values without CR, LF or controls, one Host in
+ *    HTTP/1.1, the Content-Length its field says;
+ *  - parsing exactly the head again gives the same request;
+ *  - a prefix gives INCOMPLETE or the whole input's answer;
+ *  - the input read as a pipeline (head, Content-Length bytes of body, next
+ *    head) holds all of the above for each request;
+ *  - split_target, query_get and percent_decode agree with simple reference
+ *    versions written here and never write past their capacity (each output
+ *    buffer is an allocation of exactly cap bytes); accepts_json is 0 or 1.
+ */
+#include "harness.h"
+
+#include "http/http_parser.h"
+
+struct outcome {
+    ptrdiff_t r;
+    int status;
+    const char *reason;
+    idms_http_request req;
+};
+
+static void parse_exact(const char *data, size_t len, struct outcome *o, fuzz_input *in)
+{
+    fuzz_input_new(in, (const uint8_t *)data, len);
+    o->status = -7;
+    o->reason = "junk";
+    o->r = idms_http_parse_request(in->text, in->len, &o->req, &o->status, &o->reason);
+}
+
+static int is_tchar(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+static int inside(const char *p, size_t n, const char *base, size_t len)
+{
+    return p >= base && (size_t)(p - base) <= len && n <= len - (size_t)(p - base);
+}
+
+static int eq_nocase(const char *a, size_t n, const char *word)
+{
+    if (strlen(word) != n) {
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (fuzz_lower((unsigned char)a[i]) != word[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void check_request(const idms_http_request *req, const char *base, size_t r)
+{
+    FUZZ_CHECK(r > 0 && r <= IDMS_HTTP_MAX_HEAD);
+    FUZZ_CHECK(base[r - 1] == '\n');
+    FUZZ_CHECK(req->method_len > 0 && inside(req->method, req->method_len, base, r));
+    for (size_t i = 0; i < req->method_len; i++) {
+        FUZZ_CHECK(is_tchar((unsigned char)req->method[i]));
+    }
+    FUZZ_CHECK(req->target_len > 0 && req->target_len <= IDMS_HTTP_MAX_TARGET);
+    FUZZ_CHECK(inside(req->target, req->target_len, base, r));
+    FUZZ_CHECK(req->target == req->method + req->method_len + 1);
+    for (size_t i = 0; i < req->target_len; i++) {
+        unsigned char c = (unsigned char)req->target[i];
+        FUZZ_CHECK(c >= 0x21 && c <= 0x7E);
+    }
+    FUZZ_CHECK(req->minor_version == 0 || req->minor_version == 1);
+    FUZZ_CHECK(req->keep_alive == 0 || req->keep_alive == 1);
+    FUZZ_CHECK(req->n_headers <= IDMS_HTTP_MAX_HEADERS);
+    int hosts = 0;
+    int have_length = 0;
+    for (size_t h = 0; h < req->n_headers; h++) {
+        const idms_http_header *f = &req->headers[h];
+        FUZZ_CHECK(f->name_len > 0 && inside(f->name, f->name_len, base, r));
+        FUZZ_CHECK(inside(f->value, f->value_len, base, r));
+        FUZZ_CHECK(f->value >= f->name + f->name_len + 1);
+        for (size_t i = 0; i < f->name_len; i++) {
+            FUZZ_CHECK(is_tchar((unsigned char)f->name[i]));
+        }
+        for (size_t i = 0; i < f->value_len; i++) {
+            unsigned char c = (unsigned char)f->value[i];
+            FUZZ_CHECK(c == '\t' || (c >= 0x20 && c != 0x7F));
+        }
+        if (f->value_len > 0) {
+            FUZZ_CHECK(f->value[0] != ' ' && f->value[0] != '\t');
+            FUZZ_CHECK(f->value[f->value_len - 1] != ' ' && f->value[f->value_len - 1] != '\t');
+        }
+        if (eq_nocase(f->name, f->name_len, "host")) {
+            hosts++;
+        }
+        if (eq_nocase(f->name, f->name_len, "content-length")) {
+            uint64_t v = 0;
+            for (size_t i = 0; i < f->value_len; i++) {
+                FUZZ_CHECK(f->value[i] >= '0' && f->value[i] <= '9');
+                v = v * 10 + (uint64_t)(f->value[i] - '0');
+            }
+            FUZZ_CHECK(f->value_len > 0 && v == req->content_length);
+            have_length = 1;
+        }
+        if (eq_nocase(f->name, f->name_len, "transfer-encoding")) {
+            FUZZ_CHECK(eq_nocase(f->value, f->value_len, "identity"));
+        }
+        /* header_get finds the first field of that name. */
+        char name[64];
+        if (f->name_len < sizeof name) {
+            memcpy(name, f->name, f->name_len);
+            name[f->name_len] = '\0';
+            const char *v = NULL;
+            size_t vn = 0;
+            FUZZ_CHECK(idms_http_header_get(req, name, &v, &vn) == 1);
+            FUZZ_CHECK(v <= f->value);
+        }
+    }
+    FUZZ_CHECK(hosts <= 1);
+    FUZZ_CHECK(req->minor_version == 0 || hosts == 1);
+    if (!have_length) {
+        FUZZ_CHECK(req->content_length == 0);
+    }
+}
+
+/* The same request, parsed from two buffers. */
+static void check_same(const struct outcome *a, const char *abase, const struct outcome *b,
+                       const char *bbase)
+{
+    FUZZ_CHECK(a->r == b->r && a->status == b->status && a->reason == b->reason);
+    if (a->r <= 0) {
+        return;
+    }
+    const idms_http_request *x = &a->req;
+    const idms_http_request *y = &b->req;
+    FUZZ_CHECK(x->method - abase == y->method - bbase && x->method_len == y->method_len);
+    FUZZ_CHECK(x->target - abase == y->target - bbase && x->target_len == y->target_len);
+    FUZZ_CHECK(x->minor_version == y->minor_version && x->keep_alive == y->keep_alive);
+    FUZZ_CHECK(x->content_length == y->content_length && x->n_headers == y->n_headers);
+    for (size_t h = 0; h < x->n_headers; h++) {
+        FUZZ_CHECK(x->headers[h].name - abase == y->headers[h].name - bbase);
+        FUZZ_CHECK(x->headers[h].name_len == y->headers[h].name_len);
+        FUZZ_CHECK(x->headers[h].value - abase == y->headers[h].value - bbase);
+        FUZZ_CHECK(x->headers[h].value_len == y->headers[h].value_len);
+    }
+}
+
+/* ---- reference decoders -------------------------------------------------- */
+
+/* Decodes src[0..len) into out (room for len bytes); -1 on a bad escape or a
+ * NUL byte. */
+static ptrdiff_t ref_decode(const char *src, size_t len, int plus, char *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)src[i];
+        if (c == '%') {
+            if (i + 2 >= len || !fuzz_is_hex((unsigned char)src[i + 1]) ||
+                !fuzz_is_hex((unsigned char)src[i + 2])) {
+                return -1;
+            }
+            char hex[3] = {src[i + 1], src[i + 2], 0};
+            c = (unsigned char)strtoul(hex, NULL, 16);
+            i += 2;
+        } else if (plus && c == '+') {
+            c = ' ';
+        }
+        if (c == 0) {
+            return -1;
+        }
+        out[n++] = (char)c;
+    }
+    return (ptrdiff_t)n;
+}
+
+/* Checks idms_http_percent_decode(src) with a dst of exactly cap bytes. */
+static void check_decode(const char *src, size_t len, size_t cap)
+{
+    char *want = malloc(len + 1);
+    FUZZ_CHECK(want != NULL);
+    ptrdiff_t wn = ref_decode(src, len, 0, want);
+    char *dst = malloc(cap > 0 ? cap : 1);
+    FUZZ_CHECK(dst != NULL);
+    ptrdiff_t n = idms_http_percent_decode(src, len, cap > 0 ? dst : NULL, cap);
+    if (wn < 0 || (size_t)wn + 1 > cap) {
+        FUZZ_CHECK(n == -1);
+        FUZZ_CHECK(cap == 0 || dst[0] == '\0');
+    } else {
+        FUZZ_CHECK(n == wn);
+        FUZZ_CHECK(memcmp(dst, want, (size_t)n) == 0 && dst[n] == '\0');
+    }
+    free(dst);
+    free(want);
+}
+
+/* The reference lookup: 1 with the decoded value (in want, *wn) of the first
+ * pair whose decoded name is key, else 0; a bad value gives *wn = -1. */
+static int ref_query_get(const char *q, size_t len, const char *key, char *want, ptrdiff_t *wn)
+{
+    char *name = malloc(len + 1);
+    FUZZ_CHECK(name != NULL);
+    size_t start = 0;
+    int found = 0;
+    while (start <= len && !found) {
+        const char *amp = memchr(q + start, '&', len - start);
+        size_t end = amp ? (size_t)(amp - q) : len;
+        if (end > start) {
+            const char *eq = memchr(q + start, '=', end - start);
+            size_t name_end = eq ? (size_t)(eq - q) : end;
+            ptrdiff_t nn = ref_decode(q + start, name_end - start, 1, name);
+            /* A name with a NUL byte cannot equal a C string key. */
+            /* A name with a bad escape or a NUL byte matches no key. */
+            if (nn >= 0 && (size_t)nn == strlen(key) && memcmp(name, key, (size_t)nn) == 0) {
+                size_t vs = eq ? name_end + 1 : end;
+                *wn = ref_decode(q + vs, end - vs, 1, want);
+                found = 1;
+            }
+        }
+        start = end + 1;
+    }
+    free(name);
+    return found;
+}
+
+static void check_query(const char *q, size_t len, const char *key, size_t cap)
+{
+    char *want = malloc(len + 1);
+    FUZZ_CHECK(want != NULL);
+    ptrdiff_t wn = 0;
+    int found = ref_query_get(q, len, key, want, &wn);
+    char *dst = malloc(cap > 0 ? cap : 1);
+    FUZZ_CHECK(dst != NULL);
+    size_t out_len = 12345;
+    int rc = idms_http_query_get(q, len, key, cap > 0 ? dst : NULL, cap, &out_len);
+    if (!found) {
+        FUZZ_CHECK(rc == 0 && out_len == 0);
+        FUZZ_CHECK(cap == 0 || dst[0] == '\0');
+    } else if (wn < 0 || (size_t)wn + 1 > cap) {
+        FUZZ_CHECK(rc == -1 && out_len == 0);
+        FUZZ_CHECK(cap == 0 || dst[0] == '\0');
+    } else {
+        FUZZ_CHECK(rc == 1 && out_len == (size_t)wn);
+        FUZZ_CHECK(memcmp(dst, want, out_len) == 0 && dst[out_len] == '\0');
+    }
+    free(dst);
+    free(want);
+}
+
+/* split_target, then the helpers on its parts, with several capacities. */
+static void check_helpers(const char *t, size_t len, uint32_t h)
+{
+    const char *path = NULL;
+    const char *query = NULL;
+    size_t path_len = 99;
+    size_t query_len = 99;
+    idms_http_split_target(t, len, &path, &path_len, &query, &query_len);
+    FUZZ_CHECK(path == t && path_len <= len);
+    FUZZ_CHECK(memchr(path, '?', path_len) == NULL && memchr(path, '#', path_len) == NULL);
+    FUZZ_CHECK(inside(query, query_len, t, len));
+    FUZZ_CHECK(memchr(query, '#', query_len) == NULL);
+    if (query_len > 0) {
+        FUZZ_CHECK(query == path + path_len + 1 && path[path_len] == '?');
+    }
+    size_t caps[4] = {0, 1, h % (len + 2), len + 1};
+    for (int i = 0; i < 4; i++) {
+        check_decode(path, path_len, caps[i]);
+        check_query(query, query_len, "count", caps[i]);
+        check_query(query, query_len, "prefix", caps[i]);
+    }
+    /* A key taken from the query itself, so that lookups hit. */
+    char key[16];
+    size_t k = 0;
+    while (k < query_len && k < sizeof key - 1 && query[k] != '=' && query[k] != '&' &&
+           query[k] != '%' && query[k] != '+' && query[k] != '\0') {
+        key[k] = query[k];
+        k++;
+    }
+    key[k] = '\0';
+    check_query(query, query_len, key, caps[2]);
+    check_query(query, query_len, key, len + 1);
+    int a = idms_http_accepts_json(t, len);
+    FUZZ_CHECK(a == 0 || a == 1);
+}
+
+/* All the properties for the request at data[0..size). Returns the head
+ * length (or INCOMPLETE or INVALID) and sets *body to its Content-Length. */
+static ptrdiff_t check_one(const char *data, size_t size, uint64_t *body)
+{
+    fuzz_input in;
+    struct outcome whole;
+    parse_exact(data, size, &whole, &in);
+    size_t len = in.len;
+    *body = whole.r > 0 ? whole.req.content_length : 0;
+
+    if (whole.r == IDMS_HTTP_INVALID) {
+        int s = whole.status;
+        FUZZ_CHECK(s == 400 || s == 414 || s == 431 || s == 501 || s == 505);
+        FUZZ_CHECK(whole.reason != NULL && whole.reason[0] != '\0');
+    } else if (whole.r == IDMS_HTTP_INCOMPLETE) {
+        FUZZ_CHECK(whole.status == 0 && whole.reason == NULL);
+        FUZZ_CHECK(len < IDMS_HTTP_MAX_HEAD);
+    } else {
+        FUZZ_CHECK(whole.r > 0 && (size_t)whole.r <= len);
+        FUZZ_CHECK(whole.status == 0 && whole.reason == NULL);
+        check_request(&whole.req, in.text, (size_t)whole.r);
+    }
+
+    /* Parsing exactly the head again gives the same request. */
+    if (whole.r > 0) {
+        fuzz_input again_in;
+        struct outcome again;
+        parse_exact(in.text, (size_t)whole.r, &again, &again_in);
+        check_same(&whole, in.text, &again, again_in.text);
+        /* The helpers on the target. */
+        uint32_t h = 2166136261u;
+        for (size_t i = 0; i < len; i++) {
+            h = (h ^ (uint8_t)in.text[i]) * 16777619u;
+        }
+        check_helpers(again.req.target, again.req.target_len, h);
+        const char *accept = NULL;
+        size_t accept_len = 0;
+        if (idms_http_header_get(&again.req, "accept", &accept, &accept_len)) {
+            int a = idms_http_accepts_json(accept, accept_len);
+            FUZZ_CHECK(a == 0 || a == 1);
+        }
+        fuzz_input_free(&again_in);
+    }
+
+    /* Prefixes: INCOMPLETE or the whole input's answer. A few lengths: just
+     * before the end of the head and of the input, and some spread over. */
+    if (len > 0) {
+        size_t ks[6] = {len - 1, len / 2, len / 3, (len * 7) / 8, 0, 0};
+        if (whole.r > 0) {
+            ks[4] = (size_t)whole.r - 1;
+            ks[5] = (size_t)whole.r;
+        }
+        for (int i = 0; i < 6; i++) {
+            fuzz_input pin;
+            struct outcome p;
+            parse_exact(in.text, ks[i], &p, &pin);
+            if (whole.r > 0 && ks[i] >= (size_t)whole.r) {
+                check_same(&whole, in.text, &p, pin.text);
+            } else if (p.r != IDMS_HTTP_INCOMPLETE) {
+                FUZZ_CHECK(whole.r == IDMS_HTTP_INVALID);
+                FUZZ_CHECK(p.r == whole.r && p.status == whole.status && p.reason == whole.reason);
+            }
+            fuzz_input_free(&pin);
+        }
+    }
+
+    fuzz_input_free(&in);
+    return whole.r;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    /* The input as a pipeline: each head, its body skipped, the next. */
+    const char *text = (const char *)data;
+    size_t pos = 0;
+    for (int i = 0; i < 64; i++) {
+        uint64_t body = 0;
+        ptrdiff_t r = check_one(text + pos, size - pos, &body);
+        if (r <= 0 || body > size - pos - (size_t)r) {
+            break;
+        }
+        pos += (size_t)r + (size_t)body;
+    }
+
+    /* The helpers on the raw bytes, for coverage of what a target cannot
+     * hold (controls, NUL, spaces). */
+    fuzz_input in;
+    fuzz_input_new(&in, data, size);
+    check_helpers(in.text, in.len, (uint32_t)size * 2654435761u);
+    fuzz_input_free(&in);
+    return 0;
+}

@@ -1,0 +1,346 @@
+/*
+ * conn.c - connections: accept, read into a bounded buffer, hand complete
+ * requests to the protocol adapter, write replies, time out idle clients,
+ * and drain on shutdown.
+ *
+ * Memory per connection is bounded: the input buffer never grows past the
+ * protocol's max_request (a request that would need more is answered with
+ * an error and the connection closed), and reading pauses while more than
+ * MAX_PENDING_WRITE bytes of replies wait for a slow reader.
+ */
+#include "idmintd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PENDING_WRITE (4u << 20)
+#define READ_CHUNK 65536
+
+typedef struct write_req {
+    uv_write_t req;
+    idms_conn *c;
+    char *data;
+} write_req;
+
+static void conn_close(idms_conn *c);
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    idms_conn *c = h->data;
+    /* Two handles (tcp and the idle timer) share the connection. */
+    if (h == (uv_handle_t *)&c->tcp)
+        c->tcp.data = NULL;
+    else
+        c->idle.data = NULL;
+    if (c->tcp.data == NULL && c->idle.data == NULL) {
+        free(c->in);
+        free(c);
+    }
+}
+
+static void unlink_conn(idms_conn *c)
+{
+    idms_server *s = c->server;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+}
+
+static void conn_close(idms_conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    c->server->metrics.connections_open--;
+    unlink_conn(c);
+    uv_timer_stop(&c->idle);
+    uv_close((uv_handle_t *)&c->idle, on_handle_closed);
+    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+}
+
+static void on_idle(uv_timer_t *t)
+{
+    idms_conn *c = t->data;
+    idms_log(IDMS_LOG_DEBUG, "closing an idle %s connection", c->proto->name);
+    conn_close(c);
+}
+
+static void touch(idms_conn *c)
+{
+    if (c->server->opt.idle_timeout_ms > 0 && !c->closing)
+        uv_timer_start(&c->idle, on_idle, c->server->opt.idle_timeout_ms, 0);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    idms_conn *c = h->data;
+    size_t max = c->proto->max_request;
+    if (c->in_cap - c->in_len < READ_CHUNK && c->in_cap < max) {
+        size_t want = c->in_cap ? c->in_cap * 2 : READ_CHUNK;
+        if (want > max)
+            want = max;
+        char *p = realloc(c->in, want);
+        if (p != NULL) {
+            c->in = p;
+            c->in_cap = want;
+        }
+    }
+    /* A full buffer yields a zero-length buffer: libuv reports UV_ENOBUFS. */
+    *buf = uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+    write_req *w = (write_req *)req;
+    idms_conn *c = w->c;
+    free(w->data);
+    free(w);
+    c->writes_pending--;
+    if (c->closing)
+        return;
+    if (status < 0) {
+        conn_close(c);
+        return;
+    }
+    if (c->writes_pending == 0 && c->close_after_write) {
+        conn_close(c);
+        return;
+    }
+    if (!c->reading && uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) < MAX_PENDING_WRITE &&
+        !c->close_after_write) {
+        idms_conn_resume(c);
+    }
+}
+
+/* Sends out's bytes, handing its memory to the write request. */
+static void send_buf(idms_conn *c, idms_buf *out)
+{
+    if (out->len == 0)
+        return;
+    write_req *w = malloc(sizeof *w);
+    if (w == NULL) {
+        conn_close(c);
+        return;
+    }
+    w->c = c;
+    w->data = out->data;
+    uv_buf_t b = uv_buf_init(out->data, (unsigned)out->len);
+    idms_buf_init(out); /* ownership moved */
+    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_written) != 0) {
+        free(w->data);
+        free(w);
+        conn_close(c);
+        return;
+    }
+    c->writes_pending++;
+}
+
+static void process(idms_conn *c)
+{
+    /* Discard a request body the adapter skips. */
+    if (c->skip_body > 0) {
+        size_t n = c->skip_body < c->in_len ? (size_t)c->skip_body : c->in_len;
+        memmove(c->in, c->in + n, c->in_len - n);
+        c->in_len -= n;
+        c->skip_body -= n;
+        if (c->skip_body > 0)
+            return;
+    }
+    idms_buf out;
+    idms_buf_init(&out);
+    ptrdiff_t used = c->proto->feed(c, c->in, c->in_len, &out);
+    if (out.failed) {
+        idms_buf_free(&out);
+        conn_close(c);
+        return;
+    }
+    if (used < 0) {
+        c->close_after_write = true;
+        used = (ptrdiff_t)c->in_len;
+    }
+    memmove(c->in, c->in + used, c->in_len - (size_t)used);
+    c->in_len -= (size_t)used;
+    send_buf(c, &out);
+    idms_buf_free(&out);
+    if (c->closing)
+        return;
+    if (c->close_after_write) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading = false;
+        if (c->writes_pending == 0)
+            conn_close(c);
+        return;
+    }
+    if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) >= MAX_PENDING_WRITE) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading = false;
+    }
+}
+
+static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    idms_conn *c = stream->data;
+    if (nread == UV_ENOBUFS) {
+        /* The request does not fit the buffer: answer as the protocol
+         * would for an oversized request, and close. */
+        c->server->metrics.protocol_errors++;
+        idms_buf out;
+        idms_buf_init(&out);
+        if (c->proto == &idms_http_proto)
+            idms_buf_puts(&out, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
+                                "Connection: close\r\n\r\n");
+        else
+            idms_buf_puts(&out, "-ERR Protocol error: request too large\r\n");
+        c->close_after_write = true;
+        uv_read_stop(stream);
+        c->reading = false;
+        send_buf(c, &out);
+        idms_buf_free(&out);
+        return;
+    }
+    if (nread < 0) {
+        conn_close(c);
+        return;
+    }
+    if (nread == 0)
+        return;
+    c->in_len += (size_t)nread;
+    touch(c);
+    process(c);
+}
+
+void idms_conn_resume(idms_conn *c)
+{
+    if (c->closing || c->reading)
+        return;
+    c->reading = true;
+    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    if (c->in_len > 0)
+        process(c);
+}
+
+static void on_connection(uv_stream_t *server, int status)
+{
+    idms_listener *l = server->data;
+    idms_server *s = l->server;
+    if (status < 0) {
+        idms_log(IDMS_LOG_WARN, "accept failed: %s", uv_strerror(status));
+        return;
+    }
+    idms_conn *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return;
+    c->server = s;
+    c->proto = l->proto;
+    uv_tcp_init(s->loop, &c->tcp);
+    uv_timer_init(s->loop, &c->idle);
+    c->tcp.data = c;
+    c->idle.data = c;
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+        c->closing = true;
+        uv_close((uv_handle_t *)&c->idle, on_handle_closed);
+        uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+        return;
+    }
+    uv_tcp_nodelay(&c->tcp, 1);
+    s->metrics.connections_total++;
+    s->metrics.connections_open++;
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    if (s->metrics.connections_open > s->opt.max_connections || s->draining) {
+        s->metrics.connections_rejected++;
+        idms_buf out;
+        idms_buf_init(&out);
+        idms_buf_puts(&out, l->proto->too_many);
+        c->close_after_write = true;
+        send_buf(c, &out);
+        idms_buf_free(&out);
+        return;
+    }
+    touch(c);
+    idms_conn_resume(c);
+}
+
+/* ADDR:PORT, with [v6]:PORT for IPv6. */
+static int parse_addr(const char *text, struct sockaddr_storage *sa)
+{
+    char host[128];
+    const char *colon = strrchr(text, ':');
+    if (colon == NULL || colon == text)
+        return UV_EINVAL;
+    size_t hlen = (size_t)(colon - text);
+    const char *h = text;
+    if (text[0] == '[' && hlen >= 2 && text[hlen - 1] == ']') {
+        h = text + 1;
+        hlen -= 2;
+    }
+    if (hlen >= sizeof host)
+        return UV_EINVAL;
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    uint64_t port;
+    if (idmx_parse_u64(colon + 1, &port) != 0 || port > 65535)
+        return UV_EINVAL;
+    if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)sa) == 0)
+        return 0;
+    return uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)sa);
+}
+
+int idms_conn_listen(idms_server *s, idms_listener *l, const idms_proto *proto, const char *addr)
+{
+    struct sockaddr_storage sa;
+    int rc = parse_addr(addr, &sa);
+    if (rc != 0) {
+        fprintf(stderr, "idmintd: invalid %s listen address '%s' (expected ADDR:PORT)\n", proto->name, addr);
+        return -1;
+    }
+    l->proto = proto;
+    l->server = s;
+    uv_tcp_init(s->loop, &l->tcp);
+    l->tcp.data = l;
+    l->open = true;
+    rc = uv_tcp_bind(&l->tcp, (const struct sockaddr *)&sa, 0);
+    if (rc == 0)
+        rc = uv_listen((uv_stream_t *)&l->tcp, 1024, on_connection);
+    if (rc != 0) {
+        idms_log(IDMS_LOG_ERROR, "cannot listen on %s for %s: %s", addr, proto->name, uv_strerror(rc));
+        return -1;
+    }
+    idms_log(IDMS_LOG_INFO, "listening for %s on %s", proto->name, addr);
+    return 0;
+}
+
+void idms_conn_close_listeners(idms_server *s)
+{
+    idms_listener *ls[2] = {&s->http, &s->resp};
+    for (int i = 0; i < 2; i++) {
+        if (ls[i]->open) {
+            ls[i]->open = false;
+            uv_close((uv_handle_t *)&ls[i]->tcp, NULL);
+        }
+    }
+}
+
+void idms_conn_close_idle(idms_server *s)
+{
+    /* Connections with a request half-received or replies in flight finish
+     * them (process() closes them after the reply: draining answers with
+     * Connection: close); idle ones close now. */
+    idms_conn *next;
+    for (idms_conn *c = s->conns; c != NULL; c = next) {
+        next = c->next;
+        if (c->in_len == 0 && c->writes_pending == 0 && c->skip_body == 0)
+            conn_close(c);
+        else
+            c->close_after_write = c->writes_pending > 0 || c->close_after_write;
+    }
+}

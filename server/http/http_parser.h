@@ -1,0 +1,179 @@
+/*
+ * server/http/http_parser.h - idmintd's HTTP/1.x request-head parser and the
+ * small helpers its routes need (target split, query lookup, percent
+ * decoding, Accept negotiation).
+ *
+ * Specification: RFC 9112 (HTTP/1.1 message syntax) and RFC 9110 (semantics).
+ * The parser is incremental in the picohttpparser sense: the caller appends
+ * bytes to its buffer and calls again from the start of the request; it
+ * allocates nothing, keeps no state between calls, never reads buf[len] or
+ * beyond, and every pointer it returns points into buf.
+ *
+ * What it accepts:
+ *  - any number of empty lines before the request-line (RFC 9112 section
+ *    2.2), counted in the returned head length;
+ *  - CRLF line ends, and a bare LF as well (the leniency RFC 9112 section 2.2
+ *    allows); a CR that is not followed by LF is invalid (400);
+ *  - request-line = method SP request-target SP "HTTP/" DIGIT "." DIGIT,
+ *    with exactly one SP between the parts; the method is a token, the target
+ *    any run of visible ASCII characters (0x21-0x7E: the router decides what
+ *    it means; origin-form starts with '/');
+ *  - header fields: token ":" OWS value OWS, with the surrounding OWS (SP,
+ *    HTAB) trimmed from the value; values may hold SP, HTAB, visible ASCII
+ *    and obs-text (0x80-0xFF).
+ *
+ * What it refuses, with the status to answer:
+ *  400  a malformed request-line or header line, a bare CR, a control
+ *       character (or DEL) in the target or a header, whitespace between a
+ *       field name and its colon, obs-fold (a header line starting with SP or
+ *       HTAB: RFC 9112 section 5.2 lets a server refuse it), an invalid or
+ *       conflicting Content-Length (repeated identical values are accepted,
+ *       a comma list is not), an empty Transfer-Encoding, an HTTP/1.1
+ *       request without a Host header or any request with two (RFC 9112
+ *       section 3.2);
+ *  414  a request-target longer than IDMS_HTTP_MAX_TARGET;
+ *  431  a head longer than IDMS_HTTP_MAX_HEAD, or more than
+ *       IDMS_HTTP_MAX_HEADERS header fields;
+ *  501  a Transfer-Encoding other than "identity" (chunked request bodies are
+ *       not implemented: idmintd's routes take no body);
+ *  505  an HTTP major version other than 1 ("HTTP/2.0", "HTTP/0.9").
+ * HTTP/1.2 to HTTP/1.9 are taken as HTTP/1.1 (RFC 9110 section 6.2).
+ *
+ * Every decision is made at a fixed byte of the input, in input order, so a
+ * prefix of the input gives either IDMS_HTTP_INCOMPLETE or the same answer
+ * as the whole input (the fuzz harness checks this).
+ *
+ * Left out: chunked bodies, trailers, the Host value's syntax, Expect:
+ * 100-continue, request smuggling through proxies that disagree with RFC 9112
+ * (idmintd refuses every ambiguous framing instead).
+ */
+#ifndef IDMS_HTTP_PARSER_H
+#define IDMS_HTTP_PARSER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Limits. A head (empty lines before the request-line, request-line, header
+ * lines and the blank line) is at most IDMS_HTTP_MAX_HEAD bytes, so a read
+ * buffer of that size always suffices: INCOMPLETE is returned only while
+ * len < IDMS_HTTP_MAX_HEAD. */
+#define IDMS_HTTP_MAX_HEAD    16384
+#define IDMS_HTTP_MAX_TARGET  8192
+#define IDMS_HTTP_MAX_HEADERS 32
+
+/* idms_http_parse_request's results other than a head length. */
+#define IDMS_HTTP_INVALID    (-1)
+#define IDMS_HTTP_INCOMPLETE (-2)
+
+/* One header field. name and value point into the parsed buffer and are not
+ * NUL-terminated; the value has its surrounding whitespace trimmed and may
+ * be empty. */
+typedef struct idms_http_header {
+    const char *name;
+    size_t name_len;
+    const char *value;
+    size_t value_len;
+} idms_http_header;
+
+/* A parsed request head. Every pointer points into the parsed buffer. */
+typedef struct idms_http_request {
+    const char *method; /* a token, case-sensitive ("GET") */
+    size_t method_len;
+    const char *target; /* raw request-target (origin-form path?query) */
+    size_t target_len;  /* 1..IDMS_HTTP_MAX_TARGET */
+    int minor_version;  /* HTTP/1.0 -> 0, HTTP/1.1 (and 1.2-1.9) -> 1 */
+    idms_http_header headers[IDMS_HTTP_MAX_HEADERS]; /* in input order */
+    size_t n_headers;
+    /* HTTP/1.1: 1 unless a Connection header lists "close"; HTTP/1.0: 1 only
+     * when a Connection header lists "keep-alive" and none lists "close".
+     * Tokens are matched case-insensitively in every Connection field. */
+    int keep_alive;
+    uint64_t content_length; /* 0 when absent; the caller skips that many body bytes */
+} idms_http_request;
+
+/*
+ * Parses one request head at buf[0..len).
+ *
+ * Returns the head's length in bytes (> 0, at most IDMS_HTTP_MAX_HEAD,
+ * including any empty lines before the request-line and the final blank
+ * line) when it is complete; the body (req->content_length bytes) and any
+ * pipelined request follow it. Returns IDMS_HTTP_INCOMPLETE when more input
+ * is needed and the head is still within the limits, or IDMS_HTTP_INVALID
+ * with *status set to the status to answer (400, 414, 431, 501 or 505; see
+ * the file comment) and *reason to a static, human-readable string; the
+ * connection should be closed after answering.
+ *
+ * *status and *reason are set on every call (0 and NULL unless INVALID);
+ * either pointer may be NULL. *req is filled only on success; on other
+ * results its contents are unspecified. Never reads buf[len] or beyond.
+ * Thread-safe: yes (no shared state).
+ */
+ptrdiff_t idms_http_parse_request(const char *buf, size_t len, idms_http_request *req, int *status,
+                                  const char **reason);
+
+/*
+ * Finds the first header whose name equals name (a NUL-terminated string)
+ * case-insensitively. Returns 1 and sets *value and *value_len (pointing into
+ * the parsed buffer), or 0 when there is none (value and value_len are then
+ * left alone). Thread-safe: yes.
+ */
+int idms_http_header_get(const idms_http_request *req, const char *name, const char **value,
+                         size_t *value_len);
+
+/*
+ * Splits a request-target into its path (everything before the first '?')
+ * and its query (after that '?', without it; empty when there is none). A
+ * '#' fragment, which clients should not send, ends the part it appears in
+ * and is dropped. The outputs point into target. Thread-safe: yes.
+ */
+void idms_http_split_target(const char *target, size_t len, const char **path, size_t *path_len,
+                            const char **query, size_t *query_len);
+
+/*
+ * Looks key (NUL-terminated, compared with the decoded names) up in an
+ * application/x-www-form-urlencoded query ("a=1&b=x+y"): pairs are split at
+ * '&' (empty pairs are skipped), a pair without '=' has an empty value, '+'
+ * decodes to a space and %XX to its byte; the first pair whose name matches
+ * wins. Its value is decoded into dst, which is NUL-terminated, and its
+ * length stored in *out_len (out_len may be NULL).
+ *
+ * Returns 1 when found, 0 when absent (dst is then "" when cap > 0), or -1
+ * when the value has a malformed escape, decodes to a NUL byte, or does not
+ * fit in cap bytes with its NUL (dst is then "" when cap > 0). Names with a
+ * malformed escape never match. Never writes past dst[cap - 1].
+ * Thread-safe: yes.
+ */
+int idms_http_query_get(const char *query, size_t len, const char *key, char *dst, size_t cap,
+                        size_t *out_len);
+
+/*
+ * Percent-decodes a path segment src[0..len) into dst (cap bytes, always
+ * NUL-terminated when cap > 0). '+' stays '+'. Returns the decoded length,
+ * or -1 for a malformed escape ('%' not followed by two hex digits), a
+ * result that does not fit in cap bytes with its NUL, or an escape that
+ * decodes to a NUL byte (dst is then "" when cap > 0). Never writes past
+ * dst[cap - 1]. Thread-safe: yes.
+ */
+ptrdiff_t idms_http_percent_decode(const char *src, size_t len, char *dst, size_t cap);
+
+/*
+ * Decides between JSON and text/plain from an Accept header value
+ * accept[0..len) (RFC 9110 section 12.5.1). Returns 1 when the value lists
+ * application/json explicitly (media-type parameters other than q are
+ * ignored) with a q above 0, and text/plain is not given a higher q by its
+ * most specific matching range (text/plain, else the text wildcard, else the
+ * full wildcard); returns 0 otherwise, so the full wildcard alone and an
+ * absent header (len 0) give text/plain. Ranges with a malformed q are
+ * ignored. With STAR standing for '*' (which cannot follow '/' in a
+ * comment):
+ *
+ *   "application/json"                        -> 1
+ *   "application/json, text/plain;q=0.5"      -> 1
+ *   "text/plain, application/json"            -> 1 (equal q: JSON was named)
+ *   "application/json;q=0.5, STAR/STAR"       -> 0
+ *   "STAR/STAR"                               -> 0
+ * Thread-safe: yes.
+ */
+int idms_http_accepts_json(const char *accept, size_t len);
+
+#endif

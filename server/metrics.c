@@ -1,0 +1,69 @@
+/*
+ * metrics.c - counters and their Prometheus text exposition (format
+ * version 0.0.4). Counters are plain integers: one event-loop thread
+ * updates and reads them.
+ */
+#include "idmintd.h"
+
+#include <inttypes.h>
+
+static const char *const route_names[IDMS_ROUTE_COUNT] = {
+    "/v1/ids", "/v1/inspect", "/api/snowflake/get", "/healthz", "/readyz", "/metrics", "other", "resp"};
+static const char *const status_classes[6] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
+
+void idms_metrics_count_request(idms_server *s, int route, int status)
+{
+    int cls = status >= 100 && status < 600 ? status / 100 : 0;
+    s->metrics.requests[route][cls]++;
+}
+
+void idms_metrics_render(idms_server *s, idms_buf *out)
+{
+    const idms_metrics *m = &s->metrics;
+    idms_buf_puts(out, "# HELP idmint_ids_minted_total IDs minted, by format.\n"
+                       "# TYPE idmint_ids_minted_total counter\n");
+    for (int f = 0; f < IDMS_FMT_COUNT; f++)
+        idms_buf_printf(out, "idmint_ids_minted_total{format=\"%s\"} %" PRIu64 "\n", idms_format_names[f],
+                        m->minted[f]);
+    idms_buf_puts(out, "# HELP idmint_requests_total Requests answered, by route and status class.\n"
+                       "# TYPE idmint_requests_total counter\n");
+    for (int r = 0; r < IDMS_ROUTE_COUNT; r++) {
+        for (int c = 0; c < 6; c++) {
+            if (m->requests[r][c] != 0 || c == 2)
+                idms_buf_printf(out, "idmint_requests_total{route=\"%s\",status=\"%s\"} %" PRIu64 "\n",
+                                route_names[r], status_classes[c], m->requests[r][c]);
+        }
+    }
+    idms_buf_printf(out,
+                    "# HELP idmint_clock_rewinds_total Backwards clock steps seen while minting snowflakes.\n"
+                    "# TYPE idmint_clock_rewinds_total counter\n"
+                    "idmint_clock_rewinds_total %" PRIu64 "\n"
+                    "# HELP idmint_clock_rewind_waits_total Small backwards steps waited out.\n"
+                    "# TYPE idmint_clock_rewind_waits_total counter\n"
+                    "idmint_clock_rewind_waits_total %" PRIu64 "\n"
+                    "# HELP idmint_clock_refusals_total Requests refused because the clock moved back too far.\n"
+                    "# TYPE idmint_clock_refusals_total counter\n"
+                    "idmint_clock_refusals_total %" PRIu64 "\n"
+                    "# HELP idmint_sequence_exhaustion_waits_total Waits for the next time unit after a full sequence.\n"
+                    "# TYPE idmint_sequence_exhaustion_waits_total counter\n"
+                    "idmint_sequence_exhaustion_waits_total %" PRIu64 "\n",
+                    m->clock_rewinds, m->rewind_waits, m->clock_refusals, m->exhaustion_waits);
+    idms_buf_printf(out,
+                    "# HELP idmint_connections_open Open client connections.\n"
+                    "# TYPE idmint_connections_open gauge\n"
+                    "idmint_connections_open %" PRIu64 "\n"
+                    "# HELP idmint_connections_total Connections accepted.\n"
+                    "# TYPE idmint_connections_total counter\n"
+                    "idmint_connections_total %" PRIu64 "\n"
+                    "# HELP idmint_connections_rejected_total Connections turned away at the limit.\n"
+                    "# TYPE idmint_connections_rejected_total counter\n"
+                    "idmint_connections_rejected_total %" PRIu64 "\n"
+                    "# HELP idmint_protocol_errors_total Malformed or oversized requests.\n"
+                    "# TYPE idmint_protocol_errors_total counter\n"
+                    "idmint_protocol_errors_total %" PRIu64 "\n"
+                    "# HELP idmint_high_water_mark_writes_total Time high-water mark fsyncs.\n"
+                    "# TYPE idmint_high_water_mark_writes_total counter\n"
+                    "idmint_high_water_mark_writes_total %" PRIu64 "\n",
+                    m->connections_open, m->connections_total, m->connections_rejected,
+                    m->protocol_errors, m->reserve_writes);
+}

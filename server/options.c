@@ -1,0 +1,320 @@
+/*
+ * options.c - idmintd's settings: defaults, then the config file
+ * (--config FILE, lines of `key = value` with the long flag names as keys),
+ * then the command-line flags, which win. Documented in idmintd(8).
+ */
+#include "idmintd.h"
+
+#include "config/config_parser.h"
+#include "optparse.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum {
+    OPT_HELP = 1,
+    OPT_VERSION,
+    OPT_CONFIG,
+    OPT_HTTP,
+    OPT_RESP,
+    OPT_NODE,
+    OPT_LAYOUT,
+    OPT_EPOCH,
+    OPT_MAX_REWIND,
+    OPT_STATE_DIR,
+    OPT_LOG_FILE,
+    OPT_LOG_LEVEL,
+    OPT_MAX_CONNECTIONS,
+    OPT_MAX_COUNT,
+    OPT_IDLE_TIMEOUT,
+    OPT_RESERVE
+};
+
+/* clang-format off */
+static const idmx_option options[] = {
+    {"help", 'h', IDMX_NO_ARG, OPT_HELP},
+    {"version", 0, IDMX_NO_ARG, OPT_VERSION},
+    {"config", 'c', IDMX_REQUIRED_ARG, OPT_CONFIG},
+    {"http", 0, IDMX_REQUIRED_ARG, OPT_HTTP},
+    {"resp", 0, IDMX_REQUIRED_ARG, OPT_RESP},
+    {"node", 0, IDMX_REQUIRED_ARG, OPT_NODE},
+    {"layout", 0, IDMX_REQUIRED_ARG, OPT_LAYOUT},
+    {"epoch", 0, IDMX_REQUIRED_ARG, OPT_EPOCH},
+    {"max-rewind", 0, IDMX_REQUIRED_ARG, OPT_MAX_REWIND},
+    {"state-dir", 0, IDMX_REQUIRED_ARG, OPT_STATE_DIR},
+    {"log-file", 0, IDMX_REQUIRED_ARG, OPT_LOG_FILE},
+    {"log-level", 0, IDMX_REQUIRED_ARG, OPT_LOG_LEVEL},
+    {"max-connections", 0, IDMX_REQUIRED_ARG, OPT_MAX_CONNECTIONS},
+    {"max-count", 0, IDMX_REQUIRED_ARG, OPT_MAX_COUNT},
+    {"idle-timeout", 0, IDMX_REQUIRED_ARG, OPT_IDLE_TIMEOUT},
+    {"reserve", 0, IDMX_REQUIRED_ARG, OPT_RESERVE},
+    {NULL, 0, 0, 0},
+};
+/* clang-format on */
+
+static const char help_text[] =
+    "Usage: idmintd [OPTIONS]\n"
+    "\n"
+    "Serve IDs over HTTP/1.1 and the Redis protocol (RESP2). Runs in the foreground\n"
+    "and logs to stderr. See idmintd(8).\n"
+    "\n"
+    "  -c, --config FILE         read settings from FILE (key = value; flags win)\n"
+    "      --http ADDR:PORT      HTTP listen address (default 127.0.0.1:8080; 'off')\n"
+    "      --resp ADDR:PORT      Redis-protocol listen address (default 127.0.0.1:6380;\n"
+    "                            'off')\n"
+    "      --node N              snowflake node number (default 0)\n"
+    "      --layout L            snowflake layout: preset or spec (default twitter)\n"
+    "      --epoch E             override the layout's epoch (Unix ms or RFC 3339)\n"
+    "      --max-rewind MS       wait out clock steps back of up to MS ms; refuse\n"
+    "                            beyond (default 10)\n"
+    "      --state-dir DIR       where generator state and the time high-water mark\n"
+    "                            live (default /var/lib/idmintd as root, else\n"
+    "                            ~/.local/state/idmintd; 'none' keeps no state)\n"
+    "      --reserve MS          time reserved (and fsynced) ahead of use (default 1000)\n"
+    "      --max-count N         most IDs per request (default 10000)\n"
+    "      --max-connections N   open connections at most (default 10000)\n"
+    "      --idle-timeout MS     close connections idle this long (default 60000)\n"
+    "      --log-file FILE       log there instead of stderr (SIGHUP reopens it)\n"
+    "      --log-level L         error, warn, info (default) or debug\n"
+    "  -h, --help                show this help and exit\n"
+    "      --version             show the version and exit\n";
+
+static void defaults(idms_options *o)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->http, sizeof o->http, "127.0.0.1:8080");
+    snprintf(o->resp, sizeof o->resp, "127.0.0.1:6380");
+    snprintf(o->layout, sizeof o->layout, "twitter");
+    o->max_rewind_ms = IDM_SF_DEFAULT_MAX_REWIND_MS;
+    o->log_level = IDMS_LOG_INFO;
+    o->max_connections = 10000;
+    o->max_count = 10000;
+    o->idle_timeout_ms = 60000;
+    o->reserve_ms = 1000;
+    const char *home = getenv("HOME");
+    if (geteuid() == 0 || home == NULL)
+        snprintf(o->state_dir, sizeof o->state_dir, "/var/lib/idmintd");
+    else
+        snprintf(o->state_dir, sizeof o->state_dir, "%s/.local/state/idmintd", home);
+}
+
+static int copy_text(char *dst, size_t cap, const char *name, const char *v, char *err, size_t err_cap)
+{
+    if (strlen(v) >= cap) {
+        snprintf(err, err_cap, "%s: value too long (at most %zu characters)", name, cap - 1);
+        return -1;
+    }
+    snprintf(dst, cap, "%s", v);
+    return 0;
+}
+
+static int parse_u64_max(const char *name, const char *v, uint64_t max, uint64_t *out, char *err, size_t err_cap)
+{
+    uint64_t x;
+    if (idmx_parse_u64(v, &x) != 0 || x > max) {
+        snprintf(err, err_cap, "%s: '%s' is not a whole number from 0 to %llu", name, v,
+                 (unsigned long long)max);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* Applies one setting by option id. Returns 0 or -1 with err set. */
+static int apply(idms_options *o, int id, const char *name, const char *v, char *err, size_t err_cap)
+{
+    uint64_t x;
+    switch (id) {
+    case OPT_HTTP:
+        return copy_text(o->http, sizeof o->http, name, strcmp(v, "off") == 0 ? "" : v, err, err_cap);
+    case OPT_RESP:
+        return copy_text(o->resp, sizeof o->resp, name, strcmp(v, "off") == 0 ? "" : v, err, err_cap);
+    case OPT_NODE:
+        if (parse_u64_max(name, v, UINT64_MAX, &o->node, err, err_cap) != 0)
+            return -1;
+        o->node_set = true;
+        return 0;
+    case OPT_LAYOUT:
+        return copy_text(o->layout, sizeof o->layout, name, v, err, err_cap);
+    case OPT_EPOCH:
+        return copy_text(o->epoch, sizeof o->epoch, name, v, err, err_cap);
+    case OPT_MAX_REWIND:
+        if (parse_u64_max(name, v, INT64_MAX / 1000000, &x, err, err_cap) != 0)
+            return -1;
+        o->max_rewind_ms = (int64_t)x;
+        return 0;
+    case OPT_STATE_DIR:
+        return copy_text(o->state_dir, sizeof o->state_dir, name, strcmp(v, "none") == 0 ? "" : v,
+                         err, err_cap);
+    case OPT_LOG_FILE:
+        return copy_text(o->log_file, sizeof o->log_file, name, v, err, err_cap);
+    case OPT_LOG_LEVEL:
+        o->log_level = idms_log_level_from_name(v);
+        if (o->log_level < 0) {
+            snprintf(err, err_cap, "%s: '%s' is not error, warn, info or debug", name, v);
+            return -1;
+        }
+        return 0;
+    case OPT_MAX_CONNECTIONS:
+        if (parse_u64_max(name, v, 1000000, &x, err, err_cap) != 0 || x == 0) {
+            if (x == 0)
+                snprintf(err, err_cap, "%s: must be at least 1", name);
+            return -1;
+        }
+        o->max_connections = (uint32_t)x;
+        return 0;
+    case OPT_MAX_COUNT:
+        if (parse_u64_max(name, v, 10000000, &x, err, err_cap) != 0 || x == 0) {
+            if (x == 0)
+                snprintf(err, err_cap, "%s: must be at least 1", name);
+            return -1;
+        }
+        o->max_count = x;
+        return 0;
+    case OPT_IDLE_TIMEOUT:
+        if (parse_u64_max(name, v, 86400000, &x, err, err_cap) != 0)
+            return -1;
+        o->idle_timeout_ms = (uint32_t)x;
+        return 0;
+    case OPT_RESERVE:
+        if (parse_u64_max(name, v, 3600000, &x, err, err_cap) != 0 || x < 10) {
+            if (x < 10)
+                snprintf(err, err_cap, "%s: must be at least 10 ms", name);
+            return -1;
+        }
+        o->reserve_ms = (int64_t)x;
+        return 0;
+    default:
+        snprintf(err, err_cap, "%s cannot be set here", name);
+        return -1;
+    }
+}
+
+struct config_ctx {
+    idms_options *o;
+    const char *path;
+    char err[512];
+};
+
+static int config_entry(void *ctx, const char *key, size_t key_len, const char *value, size_t value_len,
+                        unsigned line)
+{
+    struct config_ctx *c = ctx;
+    char k[64], v[1100];
+    if (key_len >= sizeof k || value_len >= sizeof v) {
+        snprintf(c->err, sizeof c->err, "%s:%u: entry too long", c->path, line);
+        return 1;
+    }
+    memcpy(k, key, key_len);
+    k[key_len] = '\0';
+    memcpy(v, value, value_len);
+    v[value_len] = '\0';
+    for (const idmx_option *opt = options; opt->long_name != NULL; opt++) {
+        if (strcmp(opt->long_name, k) != 0)
+            continue;
+        if (opt->id == OPT_HELP || opt->id == OPT_VERSION || opt->id == OPT_CONFIG)
+            break;
+        char err[400];
+        if (apply(c->o, opt->id, k, v, err, sizeof err) != 0) {
+            snprintf(c->err, sizeof c->err, "%s:%u: %s", c->path, line, err);
+            return 1;
+        }
+        return 0;
+    }
+    snprintf(c->err, sizeof c->err, "%s:%u: unknown setting '%s'", c->path, line, k);
+    return 1;
+}
+
+static int load_config(idms_options *o, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "idmintd: cannot open config file %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    enum { MAX = 1 << 20 };
+    char *text = malloc(MAX + 1);
+    size_t len = 0;
+    ssize_t r = 0;
+    while (text != NULL && len <= MAX && (r = read(fd, text + len, MAX + 1 - len)) > 0)
+        len += (size_t)r;
+    close(fd);
+    if (text == NULL || r < 0 || len > MAX) {
+        fprintf(stderr, "idmintd: cannot read config file %s: %s\n", path,
+                text == NULL ? "out of memory" : r < 0 ? strerror(errno) : "larger than 1 MiB");
+        free(text);
+        return 2;
+    }
+    struct config_ctx c = {o, path, {0}};
+    unsigned line = 0;
+    char err[256];
+    int rc = idms_config_parse(text, len, config_entry, &c, &line, err, sizeof err);
+    free(text);
+    if (rc < 0) {
+        fprintf(stderr, "idmintd: %s:%u: %s\n", path, line, err);
+        return 2;
+    }
+    if (rc > 0) {
+        fprintf(stderr, "idmintd: %s\n", c.err);
+        return 2;
+    }
+    return 0;
+}
+
+int idms_options_load(idms_options *o, int argc, char **argv)
+{
+    defaults(o);
+    idmx_optparse p;
+    /* First pass: --help, --version and --config. */
+    idmx_opt_init(&p, argc, argv, 1);
+    const char *config = NULL;
+    for (;;) {
+        int id = idmx_opt_next(&p, options);
+        if (id == IDMX_OPT_END)
+            break;
+        if (id == IDMX_OPT_ERROR) {
+            fprintf(stderr, "idmintd: %s\nTry 'idmintd --help' for more information.\n", p.errmsg);
+            return 2;
+        }
+        if (id == IDMX_OPT_OPERAND) {
+            fprintf(stderr, "idmintd: unexpected argument '%s'\nTry 'idmintd --help' for more information.\n",
+                    p.arg);
+            return 2;
+        }
+        if (id == OPT_HELP) {
+            fputs(help_text, stdout);
+            return 1;
+        }
+        if (id == OPT_VERSION) {
+            printf("idmintd %s\n", idm_version());
+            return 1;
+        }
+        if (id == OPT_CONFIG)
+            config = p.arg;
+    }
+    if (config != NULL) {
+        int rc = load_config(o, config);
+        if (rc != 0)
+            return rc;
+    }
+    /* Second pass: the flags, over the file's settings. */
+    idmx_opt_init(&p, argc, argv, 1);
+    for (;;) {
+        int id = idmx_opt_next(&p, options);
+        if (id == IDMX_OPT_END)
+            break;
+        if (id == OPT_CONFIG)
+            continue;
+        char err[400];
+        if (apply(o, id, p.name, p.arg, err, sizeof err) != 0) {
+            fprintf(stderr, "idmintd: %s\nTry 'idmintd --help' for more information.\n", err);
+            return 2;
+        }
+    }
+    return 0;
+}
