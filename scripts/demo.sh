@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # scripts/demo.sh - the first quick-start command: installs the build
-# dependencies, builds idmint into build/, and shows the CLI at work on its
-# built-in defaults (every format minted, a few inspected and converted).
+# dependencies, builds idmint and idmintd into build/, shows the CLI at work
+# (every format minted, a few inspected and converted), then starts idmintd
+# on its built-in defaults, asks it for IDs with curl and redis-cli, and
+# keeps it serving in the foreground until Ctrl-C (when run from a
+# terminal; IDM_DEMO_NO_WAIT=1 stops it at the end instead).
 # Runs from any directory; running it again only rebuilds what changed.
 set -euo pipefail
 
@@ -14,12 +17,12 @@ section() {
 }
 
 section "dependencies"
-idm_apt_install "${IDM_BUILD_PACKAGES[@]}"
+idm_apt_install "${IDM_BUILD_PACKAGES[@]}" curl redis-tools
 
 section "build (build/)"
 BUILD="$ROOT/build"
 cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$BUILD" --target idmint -j "$(nproc)"
+cmake --build "$BUILD" --target idmint idmintd -j "$(nproc)"
 IDMINT="$BUILD/idmint"
 
 failures=0
@@ -70,9 +73,38 @@ run convert --to ulid "$uuidv7"
 run convert --to typeid --prefix user "$uuidv7"
 run convert --to uuid "$ulid"
 
+section "idmintd: the ID service on its defaults (HTTP 127.0.0.1:8080, Redis protocol 127.0.0.1:6380)"
+STATE="$BUILD/idmintd-state"
+"$BUILD/idmintd" --state-dir "$STATE" &
+IDMINTD_PID=$!
+trap 'kill -TERM "$IDMINTD_PID" 2>/dev/null; wait "$IDMINTD_PID" 2>/dev/null' EXIT
+for _ in $(seq 1 50); do
+    curl -sf http://127.0.0.1:8080/healthz >/dev/null 2>&1 && break
+    sleep 0.1
+done
+show() {
+    printf '\n$ %s\n' "$*"
+    "$@" || failures=$((failures + 1))
+}
+show curl -s 'http://127.0.0.1:8080/v1/ids/snowflake?count=3'
+show curl -s -H 'Accept: application/json' 'http://127.0.0.1:8080/v1/ids/uuidv7?count=2'
+show curl -s 'http://127.0.0.1:8080/v1/ids/typeid?count=2&prefix=user'
+show curl -s "http://127.0.0.1:8080/v1/inspect/$ulid"
+if command -v redis-cli >/dev/null 2>&1; then
+    show redis-cli -p 6380 NEXT ulid 3
+    show redis-cli -p 6380 NEXT snowflake
+else
+    echo "(redis-cli is not installed: apt-get install redis-tools to try the Redis protocol)"
+fi
+
 section "done"
 if [ "$failures" -ne 0 ]; then
     echo "demo: $failures command(s) failed"
     exit 1
 fi
 echo "demo: all commands succeeded; the CLI is at $IDMINT"
+if [ "${IDM_DEMO_NO_WAIT:-}" = 1 ] || [ ! -t 0 ]; then
+    exit 0
+fi
+echo "idmintd keeps serving on 127.0.0.1:8080 (HTTP) and 127.0.0.1:6380 (Redis protocol); Ctrl-C stops it."
+wait "$IDMINTD_PID"

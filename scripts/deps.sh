@@ -42,4 +42,4 @@ idm_apt_install() {
 
 # The packages the build needs (gcc, cmake, OpenSSL's libcrypto).
 # shellcheck disable=SC2034 # used by the scripts that source this file
-IDM_BUILD_PACKAGES=(build-essential cmake pkg-config libssl-dev)
+IDM_BUILD_PACKAGES=(build-essential cmake pkg-config libssl-dev libuv1-dev)

@@ -111,7 +111,9 @@ run_ctest() {
 # ---------------------------------------------------------------------------
 section "dependencies"
 t0=$SECONDS
-packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev)
+# The server tests run real clients (curl, redis-cli, redis-benchmark) and
+# step idmintd's clock with libfaketime.
+packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools faketime libfaketime)
 if ! command -v node >/dev/null 2>&1; then
     packages+=(nodejs)
 fi

@@ -12,6 +12,8 @@
 
 #include <idmint/idmint.h>
 
+#include "optparse.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

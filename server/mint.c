@@ -22,10 +22,10 @@ int idms_format_from_name(const char *s, size_t len)
     return -1;
 }
 
-static void fail(idms_mint_result *r, int status, const char *fmt, const char *detail)
+static void fail(idms_mint_result *r, int status, const char *message)
 {
     r->status = status;
-    snprintf(r->message, sizeof r->message, fmt, detail);
+    snprintf(r->message, sizeof r->message, "%s", message);
 }
 
 /* Appends the ids in text[0..len) (newline-terminated lines) to out in the
@@ -134,23 +134,27 @@ void idms_mint(idms_server *s, int format, const char *prefix, uint64_t count, i
     memset(r, 0, sizeof *r);
     r->status = 200;
     if (count == 0 || count > s->opt.max_count) {
-        char lim[32];
-        snprintf(lim, sizeof lim, "%" PRIu64, s->opt.max_count);
-        fail(r, 400, "count must be from 1 to %s", lim);
+        char msg[64];
+        snprintf(msg, sizeof msg, "count must be from 1 to %" PRIu64, s->opt.max_count);
+        fail(r, 400, msg);
         return;
     }
     bool prefixed = format == IDMS_FMT_TYPEID || format == IDMS_FMT_TOKEN;
     if (prefix != NULL && !prefixed) {
-        fail(r, 400, "prefix applies only to typeid and token, not %s", idms_format_names[format]);
+        char msg[96];
+        snprintf(msg, sizeof msg, "prefix applies only to typeid and token, not %s", idms_format_names[format]);
+        fail(r, 400, msg);
         return;
     }
     if (format == IDMS_FMT_TYPEID && prefix == NULL) {
-        fail(r, 400, "%s needs a prefix (e.g. prefix=user)", "typeid");
+        fail(r, 400, "typeid needs a prefix (e.g. prefix=user)");
         return;
     }
     idm_error err = {0};
     if (prefix != NULL && idm_typeid_check_prefix(prefix, strlen(prefix), &err) != IDM_OK) {
-        fail(r, 400, "invalid prefix: %s", err.msg);
+        char msg[IDM_ERROR_MSG_CAP + 32];
+        snprintf(msg, sizeof msg, "invalid prefix: %s", err.msg);
+        fail(r, 400, msg);
         return;
     }
     idms_buf tmp;

@@ -128,7 +128,7 @@ static int parse_u64_max(const char *name, const char *v, uint64_t max, uint64_t
 /* Applies one setting by option id. Returns 0 or -1 with err set. */
 static int apply(idms_options *o, int id, const char *name, const char *v, char *err, size_t err_cap)
 {
-    uint64_t x;
+    uint64_t x = 0;
     switch (id) {
     case OPT_HTTP:
         return copy_text(o->http, sizeof o->http, name, strcmp(v, "off") == 0 ? "" : v, err, err_cap);

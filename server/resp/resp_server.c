@@ -160,9 +160,14 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             idms_metrics_count_request(s, IDMS_ROUTE_RESP, 200);
             c->close_after_write = true;
             return (ptrdiff_t)used;
+        } else if (is(a, "CONFIG") && cmd.argc == 3 && is(&cmd.argv[1], "GET")) {
+            /* redis-benchmark asks CONFIG GET save and appendonly before it
+             * starts: the parameter with an empty value (no persistence). */
+            idms_buf_puts(out, "*2\r\n");
+            bulk(out, cmd.argv[2].ptr, cmd.argv[2].len);
+            idms_buf_puts(out, "$0\r\n\r\n");
         } else if (is(a, "CONFIG") || is(a, "COMMAND")) {
-            /* redis-benchmark waits for a reply to CONFIG GET save and
-             * appendonly, redis-cli asks COMMAND DOCS: nothing to tell. */
+            /* redis-cli asks COMMAND DOCS: nothing to tell. */
             idms_buf_puts(out, "*0\r\n");
         } else if (is(a, "CLIENT") || (is(a, "SELECT") && cmd.argc == 2)) {
             idms_buf_puts(out, "+OK\r\n");
