@@ -84,10 +84,29 @@ static inline uint32_t idm__get_be32(const uint8_t *p)
 }
 static inline uint64_t idm__get_be64(const uint8_t *p)
 {
-    uint64_t v = 0;
+    uint64_t v;
+    memcpy(&v, p, 8);
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap64(v);
+#else
+    const uint8_t *b = p;
+    v = 0;
     for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
+        v = v << 8 | b[i];
     return v;
+#endif
+}
+static inline void idm__put_be64(uint8_t *p, uint64_t v)
+{
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    v = __builtin_bswap64(v);
+    memcpy(p, &v, 8);
+#else
+    for (int i = 7; i >= 0; i--) {
+        p[i] = (uint8_t)v;
+        v >>= 8;
+    }
+#endif
 }
 
 /* Adds one to an n-byte big-endian number; returns true on overflow (the

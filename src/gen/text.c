@@ -73,35 +73,60 @@ static const char base32_pairs[2048 + 1] =
     "Y0Y1Y2Y3Y4Y5Y6Y7Y8Y9YAYBYCYDYEYFYGYHYJYKYMYNYPYQYRYSYTYVYWYXYYYZ"
     "Z0Z1Z2Z3Z4Z5Z6Z7Z8Z9ZAZBZCZDZEZFZGZHZJZKZMZNZPZQZRZSZTZVZWZXZYZZ";
 
+static inline void hex2(char *p, uint8_t byte)
+{
+    memcpy(p, hex_pairs + 2 * byte, 2);
+}
+
+/* 8-4-4-4-12, unrolled: no loop, no branch. */
 static void uuid_text(const uint8_t *b, char *p)
 {
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            *p++ = '-';
-        memcpy(p, hex_pairs + 2 * b[i], 2);
-        p += 2;
-    }
+    hex2(p + 0, b[0]);
+    hex2(p + 2, b[1]);
+    hex2(p + 4, b[2]);
+    hex2(p + 6, b[3]);
+    p[8] = '-';
+    hex2(p + 9, b[4]);
+    hex2(p + 11, b[5]);
+    p[13] = '-';
+    hex2(p + 14, b[6]);
+    hex2(p + 16, b[7]);
+    p[18] = '-';
+    hex2(p + 19, b[8]);
+    hex2(p + 21, b[9]);
+    p[23] = '-';
+    hex2(p + 24, b[10]);
+    hex2(p + 26, b[11]);
+    hex2(p + 28, b[12]);
+    hex2(p + 30, b[13]);
+    hex2(p + 32, b[14]);
+    hex2(p + 34, b[15]);
+}
+
+static inline void b32pair(char *p, uint64_t v)
+{
+    memcpy(p, base32_pairs + 2 * (v & 1023), 2);
 }
 
 /* 26 characters for 130 bits (the top two always zero): the first
- * character alone, then twelve pairs of ten bits. */
+ * character alone, then twelve pairs of ten bits, then the last five bits.
+ * Unrolled, with constant shifts. */
 static void ulid_text(const uint8_t *b, char *p)
 {
-    uint64_t hi = idm__get_be64(b), lo = idm__get_be64(b + 8);
+    const uint64_t hi = idm__get_be64(b), lo = idm__get_be64(b + 8);
     p[0] = base32_pairs[2 * (hi >> 61) + 1];
-    /* bits 125..6 of the value, as 12 ten-bit groups: shift the 128-bit
-     * value so that each group lands in the low bits. */
-    for (int i = 0; i < 12; i++) {
-        int shift = 115 - 10 * i; /* low bit of group i */
-        uint64_t v;
-        if (shift >= 64)
-            v = hi >> (shift - 64);
-        else if (shift + 10 <= 64)
-            v = lo >> shift;
-        else
-            v = (lo >> shift) | (hi << (64 - shift));
-        memcpy(p + 1 + 2 * i, base32_pairs + 2 * (v & 1023), 2);
-    }
+    b32pair(p + 1, hi >> 51);  /* bits 124..115 */
+    b32pair(p + 3, hi >> 41);
+    b32pair(p + 5, hi >> 31);
+    b32pair(p + 7, hi >> 21);
+    b32pair(p + 9, hi >> 11);
+    b32pair(p + 11, hi >> 1);                /* bits 74..65 */
+    b32pair(p + 13, hi << 9 | lo >> 55);     /* bits 64..55 */
+    b32pair(p + 15, lo >> 45);
+    b32pair(p + 17, lo >> 35);
+    b32pair(p + 19, lo >> 25);
+    b32pair(p + 21, lo >> 15);
+    b32pair(p + 23, lo >> 5);                /* bits 14..5 */
     p[25] = base32_pairs[2 * (lo & 31) + 1];
 }
 
@@ -149,22 +174,31 @@ int idm_gen_next_text_n(idm_gen *g, int format, char *dst, size_t cap, size_t n,
                 *len = (size_t)(p - dst);
             return rc;
         }
-        for (size_t i = 0; i < k; i++) {
-            switch (format) {
-            case IDM_FORMAT_UUIDV4:
-            case IDM_FORMAT_UUIDV7:
+        /* One loop per format, so the format is not tested per ID. */
+        bool nl = (flags & IDM_TEXT_NEWLINE) != 0;
+        switch (format) {
+        case IDM_FORMAT_UUIDV4:
+        case IDM_FORMAT_UUIDV7:
+            for (size_t i = 0; i < k; i++, p += stride) {
                 uuid_text(bin.uuid[i].bytes, p);
-                break;
-            case IDM_FORMAT_ULID:
-                ulid_text(bin.ulid[i].bytes, p);
-                break;
-            default:
-                idm__base62_encode(bin.ksuid[i].bytes, sizeof bin.ksuid[i].bytes, p, IDM_KSUID_STRLEN);
-                break;
+                if (nl)
+                    p[IDM_UUID_STRLEN] = '\n';
             }
-            p += one;
-            if (flags & IDM_TEXT_NEWLINE)
-                *p++ = '\n';
+            break;
+        case IDM_FORMAT_ULID:
+            for (size_t i = 0; i < k; i++, p += stride) {
+                ulid_text(bin.ulid[i].bytes, p);
+                if (nl)
+                    p[IDM_ULID_STRLEN] = '\n';
+            }
+            break;
+        default:
+            for (size_t i = 0; i < k; i++, p += stride) {
+                idm__base62_encode(bin.ksuid[i].bytes, sizeof bin.ksuid[i].bytes, p, IDM_KSUID_STRLEN);
+                if (nl)
+                    p[IDM_KSUID_STRLEN] = '\n';
+            }
+            break;
         }
         done += k;
     }

@@ -52,12 +52,9 @@ int idm_ksuid_next_n(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err)
         if (rc != IDM_OK)
             return rc;
         for (size_t j = 0; j < chunk; j++, v++) {
-            uint64_t hi = (uint64_t)(v >> 64), lo = (uint64_t)v;
             uint8_t *b = out[i + j].bytes;
-            for (int k = 0; k < 8; k++) {
-                b[k] = (uint8_t)(hi >> (56 - 8 * k));
-                b[8 + k] = (uint8_t)(lo >> (56 - 8 * k));
-            }
+            idm__put_be64(b, (uint64_t)(v >> 64));
+            idm__put_be64(b + 8, (uint64_t)v);
             memcpy(b + 16, tail + j * 4, 4);
         }
     }

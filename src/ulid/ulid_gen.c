@@ -39,12 +39,8 @@ int idm_ulid_next_n(idm_gen *g, idm_ulid *out, size_t n, idm_error *err)
     if (rc != IDM_OK)
         return rc;
     for (size_t i = 0; i < n; i++, v++) {
-        uint64_t hi = (uint64_t)(v >> 64), lo = (uint64_t)v;
-        uint8_t *b = out[i].bytes;
-        for (int k = 0; k < 8; k++) {
-            b[k] = (uint8_t)(hi >> (56 - 8 * k));
-            b[8 + k] = (uint8_t)(lo >> (56 - 8 * k));
-        }
+        idm__put_be64(out[i].bytes, (uint64_t)(v >> 64));
+        idm__put_be64(out[i].bytes + 8, (uint64_t)v);
     }
     return IDM_OK;
 }

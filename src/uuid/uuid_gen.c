@@ -96,19 +96,22 @@ int idm_uuidv7_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err)
         return rc;
 
     /* Fill: bytes 0-5 the millisecond, then version and the counter's top
-     * 12 bits, variant and its low 4 bits, then 58 random bits. The random
-     * bytes go straight from the thread's pool into the UUID. */
-    for (size_t i = 0; i < n; i++, v++) {
-        uint8_t *b = out[i].bytes;
-        rc = idm__randsrc_take(&g->rand, b + 8, 8, err);
+     * 12 bits (one big-endian word), then variant, the counter's low 4 bits
+     * and 58 random bits. Random bytes come in chunks from the pool. */
+    enum { CHUNK = 256 };
+    uint8_t rnd[CHUNK * 8];
+    for (size_t i = 0; i < n; i += CHUNK) {
+        size_t k = n - i < CHUNK ? n - i : CHUNK;
+        rc = idm__randsrc_take(&g->rand, rnd, k * 8, err);
         if (IDM_UNLIKELY(rc != IDM_OK))
             return rc;
-        uint64_t ms = v >> 16;
-        unsigned counter = (unsigned)(v & 0xFFFF);
-        idm__put_be48(b, ms);
-        b[6] = (uint8_t)(0x70 | (counter >> 12));
-        b[7] = (uint8_t)(counter >> 4);
-        b[8] = (uint8_t)(0x80 | (counter & 0x0F) << 2 | (b[8] & 0x03));
+        for (size_t j = 0; j < k; j++, v++) {
+            uint8_t *b = out[i + j].bytes;
+            unsigned counter = (unsigned)(v & 0xFFFF);
+            idm__put_be64(b, (v >> 16) << 16 | 0x7000 | counter >> 4);
+            memcpy(b + 8, rnd + 8 * j, 8);
+            b[8] = (uint8_t)(0x80 | (counter & 0x0F) << 2 | (b[8] & 0x03));
+        }
     }
     return IDM_OK;
 }
