@@ -149,9 +149,16 @@ static void process(idms_conn *c)
         memmove(c->in, c->in + n, c->in_len - n);
         c->in_len -= n;
         c->skip_body -= n;
+        c->parsed_len = 0;
         if (c->skip_body > 0)
             return;
     }
+    /* Requests end with a line feed: until one arrives after the bytes
+     * already found incomplete, parsing again would only repeat itself
+     * (and a client trickling bytes would cost a full parse per byte). */
+    if (c->parsed_len > 0 && c->parsed_len < c->in_len &&
+        memchr(c->in + c->parsed_len, '\n', c->in_len - c->parsed_len) == NULL)
+        return;
     idms_buf out;
     idms_buf_init(&out);
     ptrdiff_t used = c->proto->feed(c, c->in, c->in_len, &out);
@@ -166,6 +173,7 @@ static void process(idms_conn *c)
     }
     memmove(c->in, c->in + used, c->in_len - (size_t)used);
     c->in_len -= (size_t)used;
+    c->parsed_len = c->in_len; /* what is left is an incomplete request */
     send_buf(c, &out);
     idms_buf_free(&out);
     if (c->closing)

@@ -139,6 +139,7 @@ typedef struct idms_conn {
     uv_timer_t idle;
     char *in;
     size_t in_len, in_cap;
+    size_t parsed_len;    /* in[0..parsed_len) held no complete request */
     uint64_t skip_body;   /* HTTP: body bytes still to discard */
     int writes_pending;
     bool closing;

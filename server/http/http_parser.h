@@ -41,7 +41,11 @@
  *
  * Every decision is made at a fixed byte of the input, in input order, so a
  * prefix of the input gives either IDMS_HTTP_INCOMPLETE or the same answer
- * as the whole input (the fuzz harness checks this).
+ * as the whole input (the fuzz harness checks this). A complete head ends
+ * with LF, so after INCOMPLETE a caller may wait for new input holding an
+ * LF (or for the buffer to reach IDMS_HTTP_MAX_HEAD) before parsing again:
+ * that keeps a client trickling bytes from costing a re-parse per byte
+ * (picohttpparser's last_len serves the same end).
  *
  * Left out: chunked bodies, trailers, the Host value's syntax, Expect:
  * 100-continue, request smuggling through proxies that disagree with RFC 9112

@@ -106,6 +106,9 @@ static int read_number(const char *buf, size_t len, size_t *pos, int neg_ok, uin
         return STEP_BAD; /* no digits */
     }
     i++; /* the CR */
+    if (i == len) {
+        return STEP_MORE;
+    }
     if (buf[i] != '\n') {
         return STEP_BAD;
     }

@@ -29,7 +29,9 @@
  * IDMS_RESP_MAX_COMMAND bytes: INCOMPLETE is returned only while
  * len < IDMS_RESP_MAX_COMMAND. Every decision is taken at a fixed byte of
  * the input, so a prefix of the input gives INCOMPLETE or the same answer as
- * the whole input.
+ * the whole input. A complete command ends with LF, so after INCOMPLETE a
+ * caller may wait for new input holding an LF before parsing again (an
+ * inline line is otherwise rescanned on every read).
  *
  * Left out: RESP3 request types (clients send RESP2 arrays of bulk strings
  * even after HELLO 3), quoting in inline commands (Redis's "..." and '...'

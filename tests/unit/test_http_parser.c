@@ -539,7 +539,9 @@ static void http_query_get_refuses_bad_values(void)
 static ptrdiff_t decode_exact(const char *src, char *dst, size_t cap)
 {
     char *copy = test_exact_copy(src, strlen(src));
-    char *out = test_exact_copy("", cap);
+    char *out = malloc(cap ? cap : 1); /* exactly cap bytes: ASan sees overruns */
+    if (out == NULL)
+        abort();
     ptrdiff_t r = idms_http_percent_decode(copy, strlen(src), out, cap);
     if (cap > 0)
         memcpy(dst, out, cap);
