@@ -309,6 +309,13 @@ static inline int idm__gen_enter(idm_gen *g, idm_error *err)
     return idm__gen_after_fork(g, err);
 }
 
+/* The start of every time-ordered minting call: checks the arguments,
+ * adapts after fork, and reads the clock once (only when n > 0). */
+int idm__gen_begin(idm_gen *g, const void *out, size_t n, int64_t *now_ms, idm_error *err);
+
+/* len (<= 16) random bytes as a big-endian number. */
+int idm__gen_random_number(idm_gen *g, size_t len, idm_u128 *out, idm_error *err);
+
 /* Reserves n consecutive values of a 128-bit monotonic state: the first is
  * max(previous + 1, fresh), where fresh = now_tick << rand_bits | random
  * (rand_bits of randomness given in fresh_rand); a carry out of the random

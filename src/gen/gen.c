@@ -94,13 +94,10 @@ static int jump_ahead(idm_gen *g, idm_u128 *state, unsigned rand_bits, size_t ra
 {
     if (idm__cas128(state, 0, 0) == 0)
         return IDM_OK; /* nothing minted before the fork */
-    uint8_t r[16] = {0};
-    int rc = idm__randsrc_take(&g->rand, r, rand_len, err);
+    idm_u128 fresh = 0;
+    int rc = idm__gen_random_number(g, rand_len, &fresh, err);
     if (rc != IDM_OK)
         return rc;
-    idm_u128 fresh = 0;
-    for (size_t i = 0; i < rand_len; i++)
-        fresh = fresh << 8 | r[i];
     fresh &= ((idm_u128)1 << rand_bits) - 1;
     idm_u128 old = *state;
     for (;;) {
@@ -178,4 +175,27 @@ int idm__reserve128(idm_gen *g, idm_u128 *state, size_t n, uint64_t now_tick, un
         }
         old = seen;
     }
+}
+
+int idm__gen_begin(idm_gen *g, const void *out, size_t n, int64_t *now_ms, idm_error *err)
+{
+    if (g == NULL || (out == NULL && n > 0))
+        return idm__fail(err, IDM_EINVAL, 0, "generator and output must not be NULL");
+    int rc = idm__gen_enter(g, err);
+    if (rc != IDM_OK || n == 0)
+        return rc;
+    return idm__env_now_ms(&g->env, now_ms, err);
+}
+
+int idm__gen_random_number(idm_gen *g, size_t len, idm_u128 *out, idm_error *err)
+{
+    uint8_t r[16];
+    int rc = idm__randsrc_take(&g->rand, r, len, err);
+    if (rc != IDM_OK)
+        return rc;
+    idm_u128 v = 0;
+    for (size_t i = 0; i < len; i++)
+        v = v << 8 | r[i];
+    *out = v;
+    return IDM_OK;
 }

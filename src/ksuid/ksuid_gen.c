@@ -18,27 +18,19 @@
 
 int idm_ksuid_next_n(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err)
 {
-    if (g == NULL || (out == NULL && n > 0))
-        return idm__fail(err, IDM_EINVAL, 0, "generator and output must not be NULL");
-    int rc = idm__gen_enter(g, err);
+    int64_t now_ms = 0;
+    int rc = idm__gen_begin(g, out, n, &now_ms, err);
     if (rc != IDM_OK || n == 0)
-        return rc;
-    int64_t now_ms;
-    rc = idm__env_now_ms(&g->env, &now_ms, err);
-    if (rc != IDM_OK)
         return rc;
     int64_t now_s = now_ms / 1000 - IDM_KSUID_EPOCH_S;
     if (now_s < 0)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads before the KSUID epoch (2014-05-13T16:53:20Z)");
     if ((uint64_t)now_s > KSUID_MAX_S)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads past KSUID's 32-bit second range");
-    uint8_t r[12];
-    rc = idm__randsrc_take(&g->rand, r, sizeof r, err);
+    idm_u128 fresh = 0;
+    rc = idm__gen_random_number(g, 12, &fresh, err);
     if (rc != IDM_OK)
         return rc;
-    idm_u128 fresh = 0;
-    for (int i = 0; i < 12; i++)
-        fresh = fresh << 8 | r[i];
     idm_u128 v = 0;
     rc = idm__reserve128(g, &g->states->ksuid, n, (uint64_t)now_s, 96, fresh, KSUID_MAX_S,
                          "KSUID's 32-bit second", &v, err);

@@ -15,24 +15,16 @@
 
 int idm_ulid_next_n(idm_gen *g, idm_ulid *out, size_t n, idm_error *err)
 {
-    if (g == NULL || (out == NULL && n > 0))
-        return idm__fail(err, IDM_EINVAL, 0, "generator and output must not be NULL");
-    int rc = idm__gen_enter(g, err);
+    int64_t now_ms = 0;
+    int rc = idm__gen_begin(g, out, n, &now_ms, err);
     if (rc != IDM_OK || n == 0)
-        return rc;
-    int64_t now_ms;
-    rc = idm__env_now_ms(&g->env, &now_ms, err);
-    if (rc != IDM_OK)
         return rc;
     if (now_ms > ULID_MAX_MS)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads past ULID's 48-bit millisecond range");
-    uint8_t r[10];
-    rc = idm__randsrc_take(&g->rand, r, sizeof r, err);
+    idm_u128 fresh = 0;
+    rc = idm__gen_random_number(g, 10, &fresh, err);
     if (rc != IDM_OK)
         return rc;
-    idm_u128 fresh = 0;
-    for (int i = 0; i < 10; i++)
-        fresh = fresh << 8 | r[i];
     idm_u128 v = 0;
     rc = idm__reserve128(g, &g->states->ulid, n, (uint64_t)now_ms, 80, fresh, (uint64_t)ULID_MAX_MS,
                          "ULID's 48-bit millisecond", &v, err);

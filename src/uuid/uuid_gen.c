@@ -77,12 +77,9 @@ static int reserve_v7(idm_gen *g, size_t n, uint64_t now_ms, uint64_t fresh_coun
 
 int idm_uuidv7_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err)
 {
-    int rc = check_args(g, out, n, err);
+    int64_t now_ms = 0;
+    int rc = idm__gen_begin(g, out, n, &now_ms, err);
     if (rc != IDM_OK || n == 0)
-        return rc;
-    int64_t now_ms;
-    rc = idm__env_now_ms(&g->env, &now_ms, err);
-    if (rc != IDM_OK)
         return rc;
     if ((uint64_t)now_ms > V7_MAX_MS)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads past UUIDv7's 48-bit millisecond range");
