@@ -236,6 +236,18 @@ static int route(idms_server *s, const idms_http_request *req, response *r)
     return IDMS_ROUTE_OTHER;
 }
 
+/* Whether buf[0..len) holds another request (complete or malformed) after
+ * the one whose head ends at used. */
+static bool another_request(const char *buf, size_t len, size_t used, const idms_http_request *req)
+{
+    if (req->content_length > len - used)
+        return false;
+    size_t next = used + (size_t)req->content_length;
+    idms_http_request tmp;
+    return next < len &&
+           idms_http_parse_request(buf + next, len - next, &tmp, NULL, NULL) != IDMS_HTTP_INCOMPLETE;
+}
+
 static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *out)
 {
     idms_server *s = c->server;
@@ -263,7 +275,10 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         int rt;
         bool head = req.method_len == 4 && memcmp(req.method, "HEAD", 4) == 0;
         bool get = req.method_len == 3 && memcmp(req.method, "GET", 3) == 0;
-        bool keep_alive = req.keep_alive && !s->draining;
+        /* Draining answers every request already received: the close goes
+         * on the last complete one in the buffer (RFC 9112 section 9.6
+         * forbids processing any after it). */
+        bool keep_alive = req.keep_alive && (!s->draining || another_request(buf, len, used, &req));
         if (!get && !head) {
             json_error(&r, 405, "only GET and HEAD are served");
             r.allow = true;

@@ -120,6 +120,14 @@ static void cmd_info(idms_server *s, idms_buf *out)
     idms_buf_free(&text);
 }
 
+/* Whether buf[0..len) starts with another command (complete or malformed). */
+static bool another_command(const char *buf, size_t len)
+{
+    idms_resp_command cmd;
+    const char *why;
+    return len > 0 && idms_resp_parse(buf, len, &cmd, &why) != IDMS_RESP_INCOMPLETE;
+}
+
 static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *out)
 {
     idms_server *s = c->server;
@@ -179,7 +187,8 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             status = 400;
         }
         idms_metrics_count_request(s, IDMS_ROUTE_RESP, status);
-        if (s->draining) {
+        /* Draining answers every command already received, then closes. */
+        if (s->draining && !another_command(buf + used, len - used)) {
             c->close_after_write = true;
             return (ptrdiff_t)used;
         }
