@@ -15,6 +15,7 @@
 #include <string.h>
 
 #define MAX_PENDING_WRITE (4u << 20)
+#define REPARSE_BYTES 1024
 #define READ_CHUNK 65536
 
 typedef struct write_req {
@@ -168,14 +169,18 @@ static void process(idms_conn *c)
         if (c->skip_body > 0)
             return;
     }
-    /* Requests end with a line feed: until one arrives after the bytes
-     * already found incomplete, parsing again would only repeat itself
-     * (and a client trickling bytes would cost a full parse per byte). */
-    if (c->parsed_len > 0 && c->parsed_len < c->in_len &&
+    /* An HTTP head ends with a line feed: until one arrives after the bytes
+     * already found incomplete (or another REPARSE_BYTES, so that limits
+     * are still noticed), parsing again would only repeat itself, and a
+     * client trickling bytes would cost a full parse per byte. RESP
+     * multibulk frames are length-prefixed and cheap to re-parse. */
+    if (c->proto == &idms_http_proto && c->parsed_len > 0 && c->parsed_len < c->in_len &&
+        c->in_len - c->parsed_len < REPARSE_BYTES &&
         memchr(c->in + c->parsed_len, '\n', c->in_len - c->parsed_len) == NULL)
         return;
     idms_buf out;
     idms_buf_init(&out);
+    c->more = false;
     ptrdiff_t used = c->proto->feed(c, c->in, c->in_len, &out);
     if (out.failed) {
         idms_buf_free(&out);
@@ -200,9 +205,16 @@ static void process(idms_conn *c)
             conn_close(c);
         return;
     }
-    if (uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) >= MAX_PENDING_WRITE) {
+    if (c->more || uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) >= MAX_PENDING_WRITE) {
+        /* Replies wait for the reader (or the adapter stopped at its output
+         * batch with requests left): read no more until they are written;
+         * on_written resumes, and resuming processes what is buffered. */
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->reading = false;
+        if (c->more && c->writes_pending == 0) {
+            c->more = false;
+            idms_conn_resume(c);
+        }
     }
 }
 

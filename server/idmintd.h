@@ -118,6 +118,11 @@ bool idms_ready(idms_server *s, char *why, size_t cap);
 
 struct idms_conn;
 
+/* An adapter stops taking requests from the buffer once its replies reach
+ * this size; the rest waits until they are written (bounded memory for
+ * clients that pipeline big requests and read slowly or not at all). */
+#define IDMS_OUT_BATCH (1u << 20)
+
 typedef struct idms_proto {
     const char *name;
     /* Consumes complete requests from buf[0..len), appending replies to
@@ -145,6 +150,7 @@ typedef struct idms_conn {
     bool closing;
     bool close_after_write;
     bool reading;
+    bool more; /* the adapter stopped at IDMS_OUT_BATCH with input left */
     struct idms_conn *prev, *next;
 } idms_conn;
 

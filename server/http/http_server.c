@@ -253,6 +253,10 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
     idms_server *s = c->server;
     size_t used = 0;
     while (used < len) {
+        if (out->len >= IDMS_OUT_BATCH) {
+            c->more = true;
+            break;
+        }
         idms_http_request req;
         int status = 400;
         const char *why = "bad request";

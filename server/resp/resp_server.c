@@ -133,6 +133,10 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
     idms_server *s = c->server;
     size_t used = 0;
     while (used < len) {
+        if (out->len >= IDMS_OUT_BATCH) {
+            c->more = true;
+            break;
+        }
         idms_resp_command cmd;
         const char *why = "Protocol error";
         ptrdiff_t n = idms_resp_parse(buf + used, len - used, &cmd, &why);

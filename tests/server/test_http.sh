@@ -1,0 +1,235 @@
+# test_http.sh - idmintd's HTTP routes over loopback: every format, counts,
+# JSON, prefixes, inspect (byte for byte as `idmint inspect --json`), the
+# Leaf route, health, readiness, metrics, methods, HEAD, keep-alive and
+# pipelining.
+# Usage: bash tests/server/test_http.sh IDMINTD IDMINT LOADCLIENT
+. "$(dirname "$0")/lib.sh"
+
+UUID7='[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'
+UUID4='[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'
+ULID='[0-7][0-9A-HJKMNP-TV-Z]{25}'
+KSUID='[0-9A-Za-z]{27}'
+SNOWFLAKE='[1-9][0-9]{0,18}'
+SUFFIX='[0-7][0-9a-hjkmnp-tv-z]{25}'
+TOKEN='[0-9A-Za-z]{22}'
+TRACEPARENT='00-[0-9a-f]{32}-[0-9a-f]{16}-01'
+TEXT='Content-Type: text/plain; charset=utf-8'
+JSON='Content-Type: application/json'
+JSON_ERROR='\{"error": "[^"]+"\}'
+
+start_server
+
+# --- /v1/ids/{format} ----------------------------------------------------------
+
+declare -A RE=([uuidv7]=$UUID7 [uuidv4]=$UUID4 [ulid]=$ULID [ksuid]=$KSUID [snowflake]=$SNOWFLAKE
+    [token]=$TOKEN [traceparent]=$TRACEPARENT)
+for f in uuidv7 uuidv4 ulid ksuid snowflake token traceparent; do
+    http "GET /v1/ids/FORMAT?count=N: N IDs (default 1) of FORMAT, one per line as text/plain ($f)" \
+        -h "$TEXT" -L "${RE[$f]}" -n 1 -- "/v1/ids/$f"
+    http "GET /v1/ids/FORMAT?count=N: N IDs of FORMAT, one per line as text/plain ($f, count=7)" \
+        -h "$TEXT" -h 'Content-Length: [0-9]+' -L "${RE[$f]}" -n 7 -- "/v1/ids/$f?count=7"
+done
+http "GET /v1/ids/typeid?count=N&prefix=P: PREFIX_ + a UUIDv7's base32" \
+    -h "$TEXT" -L "user_$SUFFIX" -n 4 -- '/v1/ids/typeid?count=4&prefix=user'
+http "GET /v1/ids/token?prefix=P: PREFIX_ + the token" \
+    -L "sk_live_$TOKEN" -n 3 -- '/v1/ids/token?prefix=sk_live&count=3'
+http "query parameters in either order" \
+    -L "acct_$SUFFIX" -n 2 -- '/v1/ids/typeid?prefix=acct&count=2'
+http "count at the limit (--max-count, default 10000) is served" \
+    -L "$UUID7" -n 10000 -- '/v1/ids/uuidv7?count=10000'
+
+check "snowflakes of one request are strictly increasing (numerically) and unique" -o '' \
+    --sh "curl -s 'http://127.0.0.1:$HTTP_PORT/v1/ids/snowflake?count=5000' | sort -n -C -u && \
+          test \$(curl -s 'http://127.0.0.1:$HTTP_PORT/v1/ids/snowflake?count=5000' | sort -u | wc -l) = 5000"
+check "uuidv7s and ulids of one request are strictly increasing" -o '' \
+    --sh "curl -s 'http://127.0.0.1:$HTTP_PORT/v1/ids/uuidv7?count=5000' | sort -C -u && \
+          curl -s 'http://127.0.0.1:$HTTP_PORT/v1/ids/ulid?count=5000' | sort -C -u"
+
+# --- JSON ----------------------------------------------------------------------
+
+http "a JSON array of strings when the request has Accept: application/json; snowflakes are strings" \
+    -h "$JSON" -O "\[\"$SNOWFLAKE\"(,\"$SNOWFLAKE\"){2}\]" -n 1 \
+    -- '/v1/ids/snowflake?count=3' -H 'Accept: application/json'
+http "a JSON array of strings (uuidv7, count 1)" \
+    -h "$JSON" -O "\[\"$UUID7\"\]" -- /v1/ids/uuidv7 -H 'Accept: application/json'
+http "a JSON array of strings (typeid with a prefix)" \
+    -h "$JSON" -O "\[\"user_$SUFFIX\",\"user_$SUFFIX\"\]" \
+    -- '/v1/ids/typeid?prefix=user&count=2' -H 'Accept: application/json'
+http "a JSON array of strings (Accept listing several types, JSON among them)" \
+    -h "$JSON" -O "\[\"$ULID\"\]" -- /v1/ids/ulid -H 'Accept: text/html, application/json;q=0.9'
+http "one per line as text/plain without Accept: application/json" \
+    -h "$TEXT" -L "$ULID" -n 1 -- /v1/ids/ulid -H 'Accept: text/plain'
+json=$(curl -s -H 'Accept: application/json' "$BASE/v1/ids/snowflake?count=50")
+above=0
+for x in $(grep -oE '"[0-9]+"' <<<"$json" | tr -d '"'); do
+    ((x > 9007199254740992)) && above=$((above + 1))
+done
+expect "snowflakes are strings in JSON: JavaScript numbers lose precision above 2^53 (50 such IDs)" \
+    "$above" = 50
+
+# --- /v1/inspect/{id} ----------------------------------------------------------
+
+mint() {
+    curl -s "http://127.0.0.1:$HTTP_PORT/v1/ids/$1"
+}
+for id in "$(mint uuidv7)" "$(mint uuidv4)" "$(mint ulid)" "$(mint ksuid)" "$(mint snowflake)" \
+    "$(mint 'typeid?prefix=order')" 01ARZ3NDEKTSV4RRFFQ69G5FAV 0 \
+    "$(mint uuidv7 | tr -d -)"; do
+    http "GET /v1/inspect/ID: the JSON object of idmint inspect --json ($id)" \
+        -h "$JSON" -o "$("$IDMINT" inspect --json "$id")" -- "/v1/inspect/$id"
+done
+typeid=$(mint 'typeid?prefix=user')
+http "GET /v1/inspect/ID: a percent-encoded ID is decoded" \
+    -h "$JSON" -o "$("$IDMINT" inspect --json "$typeid")" -- "/v1/inspect/${typeid/_/%5F}"
+for bad in zzz 01ARZ3NDEKTSV4RRFFQ69G5FA 99999999999999999999 "$(mint token)"; do
+    http "an invalid ID gets status 400 and the error object ($bad)" \
+        -s 400 -h "$JSON" -O '\{"input": .*, "error": "[^"]+"\}' \
+        -o "$("$IDMINT" inspect --json "$bad")" -- "/v1/inspect/$bad"
+done
+
+# --- Leaf ----------------------------------------------------------------------
+
+http "GET /api/snowflake/get/KEY: the bare decimal ID" \
+    -h "$TEXT" -O "$SNOWFLAKE" -- /api/snowflake/get/anykey
+check "GET /api/snowflake/get/KEY: the bare decimal ID, no newline (the key is ignored)" -o '' \
+    --sh "curl -s http://127.0.0.1:$HTTP_PORT/api/snowflake/get/leaf-segment-test | tr -d 0-9"
+check "the Leaf route mints from the same snowflake generator (later IDs are larger)" -o '' \
+    --sh "a=\$(curl -s http://127.0.0.1:$HTTP_PORT/v1/ids/snowflake)
+          b=\$(curl -s http://127.0.0.1:$HTTP_PORT/api/snowflake/get/k)
+          c=\$(curl -s http://127.0.0.1:$HTTP_PORT/v1/ids/snowflake)
+          [ \$a -lt \$b ] && [ \$b -lt \$c ]"
+
+# --- health, readiness, metrics --------------------------------------------------
+
+http "GET /healthz: liveness, 200 while the process serves" -h "$TEXT" -- /healthz
+http "GET /readyz: readiness, 200 when a snowflake can be minted now" -- /readyz
+http "GET /metrics: Prometheus text" \
+    -h 'Content-Type: text/plain; version=0.0.4(; charset=utf-8)?' \
+    -L '# (HELP|TYPE) idmint_[a-z_]+ .+|idmint_[a-z_]+(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? [0-9]+(\.[0-9]+)?' \
+    -- /metrics
+for family in 'idmint_ids_minted_total counter' 'idmint_requests_total counter' \
+    'idmint_clock_rewinds_total counter' 'idmint_clock_rewind_waits_total counter' \
+    'idmint_clock_refusals_total counter' 'idmint_sequence_exhaustion_waits_total counter' \
+    'idmint_connections_open gauge' 'idmint_connections_total counter' \
+    'idmint_connections_rejected_total counter' 'idmint_protocol_errors_total counter' \
+    'idmint_high_water_mark_writes_total counter'; do
+    check "/metrics has the documented family: $family" -o 1 \
+        --sh "curl -s http://127.0.0.1:$HTTP_PORT/metrics | grep -c '^# TYPE $family\$'"
+done
+for f in uuidv7 uuidv4 ulid ksuid snowflake typeid token traceparent; do
+    check "/metrics: IDs minted per format ($f)" -O '1' \
+        --sh "curl -s http://127.0.0.1:$HTTP_PORT/metrics | grep -c '^idmint_ids_minted_total{format=\"$f\"} [0-9]'"
+done
+ulid_before=$(metric 'idmint_ids_minted_total{format="ulid"}')
+ok_before=$(metric 'idmint_requests_total{route="/v1/ids",status="2xx"}')
+bad_before=$(metric 'idmint_requests_total{route="/v1/ids",status="4xx"}')
+conns_before=$(metric 'idmint_connections_total')
+curl -s -o /dev/null "$BASE/v1/ids/ulid?count=7"
+curl -s -o /dev/null "$BASE/v1/ids/ulid?count=0"
+expect "/metrics: the minted count grows by the IDs served" \
+    "$(metric 'idmint_ids_minted_total{format="ulid"}')" = $((ulid_before + 7))
+expect "/metrics: requests per route and status class (2xx)" \
+    "$(metric 'idmint_requests_total{route="/v1/ids",status="2xx"}')" = $((ok_before + 1))
+expect "/metrics: requests per route and status class (4xx)" \
+    "$(metric 'idmint_requests_total{route="/v1/ids",status="4xx"}')" = $((${bad_before:-0} + 1))
+expect "/metrics: accepted connections are counted" \
+    "$(metric 'idmint_connections_total')" -ge $((conns_before + 3))
+expect "/metrics: open connections (this one)" "$(metric 'idmint_connections_open')" -ge 1
+
+# --- methods, unknown routes, HEAD ---------------------------------------------
+
+for m in POST PUT DELETE PATCH OPTIONS; do
+    http "Methods other than GET and HEAD get 405 ($m), with Allow" \
+        -s 405 -h 'Allow: GET, HEAD' -h "$JSON" -O "$JSON_ERROR" -- /v1/ids/uuidv7 -X "$m"
+done
+http "405 for a POST with a body; the connection stays usable" \
+    -s 405 -h 'Allow: GET, HEAD' -- /v1/ids/uuidv7 -d 'count=3'
+skipped=$(
+    {
+        printf 'POST /v1/ids/ulid HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nxxxxxxxxxx'
+        printf 'GET /v1/ids/ulid HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+    } | raw "$HTTP_PORT" 5 | tr -d '\r'
+)
+expect "a POST body is skipped: the next request on the connection is served" \
+    "$(grep -E '^(HTTP/1.1 .*|[0-9A-Z]{26})$' <<<"$skipped" | paste -sd ' ')" \
+    =~ "^HTTP/1.1 405 Method Not Allowed HTTP/1.1 200 OK $ULID\$"
+for p in /nope / /v1/ids /v1/ids/ /v1/ids/uuidv7/extra /v1/inspect/ /api/snowflake/get/ /healthz/x /metricsx; do
+    http "an unknown route gets 404 with a JSON error ($p)" -s 404 -h "$JSON" -O "$JSON_ERROR" -- "$p"
+done
+get_len=$(curl -s -D - -o /dev/null "$BASE/healthz" | tr -d '\r' | sed -n 's/^Content-Length: //p')
+nope_len=$(curl -s -D - -o /dev/null "$BASE/nope" | tr -d '\r' | sed -n 's/^Content-Length: //p')
+# A HEAD response followed by a GET response on one connection: a body
+# after the HEAD response would show up where the second status line
+# belongs.
+head_then_get=$(
+    {
+        printf 'HEAD /healthz HTTP/1.1\r\nHost: t\r\n\r\n'
+        printf 'HEAD /v1/ids/uuidv7?count=2 HTTP/1.1\r\nHost: t\r\n\r\n'
+        printf 'HEAD /nope HTTP/1.1\r\nHost: t\r\n\r\n'
+        printf 'GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+    } | raw "$HTTP_PORT" 5 | tr -d '\r' | grep -vE '^(Date|Server):'
+)
+expect "HEAD is answered like GET without a body (/healthz, an ID route, a 404)" "$head_then_get" = \
+"HTTP/1.1 200 OK
+Content-Type: text/plain; charset=utf-8
+Content-Length: $get_len
+
+HTTP/1.1 200 OK
+Content-Type: text/plain; charset=utf-8
+Content-Length: 74
+
+HTTP/1.1 404 Not Found
+Content-Type: application/json
+Content-Length: $nope_len
+
+HTTP/1.1 200 OK
+Content-Type: text/plain; charset=utf-8
+Content-Length: $get_len
+Connection: close
+
+ok"
+
+# --- keep-alive and pipelining ---------------------------------------------------
+
+check "keep-alive: curl reuses one connection for three requests" -o '1
+0
+0' --sh "curl -s -w '%{num_connects}\n' -o /dev/null http://127.0.0.1:$HTTP_PORT/healthz \
+         -o /dev/null http://127.0.0.1:$HTTP_PORT/v1/ids/ulid -o /dev/null http://127.0.0.1:$HTTP_PORT/readyz"
+
+req() {
+    printf 'GET %s HTTP/1.1\r\nHost: t\r\n%s\r\n' "$1" "${2:+$2$'\r\n'}"
+}
+pipelined=$(
+    {
+        req /v1/ids/snowflake
+        req /healthz
+        req '/v1/ids/ulid?count=2' 'Connection: close'
+    } | raw "$HTTP_PORT" 5
+)
+rc=$?
+expect "pipelining: three requests in one write, the server closes after Connection: close" "$rc" = 0
+expect "pipelining: three responses, in order" \
+    "$(printf '%s' "$pipelined" | tr -d '\r' | grep -E '^(HTTP/1.1 [0-9]+ .*|[0-9]+|ok|[0-9A-Z]{26})$' | paste -sd ' ')" \
+    =~ "^HTTP/1.1 200 OK $SNOWFLAKE HTTP/1.1 200 OK ok HTTP/1.1 200 OK $ULID $ULID\$"
+expect "pipelining: only the last response says Connection: close" \
+    "$(printf '%s' "$pipelined" | tr -d '\r' | grep -ciE '^Connection: close$')" = 1
+
+got=$(
+    {
+        for _ in $(seq 1 99); do req '/v1/ids/snowflake?count=2'; done
+        req /v1/ids/snowflake 'Connection: close'
+    } | raw "$HTTP_PORT" 5 | tr -d '\r'
+)
+expect "pipelining: 100 requests in one write get 100 responses" "$(grep -c '^HTTP/1.1 200 OK$' <<<"$got")" = 100
+expect "pipelining: the 199 snowflakes of 100 pipelined requests are strictly increasing" \
+    "$(grep -E '^[0-9]{15,}$' <<<"$got" | sort -n -C -u && grep -cE '^[0-9]{15,}$' <<<"$got")" = 199
+
+http10=$(printf 'GET /healthz HTTP/1.0\r\n\r\n' | raw "$HTTP_PORT" 5)
+expect "HTTP/1.0 without keep-alive: answered, then closed" "$?" = 0
+expect "HTTP/1.0 without keep-alive: answered" "$(head -n 1 <<<"$http10" | tr -d '\r')" = 'HTTP/1.1 200 OK'
+http "Connection: close is honoured" -h 'Connection: close' -- /healthz -H 'Connection: close'
+http "keep-alive responses do not say Connection: close" -x 'Connection: close' -- /healthz
+
+stop_server TERM
+expect "SIGTERM: exits 0" "$SRV_STATUS" = 0
+finish

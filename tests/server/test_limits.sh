@@ -1,0 +1,287 @@
+# test_limits.sh - bad input and limits: counts, formats and prefixes out of
+# range (400 with a JSON error), oversized request lines (414) and headers
+# (431), malformed requests (400), too many connections (503 / RESP error),
+# idle and slow clients, malformed RESP, and random bytes at both ports,
+# after which normal requests are still served in bounded memory.
+# Usage: bash tests/server/test_limits.sh IDMINTD IDMINT LOADCLIENT
+. "$(dirname "$0")/lib.sh"
+
+JSON='Content-Type: application/json'
+JSON_ERROR='\{"error": "[^"]+"\}'
+ULID='[0-7][0-9A-HJKMNP-TV-Z]{25}'
+
+# --- counts, formats, prefixes ----------------------------------------------------
+
+start_server --max-count 100 --max-connections 5
+
+http "--max-count N: the most IDs one request may ask for (100 here)" -n 100 -- '/v1/ids/ulid?count=100'
+for c in 101 0 abc -1 1e3 '' '%205' 5x 0x10 99999999999999999999999 '%00'; do
+    http "Bad requests (count out of range) get 400 with a JSON body {\"error\": \"...\"} (count=$c)" \
+        -s 400 -h "$JSON" -O "$JSON_ERROR" -- "/v1/ids/ulid?count=$c"
+done
+http "the error names the limit" -s 400 -O '\{"error": "count must be from 1 to 100"\}' \
+    -- '/v1/ids/snowflake?count=101'
+for f in uuidv9 UUIDV7 snowflakes uuid 'ulid%00' '%75lid'; do
+    http "Bad requests (unknown format) get 400 with a JSON body ($f)" \
+        -s 400 -h "$JSON" -O '\{"error": "unknown format[^"]*"\}' -- "/v1/ids/$f"
+done
+for p in User 'a1' _user user_ "$(printf 'a%.0s' $(seq 1 64))" '%00' 'us%zzer' 'ü'; do
+    http "Bad requests (a bad prefix) get 400 with a JSON body (typeid, prefix=$p)" \
+        -s 400 -h "$JSON" -O "$JSON_ERROR" -- "/v1/ids/typeid?prefix=$p"
+done
+http "a prefix of 63 characters is the longest" -L "$(printf 'a%.0s' $(seq 1 63))_[0-9a-z]{26}" -n 1 \
+    -- "/v1/ids/typeid?prefix=$(printf 'a%.0s' $(seq 1 63))"
+http "typeid needs a prefix" -s 400 -O '\{"error": "typeid needs a prefix[^"]*"\}' -- /v1/ids/typeid
+for f in uuidv7 snowflake ulid; do
+    http "a prefix applies only to typeid and token ($f)" \
+        -s 400 -O '\{"error": "prefix applies only to typeid and token[^"]*"\}' -- "/v1/ids/$f?prefix=user"
+done
+http "the connection stays usable after a 400" -L "$ULID" -n 1 -- /v1/ids/ulid
+
+# --- oversized and malformed requests ------------------------------------------------
+
+# answer [stream]: sends stdin (see raw) on a fresh connection and prints
+# the status line and whether the server closed ("closed" or "open" after
+# 5 s); the body goes to $T_DIR/last_body.
+answer() {
+    local got rc
+    raw "$HTTP_PORT" 5 "${1:-}" >"$T_DIR/reply"
+    rc=$?
+    got=$(tr -d '\r' <"$T_DIR/reply")
+    printf '%s %s\n' "$(head -n 1 <<<"$got")" "$([ $rc = 0 ] && echo closed || echo open)"
+    sed -n '/^$/,$p' <<<"$got" | sed 1d >"$T_DIR/last_body"
+}
+long() {
+    head -c "$1" /dev/zero | tr '\0' "${2:-a}"
+}
+
+# "/v1/ids/ulid?pad=" is 17 bytes.
+expect "a request-target of 8192 bytes (the limit) is served" \
+    "$(answer < <(printf 'GET /v1/ids/ulid?pad=%s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n' "$(long $((8192 - 17)))"))" \
+    = 'HTTP/1.1 200 OK closed'
+expect "Oversized request lines (414) are answered and the connection closed" \
+    "$(answer < <(printf 'GET /v1/ids/ulid?pad=%s HTTP/1.1\r\nHost: t\r\n\r\n' "$(long $((8193 - 17)))"))" = 'HTTP/1.1 414 URI Too Long closed'
+expect "414 comes with a JSON error body" "$(cat "$T_DIR/last_body")" =~ "^$JSON_ERROR\$"
+expect "Oversized request lines (414): a 100 KB target" \
+    "$(answer < <(printf 'GET /%s HTTP/1.1\r\nHost: t\r\n\r\n' "$(long 100000)"))" = 'HTTP/1.1 414 URI Too Long closed'
+expect "Oversized request lines (414): a target sent in two parts, the second without a line feed" \
+    "$(answer stream < <(printf 'GET /%s' "$(long 5000)"; sleep 0.3; long 5000; sleep 0.3))" = 'HTTP/1.1 414 URI Too Long closed'
+expect "Oversized headers (431) are answered and the connection closed (one 17 KB header)" \
+    "$(answer < <(printf 'GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: %s\r\n\r\n' "$(long 17000)"))" \
+    = 'HTTP/1.1 431 Request Header Fields Too Large closed'
+expect "Oversized headers (431): a head that never ends" \
+    "$(answer < <(printf 'GET /healthz HTTP/1.1\r\nHost: t\r\n'; for i in $(seq 1 400); do printf 'X-H: %s\r\n' "$(long 60)"; done))" \
+    = 'HTTP/1.1 431 Request Header Fields Too Large closed'
+expect "Oversized headers (431): more header fields than the limit" \
+    "$(answer < <(printf 'GET /healthz HTTP/1.1\r\nHost: t\r\n'; for i in $(seq 1 40); do printf 'X-H%d: 1\r\n' "$i"; done; printf '\r\n'))" \
+    = 'HTTP/1.1 431 Request Header Fields Too Large closed'
+expect "a head just under the limit is served" \
+    "$(answer < <(printf 'GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\nX-Big: %s\r\n\r\n' "$(long 15000)"))" \
+    = 'HTTP/1.1 200 OK closed'
+for bad in 'GET  /healthz HTTP/1.1' 'GET /healthz  HTTP/1.1' 'GET /healthz' 'GET /healthz HTTP/1.x' \
+    'HELLO' 'GET /healthz HTTP/1.1 extra' 'G(T /healthz HTTP/1.1' 'GET healthz\x01 HTTP/1.1' \
+    'GET /healthz HTTP/1.1\r\nHost: t\r\nBad Header: 1' 'GET /healthz HTTP/1.1\r\nHost: t\r\n folded: 1' \
+    'GET /healthz HTTP/1.1\rHost: t' 'GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: -1' \
+    'GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 1, 2' 'GET /healthz HTTP/1.1\r\nX: 1'; do
+    expect "malformed requests (400) are answered and the connection closed: $bad" \
+        "$(answer < <(printf "$bad\r\n\r\n"))" = 'HTTP/1.1 400 Bad Request closed'
+    expect "400 comes with a JSON error body: $bad" "$(cat "$T_DIR/last_body")" =~ "^$JSON_ERROR\$"
+done
+expect "HTTP/2.0 gets 505 and the connection closed" \
+    "$(answer < <(printf 'GET /healthz HTTP/2.0\r\nHost: t\r\n\r\n'))" = 'HTTP/1.1 505 HTTP Version Not Supported closed'
+expect "a chunked request body gets 501 and the connection closed" \
+    "$(answer < <(printf 'POST /healthz HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'))" \
+    = 'HTTP/1.1 501 Not Implemented closed'
+expect "a malformed request after a good one on the same connection: 200, then 400 and close" \
+    "$(printf 'GET /healthz HTTP/1.1\r\nHost: t\r\n\r\nGET  / HTTP/1.1\r\n\r\n' | raw "$HTTP_PORT" 5 | tr -d '\r' | grep '^HTTP' | paste -sd ' ')" \
+    = 'HTTP/1.1 200 OK HTTP/1.1 400 Bad Request'
+http "the server keeps serving after malformed requests" -L "$ULID" -n 1 -- /v1/ids/ulid
+
+# --- malformed RESP ---------------------------------------------------------------
+
+# resp_answer [stream]: sends stdin to the RESP port; prints the reply and
+# "closed" or "open".
+resp_answer() {
+    local got rc
+    raw "$RESP_PORT" 5 "${1:-}" >"$T_DIR/reply"
+    rc=$?
+    got=$(tr -d '\r' <"$T_DIR/reply")
+    printf '%s %s\n' "$got" "$([ $rc = 0 ] && echo closed || echo open)"
+}
+for bad in '*abc\r\n' '*-5x\r\n' '*1\r\n$-5\r\n' '*1\r\nNEXT\r\n' '*1\r\n$4\r\nNEXTxx\r\n' '*2\r\n$4\r\nNEXT\r\n$99999999999\r\n' \
+    '*1\r\n$+4\r\nPING\r\n' '*01\r\n$4\r\nPING\r\n' '*99999\r\n'; do
+    expect "Malformed frames get a -ERR Protocol error reply and the connection closes ($bad)" \
+        "$(printf "$bad" | resp_answer)" =~ '^-ERR Protocol error[^
+]* closed$'
+done
+expect "malformed RESP: a 100 KB inline command" \
+    "$(long 100000 | resp_answer)" =~ '^-ERR Protocol error[^
+]* closed$'
+expect "malformed RESP: a bulk argument not followed by CRLF, sent in two parts" \
+    "$({ printf '*1\r\n$4\r\nPI'; sleep 0.3; printf 'NGxx'; sleep 0.3; } | resp_answer stream)" =~ '^-ERR Protocol error[^
+]* closed$'
+expect "malformed RESP: a bulk of 2 MB (over the server's bound)" \
+    "$({ printf '*2\r\n$4\r\nNEXT\r\n$2000000\r\n'; long 2000000; printf '\r\n'; } | resp_answer)" =~ '^-ERR Protocol error[^
+]* closed$'
+expect "malformed RESP after good commands: the replies, then the error, then close" \
+    "$(printf '*1\r\n$4\r\nPING\r\nPING\r\n*x\r\n' | resp_answer)" =~ '^\+PONG
+\+PONG
+-ERR Protocol error[^
+]* closed$'
+
+# --- too many connections ------------------------------------------------------------
+
+# Five connections (the limit): four HTTP, one RESP, each seen to be served.
+fds=()
+for i in 1 2 3 4; do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
+    send "$fd" 'GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n'
+    read -r -t 5 line <&"$fd"
+    fds+=("$fd")
+done
+exec {rfd}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+send "$rfd" 'PING\r\n'
+read -r -t 5 line <&"$rfd"
+expect "five connections are served at --max-connections 5" "${line%$'\r'}" = '+PONG'
+expect "--max-connections N: further clients get an error reply and are closed (HTTP 503)" \
+    "$(printf 'GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n' | raw "$HTTP_PORT" 5 | tr -d '\r' | sed -n '1p;$p' | paste -sd ' ')" \
+    = 'HTTP/1.1 503 Service Unavailable {"error": "too many open connections"}'
+expect "--max-connections N: further clients get an error reply and are closed (RESP)" \
+    "$(printf 'PING\r\n' | raw "$RESP_PORT" 5 | tr -d '\r')" = '-ERR max number of clients reached'
+send "${fds[0]}" 'GET /v1/ids/ulid HTTP/1.1\r\nHost: t\r\n\r\n'
+resp=$(timeout 1 cat <&"${fds[0]}" | tr -d '\r' | grep '^HTTP/' | tail -n 1)
+expect "the connections already open keep being served" "$resp" = 'HTTP/1.1 200 OK'
+exec {rfd}>&-
+sleep 0.2
+http "a closed connection frees its place" -L "$ULID" -n 1 -- /v1/ids/ulid
+expect "/metrics: rejected connections are counted" "$(metric idmint_connections_rejected_total)" -ge 2
+for fd in "${fds[@]}"; do
+    exec {fd}>&-
+done
+stop_server TERM
+expect "exits 0 after the limits tests" "$SRV_STATUS" = 0
+
+# --- idle and slow clients -------------------------------------------------------------
+
+start_server --idle-timeout 500
+elapsed_ms() {
+    local t0=${EPOCHREALTIME/./}
+    "$@" >/dev/null
+    echo $(((${EPOCHREALTIME/./} - t0) / 1000))
+}
+half() {
+    printf 'GET /v1/ids/ulid HTTP/1.1\r\nHost:' | raw "$HTTP_PORT" 5
+}
+ms=$(elapsed_ms half)
+expect "--idle-timeout 500: a half-sent request is closed after ~0.5 s (not before 0.4 s)" "$ms" -ge 400
+expect "--idle-timeout 500: a half-sent request is closed after ~0.5 s (before 2 s)" "$ms" -lt 2000
+silent() {
+    raw "$HTTP_PORT" 5 </dev/null
+}
+ms=$(elapsed_ms silent)
+expect "--idle-timeout 500: a connection that sends nothing is closed (after 0.4-2 s: $ms ms)" \
+    "$( ((ms >= 400 && ms < 2000)) && echo ok)" = ok
+resp_half() {
+    printf '*2\r\n$4\r\nNEXT\r\n$4\r\nul' | raw "$RESP_PORT" 5
+}
+ms=$(elapsed_ms resp_half)
+expect "--idle-timeout 500: a half-sent RESP command is closed (after 0.4-2 s: $ms ms)" \
+    "$( ((ms >= 400 && ms < 2000)) && echo ok)" = ok
+# Twenty clients trickling a request byte by byte hold their connections;
+# everyone else is served meanwhile.
+trickle_pids=()
+for i in $(seq 1 20); do
+    (
+        exec {fd}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
+        for b in G E T ' ' / h e a l t h z; do
+            printf '%s' "$b" 1>&"$fd" 2>/dev/null || exit 0
+            sleep 0.2
+        done
+    ) &
+    trickle_pids+=($!)
+    track $!
+done
+sleep 0.3
+t0=${EPOCHREALTIME/./}
+http "slow clients: the server keeps serving everyone else" -L "$ULID" -n 1000 -- '/v1/ids/ulid?count=1000'
+expect "slow clients: others are answered promptly (under 1 s)" $(((${EPOCHREALTIME/./} - t0) / 1000)) -lt 1000
+for p in "${trickle_pids[@]}"; do
+    wait "$p" 2>/dev/null
+done
+stop_server TERM
+expect "exits 0 after the idle tests" "$SRV_STATUS" = 0
+
+# --- clients that do not read their replies -------------------------------------------
+
+# Each asks for far more than it reads: four HTTP connections with 16 KB of
+# pipelined count=10000 requests each (about 300 requests, 110 MB of
+# replies), one RESP connection with 600 NEXT uuidv7 10000 (260 MB). The
+# replies beyond what the sockets hold must wait, not pile up in memory.
+start_server --idle-timeout 10000
+curl -s -o /dev/null "$BASE/v1/ids/uuidv7?count=10000"
+hwm_before=$(awk '/^VmHWM:/ { print $2 }' "/proc/$SRV_PID/status")
+for _ in $(seq 1 300); do printf 'GET /v1/ids/uuidv7?count=10000 HTTP/1.1\r\nHost: t\r\n\r\n'; done >"$T_DIR/big.http"
+for _ in $(seq 1 600); do printf 'NEXT uuidv7 10000\r\n'; done >"$T_DIR/big.resp"
+greedy=()
+for _ in 1 2 3 4; do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
+    timeout 5 cat "$T_DIR/big.http" 1>&"$fd" 2>/dev/null
+    greedy+=("$fd")
+done
+exec {fd}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+timeout 5 cat "$T_DIR/big.resp" 1>&"$fd" 2>/dev/null
+greedy+=("$fd")
+sleep 2
+hwm_after=$(awk '/^VmHWM:/ { print $2 }' "/proc/$SRV_PID/status")
+http "clients that do not read: everyone else is served" -n 3 -- '/v1/ids/ulid?count=3'
+expect "clients that do not read their replies: memory stays bounded (peak RSS $hwm_before KiB before, $hwm_after KiB after; at most +64 MiB)" \
+    "$hwm_after" -lt $((hwm_before + 65536))
+for fd in "${greedy[@]}"; do
+    exec {fd}>&-
+done
+stop_server TERM
+expect "exits 0 after the greedy clients" "$SRV_STATUS" = 0
+
+# --- random bytes ----------------------------------------------------------------------
+
+start_server --idle-timeout 1000
+curl -s -o /dev/null "$BASE/v1/ids/snowflake?count=10000"
+rss_before=$(rss_kib "$SRV_PID")
+errors_before=$(metric idmint_protocol_errors_total)
+# junk PORT PREFIX: one connection: PREFIX, then 1-8 KB of random bytes,
+# and whatever comes back within 0.3 s.
+junk() {
+    { printf "$2"; head -c $((RANDOM % 8192 + 1)) /dev/urandom; } | raw "$1" 0.3 >/dev/null 2>&1
+}
+prefixes_http=('' '' 'GET /' 'GET /v1/ids/' 'GET /v1/ids/ulid?count=' 'GET /healthz HTTP/1.1\r\n'
+    'GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: ' 'POST /v1/inspect/ HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\n\r\n')
+prefixes_resp=('' '' '*' '*2\r\n$' '*2\r\n$4\r\nNEXT\r\n$' '*3\r\n$4\r\nNEXT\r\n$9\r\nsnowflake\r\n$' 'NEXT ' 'PING ')
+t0=$SECONDS
+for _ in $(seq 1 10); do
+    junk_pids=()
+    for i in $(seq 1 10); do
+        junk "$HTTP_PORT" "${prefixes_http[RANDOM % ${#prefixes_http[@]}]}" &
+        junk_pids+=($!)
+        junk "$RESP_PORT" "${prefixes_resp[RANDOM % ${#prefixes_resp[@]}]}" &
+        junk_pids+=($!)
+    done
+    wait "${junk_pids[@]}"
+    [ $((SECONDS - t0)) -gt 60 ] && break
+done
+# Eight megabytes down one connection of each kind.
+head -c 8000000 /dev/urandom | raw "$HTTP_PORT" 2 >/dev/null 2>&1
+{ printf '*1\r\n$65536\r\n'; head -c 8000000 /dev/urandom; } | raw "$RESP_PORT" 2 >/dev/null 2>&1
+expect "random bytes at both ports: the process is alive" "$(running "$SRV_PID" && echo alive)" = alive
+http "random bytes at both ports: normal HTTP requests are still served" -L "$ULID" -n 5 -- '/v1/ids/ulid?count=5'
+check "random bytes at both ports: normal RESP requests are still served" -L '[0-9]{15,19}' -n 3 \
+    -- redis-cli -p "$RESP_PORT" NEXT snowflake 3
+expect "random bytes are counted as protocol errors" "$(metric idmint_protocol_errors_total)" -gt "$((errors_before + 50))"
+rss_after=$(rss_kib "$SRV_PID")
+expect "random bytes: memory stays bounded (RSS ${rss_before} KiB before, ${rss_after} KiB after; at most +64 MiB)" \
+    "$rss_after" -lt $((rss_before + 65536))
+sleep 1.5
+expect "random bytes: every junk connection is closed in the end (open connections besides this one)" \
+    "$(metric idmint_connections_open)" = 1
+stop_server TERM
+expect "exits 0 after the random bytes" "$SRV_STATUS" = 0
+finish
