@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 const char *const idms_format_names[IDMS_FMT_COUNT] = {
     "uuidv7", "uuidv4", "ulid", "ksuid", "snowflake", "typeid", "token", "traceparent"};
@@ -165,10 +166,19 @@ void idms_mint(idms_server *s, int format, const char *prefix, uint64_t count, i
         render(tmp.data, tmp.len, count, style, out);
     } else if (rc == IDM_ECLOCK_REWIND) {
         s->metrics.clock_refusals++;
+        s->metrics.clock_rewinds++;
         r->status = 503;
         r->retry_after_s = err.rewind_ms / 1000 + 1;
         snprintf(r->message, sizeof r->message, "%s", err.msg);
-        idms_log(IDMS_LOG_WARN, "refusing to mint %s: %s", idms_format_names[format], err.msg);
+        /* One line per second at most: a refused clock under load would
+         * otherwise write a line per request. */
+        static time_t last_logged;
+        time_t now = time(NULL);
+        if (now != last_logged) {
+            last_logged = now;
+            idms_log(IDMS_LOG_WARN, "refusing to mint %s: %s (%" PRIu64 " refusals so far)",
+                     idms_format_names[format], err.msg, s->metrics.clock_refusals);
+        }
     } else if (rc == IDM_ETIME_RANGE) {
         r->status = 503;
         r->retry_after_s = 0;
