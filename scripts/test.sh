@@ -220,6 +220,11 @@ section "benchmark smoke test: bench/run.sh --quick (figures are a report, not a
 t0=$SECONDS
 if bash "$ROOT/bench/run.sh" --quick; then
     record "bench smoke (bench/run.sh --quick)" $((SECONDS - t0)) 1 0
+elif bash "$ROOT/bench/run.sh" --quick --no-peers; then
+    # idmint's own benchmark runs; a peer's toolchain (Go, Rust, Node from
+    # Debian and npm) did not build or run here. That is reported above and
+    # in this line, but it is not idmint failing.
+    record "bench smoke (bench/run.sh --quick)" $((SECONDS - t0)) 1 0 "WARNING: a peer failed; idmint alone ran"
 else
     record "bench smoke (bench/run.sh --quick)" $((SECONDS - t0)) 0 1 "bench/run.sh failed"
 fi
