@@ -327,7 +327,7 @@ static int special_header(struct cursor *c, idms_http_request *req, struct frami
             return fail(c, 400, "empty Transfer-Encoding");
         }
         if (!equals_nocase(h->value, h->value_len, "identity")) {
-            return fail(c, 501, "Transfer-Encoding not implemented");
+            return fail(c, 501, "Transfer-Encoding is not supported: idmintd takes no request bodies");
         }
     } else if (equals_nocase(h->name, h->name_len, "host")) {
         f->hosts++;

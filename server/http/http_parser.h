@@ -35,7 +35,7 @@
  *  431  a head longer than IDMS_HTTP_MAX_HEAD, or more than
  *       IDMS_HTTP_MAX_HEADERS header fields;
  *  501  a Transfer-Encoding other than "identity" (chunked request bodies are
- *       not implemented: idmintd's routes take no body);
+ *       refused: idmintd's routes take no body);
  *  505  an HTTP major version other than 1 ("HTTP/2.0", "HTTP/0.9").
  * HTTP/1.2 to HTTP/1.9 are taken as HTTP/1.1 (RFC 9110 section 6.2).
  *

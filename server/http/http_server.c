@@ -44,7 +44,7 @@ static const char *reason_phrase(int status)
     case 500:
         return "Internal Server Error";
     case 501:
-        return "Not Implemented";
+        return "Not Implemented"; /* RFC 9110 15.6.2: the reason phrase of 501 */
     case 503:
         return "Service Unavailable";
     case 505:
