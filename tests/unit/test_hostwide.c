@@ -82,27 +82,40 @@ static void test_statefile_refuses_another_layout_node_or_kind(void)
     unlink(path);
 }
 
-static void test_statefile_refuses_other_versions_and_garbage(void)
+/* Creates a generator state file at path, then overwrites len bytes of it
+ * at offset. Returns 0, or -1 when any step fails. */
+static int make_state_and_patch(const char *path, const void *bytes, size_t len, off_t offset)
 {
-    const char *path = tmp_path("gen-version");
     unlink(path);
     idm_gen *g = NULL;
     idm_gen_config cfg = {0};
     cfg.state_path = path;
-    idm_error err = {0};
-    ASSERT_OK(idm_gen_new(&g, &cfg, &err), &err);
+    if (idm_gen_new(&g, &cfg, NULL) != IDM_OK)
+        return -1;
     idm_gen_free(g);
-    /* Rewrite the version field (bytes 8-11). */
     int fd = open(path, O_RDWR);
-    ASSERT_TRUE(fd >= 0);
-    uint32_t v = 99;
-    ASSERT_EQ_INT(pwrite(fd, &v, sizeof v, 8), (long)sizeof v);
+    if (fd < 0)
+        return -1;
+    ssize_t w = pwrite(fd, bytes, len, offset);
     close(fd);
+    return w == (ssize_t)len ? 0 : -1;
+}
+
+static void test_statefile_refuses_other_versions_and_garbage(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s", tmp_path("gen-version"));
+    idm_gen *g = NULL;
+    idm_gen_config cfg = {0};
+    cfg.state_path = path;
+    idm_error err = {0};
+    uint32_t v = 99; /* the version field: bytes 8-11 */
+    ASSERT_EQ_INT(make_state_and_patch(path, &v, sizeof v, 8), 0);
     ASSERT_EQ_INT(idm_gen_new(&g, &cfg, &err), IDM_ESTATE);
     ASSERT_TRUE(strstr(err.msg, "version 99") != NULL);
     /* Not a state file at all. */
     const char *junk = tmp_path("junk");
-    fd = open(junk, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    int fd = open(junk, O_RDWR | O_CREAT | O_TRUNC, 0600);
     ASSERT_TRUE(fd >= 0);
     ASSERT_EQ_INT(write(fd, "hello, world\n", 13), 13);
     close(fd);
@@ -128,17 +141,11 @@ static void test_statefile_half_made_is_repaired(void)
     /* A creator killed before writing the magic leaves zeros: the next
      * opener initialises the file. */
     const char *path = tmp_path("half");
-    unlink(path);
     idm_gen *g = NULL;
     idm_gen_config cfg = {0};
     cfg.state_path = path;
     idm_error err = {0};
-    ASSERT_OK(idm_gen_new(&g, &cfg, &err), &err);
-    idm_gen_free(g);
-    int fd = open(path, O_RDWR);
-    ASSERT_TRUE(fd >= 0);
-    ASSERT_EQ_INT(pwrite(fd, "\0\0\0\0\0\0\0\0", 8, 0), 8);
-    close(fd);
+    ASSERT_EQ_INT(make_state_and_patch(path, "\0\0\0\0\0\0\0\0", 8, 0), 0);
     ASSERT_OK(idm_gen_new(&g, &cfg, &err), &err);
     idm_uuid u;
     ASSERT_OK(idm_uuidv7_next_n(g, &u, 1, &err), &err);
