@@ -1,0 +1,44 @@
+/*
+ * gen/env.h - the generator core: resolved clock, entropy, allocator, and the byte pool (src/gen).
+ * Not installed, not API: names here are idm__ (libuv's uv__ convention).
+ */
+#ifndef IDM_GEN_ENV_H
+#define IDM_GEN_ENV_H
+
+#include "base.h"
+
+/* ---- generator core (src/gen) -------------------------------------------- */
+
+/* What every generator runs on: a resolved clock, entropy and allocator. */
+struct idm_env {
+    idm_clock clock;
+    idm_entropy entropy;
+    idm_allocator allocator;
+};
+
+/* Resolves defaults and validates cfg (which may be NULL). */
+int idm__env_init(struct idm_env *env, const idm_gen_config *cfg, idm_error *err);
+void *idm__env_alloc(const struct idm_env *env, size_t size);
+void idm__env_free(const struct idm_env *env, void *p);
+
+/* Reads the clock as Unix milliseconds (floor) or nanoseconds. IDM_ECLOCK
+ * on failure, IDM_ETIME_RANGE before 1970. */
+int idm__env_now_ms(const struct idm_env *env, int64_t *unix_ms, idm_error *err);
+int idm__env_now_ns(const struct idm_env *env, int64_t *unix_ns, idm_error *err);
+
+/* A buffer of random bytes refilled IDM_ENTROPY_POOL_BYTES at a time.
+ * pos == IDM_ENTROPY_POOL_BYTES means empty. Wiped when discarded. */
+struct idm_pool {
+    size_t pos;
+    uint8_t bytes[IDM_ENTROPY_POOL_BYTES];
+};
+
+void idm__pool_init(struct idm_pool *pool);
+void idm__pool_discard(struct idm_pool *pool);
+/* Copies n random bytes into dst, consuming them; refills from src as
+ * needed. wipe: zero the consumed pool bytes at once (for secrets; other
+ * consumed bytes are overwritten at the next refill or wiped on discard). */
+int idm__pool_take(struct idm_pool *pool, const idm_entropy *src, void *dst, size_t n, bool wipe,
+                   idm_error *err);
+
+#endif

@@ -1,0 +1,70 @@
+/*
+ * gen/gen_core.h - the idm_gen handle and its monotonic states (src/gen/gen.c and the format minting files).
+ * Not installed, not API: names here are idm__ (libuv's uv__ convention).
+ */
+#ifndef IDM_GEN_CORE_H
+#define IDM_GEN_CORE_H
+
+#include "gen/atomic128.h"
+#include "gen/env.h"
+#include "gen/randsrc.h"
+#include "gen/statefile.h"
+
+/* ---- the idm_gen handle -------------------------------------------------- */
+
+/* Monotonic states, each on its own cache line. They live inside the
+ * generator, or in a mapped state file for host-wide generators (so only
+ * fixed-width, pointer-free fields).
+ *   v7:    unix_ms << 16 | counter (RFC 9562 Method 1), 0 = none yet
+ *   ulid:  the last ULID as a 128-bit number, 0 = none yet
+ *   ksuid: the first 128 bits of the last KSUID (seconds << 96 | the
+ *          payload's counting 96 bits), 0 = none yet */
+struct idm_gen_states {
+    _Alignas(64) _Atomic uint64_t v7;
+    _Alignas(64) idm_u128 ulid;
+    _Alignas(64) idm_u128 ksuid;
+};
+
+struct idm_gen {
+    struct idm_env env;
+    struct idm_randsrc rand;
+    bool unshared;
+    struct idm_gen_states *states; /* -> own_states or into the state file */
+    struct idm_state_map map;      /* host-wide only */
+    /* fork(): fork_seen is the generation this generator has adapted to;
+     * fork_done is set when that adaptation is complete. */
+    _Atomic uint64_t fork_seen;
+    _Atomic uint64_t fork_done;
+    struct idm_gen_states own_states;
+};
+
+/* Call at the start of every minting call: adapts a generator inherited
+ * across fork() (process-local ULID/KSUID states jump one tick ahead with a
+ * fresh random part, so the child never increments into the parent's next
+ * IDs). One relaxed load when nothing happened. */
+int idm__gen_after_fork(idm_gen *g, idm_error *err);
+static inline int idm__gen_enter(idm_gen *g, idm_error *err)
+{
+    if (IDM_LIKELY(atomic_load_explicit(&g->fork_done, memory_order_relaxed) ==
+                   atomic_load_explicit(&idm__fork_generation_counter, memory_order_relaxed)))
+        return IDM_OK;
+    return idm__gen_after_fork(g, err);
+}
+
+/* The start of every time-ordered minting call: checks the arguments,
+ * adapts after fork, and reads the clock once (only when n > 0). */
+int idm__gen_begin(idm_gen *g, const void *out, size_t n, int64_t *now_ms, idm_error *err);
+
+/* len (<= 16) random bytes as a big-endian number. */
+int idm__gen_random_number(idm_gen *g, size_t len, idm_u128 *out, idm_error *err);
+
+/* Reserves n consecutive values of a 128-bit monotonic state: the first is
+ * max(previous + 1, fresh), where fresh = now_tick << rand_bits | random
+ * (rand_bits of randomness given in fresh_rand); a carry out of the random
+ * part moves to the next tick with the fresh random part. *first receives
+ * the first value. IDM_ETIME_RANGE (naming what) past max_tick. */
+int idm__reserve128(idm_gen *g, idm_u128 *state, size_t n, uint64_t now_tick, unsigned rand_bits,
+                    idm_u128 fresh_rand, uint64_t max_tick, const char *what, idm_u128 *first,
+                    idm_error *err);
+
+#endif
