@@ -30,6 +30,12 @@ const char *idm_strerror(int code)
         return "generator inherited across fork";
     case IDM_EUNSUPPORTED:
         return "operation not supported for this kind of ID";
+    case IDM_ESTATE:
+        return "state file unusable";
+    case IDM_EAGAIN:
+        return "would have to wait";
+    case IDM_ECEILING:
+        return "ceiling reached";
     default:
         return "unknown error";
     }

@@ -26,7 +26,9 @@ enum {
     IDM_ENOSPC = 8,         /* the output buffer is too small */
     IDM_EFORKED = 9,        /* the generator was inherited across fork() */
     IDM_EUNSUPPORTED = 10,  /* the operation does not apply to this kind */
-    IDM_ESTATE = 11         /* a host-wide state file is unusable or foreign */
+    IDM_ESTATE = 11,        /* a host-wide state file is unusable, foreign or damaged */
+    IDM_EAGAIN = 12,        /* a non-blocking call would have to wait (see *retry_unix_ns) */
+    IDM_ECEILING = 13       /* the generator's ceiling is reached: its owner must raise it */
 };
 
 #define IDM_ERROR_MSG_CAP 256

@@ -152,6 +152,39 @@ IDM_API IDM_NODISCARD int idm_snowflake_next_n(idm_snowflake *g, uint64_t *out, 
 IDM_API IDM_NODISCARD int idm_snowflake_next_text_n(idm_snowflake *g, char *dst, size_t cap, size_t n,
                                                     uint32_t flags, size_t *len, idm_error *err);
 
+/* Like idm_snowflake_next_n, but never sleeps: where that call would wait
+ * (the unit's sequence is used up, or the clock reads behind the latest
+ * time used by at most max_rewind_ms) it stops with IDM_EAGAIN, *done IDs
+ * written (all valid, possibly none), and *retry_unix_ns (may be NULL) the
+ * clock time in Unix nanoseconds at which to call again. IDM_ECEILING sets
+ * *retry_unix_ns to 0: only the owner raising the ceiling helps. Other
+ * errors as idm_snowflake_next_n. Thread-safe: yes (the generator may be
+ * shared). */
+IDM_API IDM_NODISCARD int idm_snowflake_try_next_n(idm_snowflake *g, uint64_t *out, size_t n,
+                                                   size_t *done, int64_t *retry_unix_ns,
+                                                   idm_error *err);
+
+/* The text form of idm_snowflake_try_next_n, as idm_snowflake_next_text_n
+ * writes it (*len covers the IDs minted before a stop).
+ * Thread-safe: yes (the generator may be shared). */
+IDM_API IDM_NODISCARD int idm_snowflake_try_next_text_n(idm_snowflake *g, char *dst, size_t cap,
+                                                        size_t n, uint32_t flags, size_t *len,
+                                                        int64_t *retry_unix_ns, idm_error *err);
+
+/* Sets the ceiling: from the moment this returns, IDs are minted only in
+ * time units that start at or before ceiling_unix_ms (Unix ms); a call that
+ * would need a later unit stops with IDM_ECEILING and the IDs minted so
+ * far. INT64_MAX (the default) means no ceiling. It may be raised or
+ * lowered at any time; a call already past its check for a unit finishes
+ * that unit's reservation under the value it read, so owners that lower it
+ * (a lost lease) set it to a time their promise still covers. The ceiling
+ * belongs to this generator object, not to a host-wide state file.
+ * Thread-safe: yes (the generator may be shared). */
+IDM_API void idm_snowflake_set_ceiling(idm_snowflake *g, int64_t ceiling_unix_ms);
+
+/* The ceiling in force (INT64_MAX when none). Thread-safe: yes. */
+IDM_API int64_t idm_snowflake_ceiling(const idm_snowflake *g);
+
 /* The generator's progress, to persist and pass back as resume_unix_ms:
  * the latest clock reading it has used, in Unix ms. Thread-safe: yes. */
 IDM_API int64_t idm_snowflake_high_water_ms(idm_snowflake *g);

@@ -55,13 +55,20 @@ struct idm_snowflake {
     uint64_t half_mask; /* 2^(seq_bits - 1) - 1: random starts lie in 0..half_mask */
     size_t rand_bytes;  /* bytes of randomness one random start needs */
     int64_t max_rewind_ms;
+    int64_t last_valid_ms; /* the latest Unix ms the layout can represent */
     unsigned seq_bits, time_shift, seq_shift;
     bool seq_random;
     struct idm_randsrc rand;
     struct idm_state_map map; /* host-wide only */
     struct idm_sf_states *st; /* -> own or into map */
     struct idm_sf_states own;
+    /* The ceiling (idm_snowflake_set_ceiling): IDs only in units that start
+     * at or before it. Process-local even for a host-wide generator: it is
+     * its owner's promise, not the host's. INT64_MAX = none. */
+    _Atomic int64_t ceiling_ms;
 };
+
+static int load_state(idm_snowflake *g, uint64_t *word, int64_t *last, idm_error *err);
 
 void idm_snowflake_config_init(idm_snowflake_config *cfg)
 {
@@ -111,6 +118,12 @@ int idm_snowflake_new(idm_snowflake **out, const idm_snowflake_config *cfg, idm_
         return idm__fail(err, IDM_EINVAL, 0,
                          "resume_unix_ms must be 0 or a Unix time, got %" PRId64,
                          cfg->resume_unix_ms);
+    int64_t end_ms = idm__sf_layout_end_ms(l);
+    int64_t last_valid_ms = end_ms == INT64_MAX ? INT64_MAX : end_ms - 1;
+    if (cfg->resume_unix_ms > last_valid_ms)
+        return idm__fail(err, IDM_EINVAL, 0,
+                         "resume_unix_ms %" PRId64 " is past the layout's last time unit",
+                         cfg->resume_unix_ms);
 
     struct idm_env env;
     rc = idm__env_init(&env, &cfg->gen, err);
@@ -133,6 +146,8 @@ int idm_snowflake_new(idm_snowflake **out, const idm_snowflake_config *cfg, idm_
     g->half_mask = ((uint64_t)1 << (g->seq_bits - 1)) - 1;
     g->rand_bytes = (g->seq_bits - 1 + 7) / 8;
     g->max_rewind_ms = cfg->max_rewind_ms;
+    g->last_valid_ms = last_valid_ms;
+    atomic_init(&g->ceiling_ms, INT64_MAX);
     g->seq_random = cfg->seq_start == IDM_SF_SEQ_START_RANDOM;
 
     g->st = &g->own;
@@ -160,6 +175,13 @@ int idm_snowflake_new(idm_snowflake **out, const idm_snowflake_config *cfg, idm_
             return rc;
         }
         g->st = (struct idm_sf_states *)((char *)g->map.base + sizeof want);
+        uint64_t word;
+        int64_t last;
+        rc = load_state(g, &word, &last, err);
+        if (rc != IDM_OK) {
+            idm_snowflake_free(g);
+            return rc;
+        }
     }
 
     /* resume_unix_ms: the clock must not read earlier than it (beyond the
@@ -282,7 +304,91 @@ static void raise_last_ms(struct idm_sf_states *st, int64_t now)
         ;
 }
 
-static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, idm_error *err)
+/* Checks a state word against last_ms and the layout. Every state this
+ * library writes satisfies it: last_ms is a clock reading inside the
+ * layout's range (or resume_unix_ms, checked likewise), and a unit is
+ * reserved only after last_ms has reached it, so the word's tick never
+ * lies beyond the tick of last_ms. A host-wide file can be damaged or
+ * written by someone else, and a word that breaks these rules would give
+ * IDs outside the layout (bits above the time field), a unit in the far
+ * future to wait for, or a sequence to fill past a caller's array. */
+static int check_state(const idm_snowflake *g, uint64_t word, int64_t last, idm_error *err)
+{
+    if (last < 0 || last > g->last_valid_ms)
+        return idm__fail(err, IDM_ESTATE, 0,
+                         "the snowflake state file is damaged: its latest time used (Unix ms %" PRId64
+                         ") lies outside the layout's range; remove the file only if no process mints "
+                         "with it",
+                         last);
+    if (word == 0)
+        return IDM_OK;
+    uint64_t tick = (word - 1) >> g->seq_bits;
+    if (tick > g->max_tick)
+        return idm__fail(err, IDM_ESTATE, 0,
+                         "the snowflake state file is damaged: its sequence word 0x%016" PRIx64
+                         " has a time unit past the layout's last one",
+                         word);
+    /* tick <= max_tick: the unit's start is representable (layout check). */
+    int64_t unit_start = g->layout.epoch_ms + (int64_t)(tick * (uint64_t)g->layout.unit_ms);
+    if (unit_start > last)
+        return idm__fail(err, IDM_ESTATE, 0,
+                         "the snowflake state file is damaged: its sequence word is in a time unit "
+                         "after its latest time used (Unix ms %" PRId64 ")",
+                         last);
+    return IDM_OK;
+}
+
+/* Reads the state word, then last_ms (the word with acquire order, so that
+ * the last_ms raised before it was written is seen), and checks them. */
+static int load_state(idm_snowflake *g, uint64_t *word, int64_t *last, idm_error *err)
+{
+    *word = atomic_load_explicit(&g->st->state, memory_order_acquire);
+    *last = atomic_load_explicit(&g->st->last_ms, memory_order_relaxed);
+    return check_state(g, *word, *last, err);
+}
+
+/* The last tick the ceiling allows; false when it allows none. */
+static bool ceiling_tick(idm_snowflake *g, uint64_t *tick)
+{
+    int64_t c = atomic_load_explicit(&g->ceiling_ms, memory_order_acquire);
+    if (c == INT64_MAX || c >= g->last_valid_ms) {
+        *tick = g->max_tick;
+        return true;
+    }
+    if (c < g->layout.epoch_ms)
+        return false;
+    uint64_t t = ((uint64_t)c - (uint64_t)g->layout.epoch_ms) / (uint64_t)g->layout.unit_ms;
+    *tick = t < g->max_tick ? t : g->max_tick;
+    return true;
+}
+
+static int fail_ceiling(const idm_snowflake *g, int64_t now_ms, idm_error *err)
+{
+    char limit[IDM_RFC3339_CAP + 16], now_text[IDM_RFC3339_CAP + 16];
+    time_text(atomic_load(&g->ceiling_ms), limit, sizeof limit);
+    time_text(now_ms, now_text, sizeof now_text);
+    return idm__fail(err, IDM_ECEILING, 0,
+                     "the generator's ceiling %s is reached (the clock reads %s): no ID may be "
+                     "minted past it until its owner raises it",
+                     limit, now_text);
+}
+
+/* Where mint() would sleep: with nowait it stops instead, saying when to
+ * call again. */
+static int wait_or_stop(idm_snowflake *g, bool nowait, int64_t until_ns, int64_t now_ns,
+                        int64_t *retry_ns, const char *why, idm_error *err)
+{
+    if (nowait) {
+        if (retry_ns != NULL)
+            *retry_ns = until_ns;
+        return idm__fail(err, IDM_EAGAIN, 0, "%s", why);
+    }
+    g->env.clock.sleep_ns(g->env.clock.ctx, until_ns - now_ns);
+    return IDM_OK;
+}
+
+static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool nowait,
+                int64_t *retry_ns, idm_error *err)
 {
     const int64_t epoch = g->layout.epoch_ms, unit = g->layout.unit_ms;
     struct idm_sf_states *st = g->st;
@@ -291,9 +397,13 @@ static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, idm_err
     int fresh_reads = 0;
     int rc = idm__env_now_ms(&g->env, &now, err);
     while (rc == IDM_OK) {
+        uint64_t old;
+        int64_t last;
+        rc = load_state(g, &old, &last, err);
+        if (rc != IDM_OK)
+            break;
         /* idm__env_now_ms never returns a time before 1970, and last_ms is
          * such a reading or resume_unix_ms >= 0: the difference cannot wrap. */
-        int64_t last = atomic_load_explicit(&st->last_ms, memory_order_relaxed);
         if (now < last) {
             int64_t back = last - now;
             if (back > g->max_rewind_ms && fresh_reads < 2) {
@@ -314,20 +424,24 @@ static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, idm_err
                     err->rewind_ms = back;
                 break;
             }
-            g->env.clock.sleep_ns(g->env.clock.ctx, ms_to_ns(back));
-            rc = idm__env_now_ms(&g->env, &now, err);
+            rc = wait_or_stop(g, nowait, ms_to_ns(last), ms_to_ns(now), retry_ns,
+                              "the clock is behind the latest time used, within the tolerance",
+                              err);
+            if (rc == IDM_OK)
+                rc = idm__env_now_ms(&g->env, &now, err);
             continue;
         }
-        raise_last_ms(st, now);
         uint64_t now_tick = 0;
         rc = tick_of(g, now, &now_tick, err);
         if (rc != IDM_OK)
             break;
+        raise_last_ms(st, now);
+        uint64_t cap_tick = 0;
+        bool allowed = ceiling_tick(g, &cap_tick);
 
         /* Reserve up to n - i sequence numbers of one unit. */
-        bool have_first = false, exhausted = false;
+        bool have_first = false, exhausted = false, capped = false;
         uint64_t first = 0, tick = 0, start = 0, end = 0;
-        uint64_t old = atomic_load_explicit(&st->state, memory_order_relaxed);
         for (;;) {
             if (old == 0 || (old - 1) >> g->seq_bits < now_tick) {
                 if (!have_first) {
@@ -348,15 +462,30 @@ static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, idm_err
                     break;
                 }
             }
+            if (!allowed || tick > cap_tick) {
+                capped = true;
+                break;
+            }
             uint64_t avail = g->seq_max - (start & g->seq_max) + 1;
             uint64_t take = n - i < avail ? n - i : avail;
             end = start + take - 1;
-            if (atomic_compare_exchange_weak_explicit(&st->state, &old, end + 1, memory_order_relaxed,
-                                                      memory_order_relaxed))
+            if (atomic_compare_exchange_weak_explicit(&st->state, &old, end + 1, memory_order_release,
+                                                      memory_order_acquire))
+                break;
+            /* Someone else moved the word: check what they wrote. */
+            last = atomic_load_explicit(&st->last_ms, memory_order_relaxed);
+            rc = check_state(g, old, last, err);
+            if (rc != IDM_OK)
                 break;
         }
         if (rc != IDM_OK)
             break;
+        if (capped) {
+            rc = fail_ceiling(g, now, err);
+            if (retry_ns != NULL)
+                *retry_ns = 0;
+            break;
+        }
         if (!exhausted) {
             const uint64_t base = g->node_part | tick << g->time_shift;
             for (uint64_t v = start; v <= end; v++)
@@ -386,19 +515,24 @@ static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, idm_err
              * whole-millisecond sleep from a rounded-down reading wakes up
              * to a millisecond late, and at full speed that loses a tenth
              * of the layout's ceiling. */
-            g->env.clock.sleep_ns(g->env.clock.ctx, ms_to_ns(next_ms) - now_ns);
-            rc = idm__env_now_ms(&g->env, &now, err);
+            rc = wait_or_stop(g, nowait, ms_to_ns(next_ms), now_ns, retry_ns,
+                              "the time unit's sequence is used up until the next unit", err);
+            if (rc == IDM_OK)
+                rc = idm__env_now_ms(&g->env, &now, err);
         }
     }
     *done = i;
     return rc;
 }
 
-int idm_snowflake_next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, idm_error *err)
+static int next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool nowait,
+                  int64_t *retry_ns, idm_error *err)
 {
     size_t written = 0;
     if (done != NULL)
         *done = 0;
+    if (retry_ns != NULL)
+        *retry_ns = 0;
     if (g == NULL || (out == NULL && n > 0))
         return idm__fail(err, IDM_EINVAL, 0, "no generator or no output array");
     /* A host-wide generator's state is shared with the parent on purpose; a
@@ -410,17 +544,30 @@ int idm_snowflake_next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done
                          "node in the child, or use a host-wide state file");
     if (n == 0)
         return IDM_OK;
-    int rc = mint(g, out, n, &written, err);
+    int rc = mint(g, out, n, &written, nowait, retry_ns, err);
     if (done != NULL)
         *done = written;
     return rc;
 }
 
-int idm_snowflake_next_text_n(idm_snowflake *g, char *dst, size_t cap, size_t n, uint32_t flags,
-                              size_t *len, idm_error *err)
+int idm_snowflake_next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, idm_error *err)
+{
+    return next_n(g, out, n, done, false, NULL, err);
+}
+
+int idm_snowflake_try_next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done,
+                             int64_t *retry_unix_ns, idm_error *err)
+{
+    return next_n(g, out, n, done, true, retry_unix_ns, err);
+}
+
+static int text_n(idm_snowflake *g, char *dst, size_t cap, size_t n, uint32_t flags, size_t *len,
+                  bool nowait, int64_t *retry_ns, idm_error *err)
 {
     if (len != NULL)
         *len = 0;
+    if (retry_ns != NULL)
+        *retry_ns = 0;
     if (flags & ~(uint32_t)IDM_TEXT_NEWLINE)
         return idm__fail(err, IDM_EINVAL, 0, "unknown flags 0x%x", (unsigned)flags);
     if (g == NULL || (dst == NULL && n > 0))
@@ -437,7 +584,7 @@ int idm_snowflake_next_text_n(idm_snowflake *g, char *dst, size_t cap, size_t n,
     int rc = IDM_OK;
     for (size_t got = 0; got < n && rc == IDM_OK;) {
         size_t k = n - got < CHUNK ? n - got : CHUNK, minted = 0;
-        rc = idm_snowflake_next_n(g, ids, k, &minted, err);
+        rc = next_n(g, ids, k, &minted, nowait, retry_ns, err);
         for (size_t j = 0; j < minted; j++) {
             p += idm_sf_format_decimal(ids[j], p, 21);
             if (flags & IDM_TEXT_NEWLINE)
@@ -448,4 +595,28 @@ int idm_snowflake_next_text_n(idm_snowflake *g, char *dst, size_t cap, size_t n,
     if (len != NULL)
         *len = (size_t)(p - dst);
     return rc;
+}
+
+int idm_snowflake_next_text_n(idm_snowflake *g, char *dst, size_t cap, size_t n, uint32_t flags,
+                              size_t *len, idm_error *err)
+{
+    return text_n(g, dst, cap, n, flags, len, false, NULL, err);
+}
+
+int idm_snowflake_try_next_text_n(idm_snowflake *g, char *dst, size_t cap, size_t n, uint32_t flags,
+                                  size_t *len, int64_t *retry_unix_ns, idm_error *err)
+{
+    return text_n(g, dst, cap, n, flags, len, true, retry_unix_ns, err);
+}
+
+void idm_snowflake_set_ceiling(idm_snowflake *g, int64_t ceiling_unix_ms)
+{
+    if (g != NULL)
+        atomic_store_explicit(&g->ceiling_ms, ceiling_unix_ms, memory_order_release);
+}
+
+int64_t idm_snowflake_ceiling(const idm_snowflake *g)
+{
+    return g ? atomic_load_explicit(&((idm_snowflake *)g)->ceiling_ms, memory_order_acquire)
+             : INT64_MAX;
 }

@@ -530,6 +530,134 @@ static void test_snowflake_gen_resume(void)
     idm_snowflake_free(g);
 }
 
+static void test_snowflake_gen_ceiling_stops_inside_a_bulk_call(void)
+{
+    /* Frozen clock and a ceiling one unit ahead: a call for 10000 IDs gets
+     * the two units the ceiling allows (2 x 4096), then IDM_ECEILING; no ID
+     * is past the ceiling. Raising it lets minting continue in order. */
+    struct fake_clock fc = {0};
+    fake_clock_set_ms(&fc, T2025);
+    idm_snowflake_config cfg = config_with(&fc, "twitter", 1);
+    idm_snowflake *g = new_gen(&cfg);
+    ASSERT_TRUE(g != NULL);
+    ASSERT_EQ_INT(idm_snowflake_ceiling(g), INT64_MAX);
+    idm_snowflake_set_ceiling(g, T2025 + 1);
+    ASSERT_EQ_INT(idm_snowflake_ceiling(g), T2025 + 1);
+    enum { N = 10000 };
+    static uint64_t ids[N];
+    size_t done = 99;
+    idm_error err = {0};
+    ASSERT_EQ_INT(idm_snowflake_next_n(g, ids, N, &done, &err), IDM_ECEILING);
+    ASSERT_EQ_INT(done, 8192);
+    ASSERT_TRUE(strstr(err.msg, "ceiling") != NULL);
+    for (size_t i = 0; i < done; i++) {
+        ASSERT_TRUE(decode(g, ids[i]).unix_ms <= T2025 + 1);
+        if (i > 0)
+            ASSERT_TRUE(ids[i] > ids[i - 1]);
+    }
+    /* The clock does not matter: it may run far past the ceiling. */
+    fake_clock_set_ms(&fc, T2025 + 5000);
+    uint64_t more[4];
+    ASSERT_EQ_INT(idm_snowflake_next_n(g, more, 4, &done, &err), IDM_ECEILING);
+    ASSERT_EQ_INT(done, 0);
+    idm_snowflake_set_ceiling(g, T2025 + 5000);
+    ASSERT_OK(idm_snowflake_next_n(g, more, 4, &done, &err), &err);
+    ASSERT_EQ_INT(done, 4);
+    ASSERT_TRUE(more[0] > ids[8191]);
+    ASSERT_EQ_INT(decode(g, more[3]).unix_ms, T2025 + 5000);
+    /* A ceiling before the epoch allows nothing. */
+    idm_snowflake_set_ceiling(g, 0);
+    ASSERT_EQ_INT(idm_snowflake_next_n(g, more, 1, &done, &err), IDM_ECEILING);
+    idm_snowflake_free(g);
+}
+
+static void test_snowflake_gen_ceiling_with_coarse_units(void)
+{
+    /* time=41,node=10,seq=8,unit=1s: an ID's time is its unit's start, so
+     * a ceiling 500 ms into a unit allows that unit, not the next. */
+    struct fake_clock fc = {0};
+    const int64_t t0 = T2025 - T2025 % 1000;
+    fake_clock_set_ms(&fc, t0 + 200);
+    idm_snowflake_config cfg = config_with(&fc, "time=41,node=10,seq=8,unit=1s", 3);
+    idm_snowflake *g = new_gen(&cfg);
+    ASSERT_TRUE(g != NULL);
+    idm_snowflake_set_ceiling(g, t0 + 500);
+    uint64_t ids[600];
+    size_t done = 0;
+    idm_error err = {0};
+    ASSERT_EQ_INT(idm_snowflake_next_n(g, ids, 600, &done, &err), IDM_ECEILING);
+    ASSERT_EQ_INT(done, 256);
+    ASSERT_EQ_INT(decode(g, ids[255]).unix_ms, t0);
+    idm_snowflake_free(g);
+}
+
+static void test_snowflake_gen_try_never_sleeps(void)
+{
+    struct fake_clock fc = {0};
+    fake_clock_set_ms(&fc, T2025);
+    atomic_fetch_add(&fc.now_ns, 250000); /* 0.25 ms into the unit */
+    idm_snowflake_config cfg = config_with(&fc, "twitter", 1);
+    idm_snowflake *g = new_gen(&cfg);
+    ASSERT_TRUE(g != NULL);
+    enum { N = 5000 };
+    static uint64_t ids[N];
+    size_t done = 0;
+    int64_t retry = -1;
+    idm_error err = {0};
+    /* Exhausted: the unit's 4096, then IDM_EAGAIN with the next unit's
+     * start as the time to call again, and no sleep. */
+    ASSERT_EQ_INT(idm_snowflake_try_next_n(g, ids, N, &done, &retry, &err), IDM_EAGAIN);
+    ASSERT_EQ_INT(done, 4096);
+    ASSERT_EQ_INT(retry, (T2025 + 1) * 1000000);
+    ASSERT_EQ_INT(fc.sleeps, 0);
+    /* Too early: still nothing, same answer. */
+    size_t more = 0;
+    ASSERT_EQ_INT(idm_snowflake_try_next_n(g, ids + done, N - done, &more, &retry, &err), IDM_EAGAIN);
+    ASSERT_EQ_INT(more, 0);
+    /* At the time given, the rest. */
+    atomic_store(&fc.now_ns, retry);
+    ASSERT_OK(idm_snowflake_try_next_n(g, ids + done, N - done, &more, &retry, &err), &err);
+    ASSERT_EQ_INT(more, N - 4096);
+    ASSERT_EQ_INT(retry, 0);
+    for (size_t i = 1; i < N; i++)
+        ASSERT_TRUE(ids[i] > ids[i - 1]);
+    /* A small rewind: IDM_EAGAIN until the latest time used. */
+    fake_clock_set_ms(&fc, T2025 - 4);
+    ASSERT_EQ_INT(idm_snowflake_try_next_n(g, ids, 1, &more, &retry, &err), IDM_EAGAIN);
+    ASSERT_EQ_INT(more, 0);
+    ASSERT_EQ_INT(retry, (T2025 + 1) * 1000000);
+    /* A large one still refuses outright. */
+    fake_clock_set_ms(&fc, T2025 - 4000);
+    ASSERT_EQ_INT(idm_snowflake_try_next_n(g, ids, 1, &more, &retry, &err), IDM_ECLOCK_REWIND);
+    ASSERT_EQ_INT(fc.sleeps, 0);
+    /* The text form stops alike, keeping what it wrote. */
+    fake_clock_set_ms(&fc, T2025 + 10);
+    static char text[N * 21 + 1];
+    size_t len = 0;
+    ASSERT_EQ_INT(idm_snowflake_try_next_text_n(g, text, sizeof text, N, IDM_TEXT_NEWLINE, &len,
+                                                &retry, &err),
+                  IDM_EAGAIN);
+    size_t lines = 0;
+    for (size_t i = 0; i < len; i++)
+        lines += text[i] == '\n';
+    ASSERT_EQ_INT(lines, 4096);
+    ASSERT_EQ_INT(retry, (T2025 + 11) * 1000000);
+    ASSERT_EQ_INT(fc.sleeps, 0);
+    idm_snowflake_free(g);
+}
+
+static void test_snowflake_gen_resume_past_layout_refused(void)
+{
+    struct fake_clock fc = {0};
+    fake_clock_set_ms(&fc, T2025);
+    idm_snowflake_config cfg = config_with(&fc, "time=20,node=10,seq=12,unit=1ms", 1);
+    cfg.resume_unix_ms = INT64_C(1) << 21;
+    idm_snowflake *g = NULL;
+    idm_error err = {0};
+    ASSERT_EQ_INT(idm_snowflake_new(&g, &cfg, &err), IDM_EINVAL);
+    ASSERT_TRUE(g == NULL);
+}
+
 static void test_snowflake_gen_seq_start_random_lower_half(void)
 {
     struct fake_clock fc = {0};
@@ -720,6 +848,10 @@ static const struct test_case tests[] = {
     TEST(test_snowflake_gen_exhaustion_with_coarse_units),
     TEST(test_snowflake_gen_small_rewind_waits),
     TEST(test_snowflake_gen_resume),
+    TEST(test_snowflake_gen_ceiling_stops_inside_a_bulk_call),
+    TEST(test_snowflake_gen_ceiling_with_coarse_units),
+    TEST(test_snowflake_gen_try_never_sleeps),
+    TEST(test_snowflake_gen_resume_past_layout_refused),
     TEST(test_snowflake_gen_seq_start_random_lower_half),
     TEST(test_snowflake_gen_threads_share_one_generator),
     TEST(test_snowflake_gen_fork_child_refuses),
