@@ -12,7 +12,9 @@
  */
 #include "internal.h"
 
+#include <inttypes.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -36,13 +38,14 @@ int idm_gen_new(idm_gen **out, const idm_gen_config *cfg, idm_error *err)
     int rc = idm__env_init(&env, &base, err);
     if (rc != IDM_OK)
         return rc;
-    idm_gen *g = idm__env_alloc(&env, sizeof *g);
+    idm_gen *g = idm__env_alloc(&env, sizeof *g, _Alignof(idm_gen));
     if (g == NULL)
         return idm__fail(err, IDM_ENOMEM, 0, "out of memory allocating a generator");
     memset(g, 0, sizeof *g);
     g->env = env;
     g->unshared = unshared;
     g->states = &g->own_states;
+    atomic_init(&g->ceiling_ms, INT64_MAX);
     rc = idm__randsrc_init(&g->rand, &env, unshared, err);
     if (rc != IDM_OK) {
         idm__env_free(&env, g);
@@ -145,8 +148,8 @@ int idm__gen_after_fork(idm_gen *g, idm_error *err)
 }
 
 int idm__reserve128(idm_gen *g, idm_u128 *state, size_t n, uint64_t now_tick, unsigned rand_bits,
-                    idm_u128 fresh_rand, uint64_t max_tick, const char *what, idm_u128 *first,
-                    idm_error *err)
+                    idm_u128 fresh_rand, uint64_t max_tick, uint64_t cap_tick, const char *what,
+                    idm_u128 *first, size_t *got, idm_error *err)
 {
     const idm_u128 fresh = (idm_u128)now_tick << rand_bits | fresh_rand;
     const idm_u128 rand_mask = ((idm_u128)1 << rand_bits) - 1;
@@ -160,21 +163,94 @@ int idm__reserve128(idm_gen *g, idm_u128 *state, size_t n, uint64_t now_tick, un
             if ((start & rand_mask) == 0) /* the random part overflowed */
                 start |= fresh_rand;
         }
-        idm_u128 last = start + (n - 1);
-        if ((uint64_t)(last >> rand_bits) > max_tick || (last >> rand_bits) >> 64 != 0)
+        idm_u128 tick = start >> rand_bits;
+        if (tick >> 64 != 0 || (uint64_t)tick > max_tick)
             return idm__fail(err, IDM_ETIME_RANGE, 0, "%s range is exhausted", what);
+        if ((uint64_t)tick > cap_tick)
+            return idm__gen_fail_ceiling(g, what, err);
+        /* Stay in this tick: after a carry the rest starts from fresh random
+         * bits (the caller's next reservation), not from zero. */
+        idm_u128 room = rand_mask - (start & rand_mask) + 1;
+        size_t take = room < (idm_u128)n ? (size_t)room : n;
+        idm_u128 last = start + (take - 1);
         if (g->unshared) {
             *state = last;
             *first = start;
+            *got = take;
             return IDM_OK;
         }
         idm_u128 seen = idm__cas128(state, old, last);
         if (seen == old) {
             *first = start;
+            *got = take;
             return IDM_OK;
         }
         old = seen;
     }
+}
+
+int idm__gen_fail_ceiling(idm_gen *g, const char *what, idm_error *err)
+{
+    char when[IDM_RFC3339_CAP + 16];
+    int64_t c = atomic_load(&g->ceiling_ms);
+    if (idm_time_format(c, when, sizeof when) != IDM_OK)
+        snprintf(when, sizeof when, "Unix ms %" PRId64, c);
+    return idm__fail(err, IDM_ECEILING, 0,
+                     "the generator's ceiling %s is reached (%s): nothing later may be minted "
+                     "until its owner raises it",
+                     when, what);
+}
+
+void idm_gen_set_ceiling(idm_gen *g, int64_t ceiling_unix_ms)
+{
+    if (g != NULL)
+        atomic_store_explicit(&g->ceiling_ms, ceiling_unix_ms, memory_order_release);
+}
+
+int64_t idm_gen_ceiling(const idm_gen *g)
+{
+    return g ? atomic_load_explicit(&((idm_gen *)g)->ceiling_ms, memory_order_acquire) : INT64_MAX;
+}
+
+/* Raises a 128-bit state to at least want, never lowering it. */
+static void raise128(idm_gen *g, idm_u128 *state, idm_u128 want)
+{
+    if (g->unshared) {
+        if (*state < want)
+            *state = want;
+        return;
+    }
+    idm_u128 old = idm__cas128(state, 0, 0);
+    while (old < want) {
+        idm_u128 seen = idm__cas128(state, old, want);
+        if (seen == old)
+            return;
+        old = seen;
+    }
+}
+
+int idm_gen_resume_after(idm_gen *g, int64_t after_unix_ms, idm_error *err)
+{
+    if (g == NULL)
+        return idm__fail(err, IDM_EINVAL, 0, "generator must not be NULL");
+    if (after_unix_ms < 0 || after_unix_ms >= (INT64_C(1) << 48))
+        return idm__fail(err, IDM_EINVAL, 0,
+                         "resume time must be a Unix time in ms within 48 bits, got %" PRId64,
+                         after_unix_ms);
+    /* Each state is set to the last value of the tick holding the time, so
+     * the next ID is a carry into the following tick (with fresh random
+     * bits for ULID and KSUID) unless the clock has passed it already. */
+    const uint64_t ms = (uint64_t)after_unix_ms;
+    _Atomic uint64_t *v7 = &g->states->v7;
+    uint64_t want = ms << 16 | 0xFFFF;
+    uint64_t old = atomic_load(v7);
+    while (old < want && !atomic_compare_exchange_weak(v7, &old, want))
+        ;
+    raise128(g, &g->states->ulid, (idm_u128)ms << 80 | (((idm_u128)1 << 80) - 1));
+    int64_t s = after_unix_ms / 1000 - IDM_KSUID_EPOCH_S;
+    if (s >= 0)
+        raise128(g, &g->states->ksuid, (idm_u128)(uint64_t)s << 96 | (((idm_u128)1 << 96) - 1));
+    return IDM_OK;
 }
 
 int idm__gen_begin(idm_gen *g, const void *out, size_t n, int64_t *now_ms, idm_error *err)

@@ -35,8 +35,27 @@ struct idm_gen {
      * fork_done is set when that adaptation is complete. */
     _Atomic uint64_t fork_seen;
     _Atomic uint64_t fork_done;
+    /* The ceiling (idm_gen_set_ceiling): no time-ordered ID with a later
+     * timestamp, in Unix ms. INT64_MAX = none. Process-local. */
+    _Atomic int64_t ceiling_ms;
     struct idm_gen_states own_states;
 };
+
+/* The ceiling as a tick of a format whose ticks are unit_ms long from
+ * epoch_ms: the last tick whose start is at or before it. False when the
+ * ceiling allows no tick at all; *tick = UINT64_MAX when there is none. */
+static inline bool idm__gen_cap_tick(idm_gen *g, int64_t epoch_ms, int64_t unit_ms, uint64_t *tick)
+{
+    int64_t c = atomic_load_explicit(&g->ceiling_ms, memory_order_acquire);
+    if (c == INT64_MAX) {
+        *tick = UINT64_MAX;
+        return true;
+    }
+    if (c < epoch_ms)
+        return false;
+    *tick = ((uint64_t)c - (uint64_t)epoch_ms) / (uint64_t)unit_ms;
+    return true;
+}
 
 /* Call at the start of every minting call: adapts a generator inherited
  * across fork() (process-local ULID/KSUID states jump one tick ahead with a
@@ -58,13 +77,20 @@ int idm__gen_begin(idm_gen *g, const void *out, size_t n, int64_t *now_ms, idm_e
 /* len (<= 16) random bytes as a big-endian number. */
 int idm__gen_random_number(idm_gen *g, size_t len, idm_u128 *out, idm_error *err);
 
-/* Reserves n consecutive values of a 128-bit monotonic state: the first is
- * max(previous + 1, fresh), where fresh = now_tick << rand_bits | random
- * (rand_bits of randomness given in fresh_rand); a carry out of the random
- * part moves to the next tick with the fresh random part. *first receives
- * the first value. IDM_ETIME_RANGE (naming what) past max_tick. */
+/* Reserves up to n consecutive values of a 128-bit monotonic state, all
+ * in one tick: the first is max(previous + 1, fresh), where fresh =
+ * now_tick << rand_bits | random (rand_bits of randomness given in
+ * fresh_rand); a carry out of the random part moves to the next tick with
+ * the fresh random part. *first receives the first value, *got how many
+ * were reserved (fewer than n when the tick's random part runs out: the
+ * caller reserves the rest with fresh random bits). IDM_ETIME_RANGE
+ * (naming what) past max_tick, IDM_ECEILING past cap_tick (UINT64_MAX:
+ * no ceiling), reserving nothing. */
 int idm__reserve128(idm_gen *g, idm_u128 *state, size_t n, uint64_t now_tick, unsigned rand_bits,
-                    idm_u128 fresh_rand, uint64_t max_tick, const char *what, idm_u128 *first,
-                    idm_error *err);
+                    idm_u128 fresh_rand, uint64_t max_tick, uint64_t cap_tick, const char *what,
+                    idm_u128 *first, size_t *got, idm_error *err);
+
+/* IDM_ECEILING with a message naming the ceiling and the format. */
+int idm__gen_fail_ceiling(idm_gen *g, const char *what, idm_error *err);
 
 #endif

@@ -27,27 +27,35 @@ int idm_ksuid_next_n(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads before the KSUID epoch (2014-05-13T16:53:20Z)");
     if ((uint64_t)now_s > KSUID_MAX_S)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads past KSUID's 32-bit second range");
-    idm_u128 fresh = 0;
-    rc = idm__gen_random_number(g, 12, &fresh, err);
-    if (rc != IDM_OK)
-        return rc;
-    idm_u128 v = 0;
-    rc = idm__reserve128(g, &g->states->ksuid, n, (uint64_t)now_s, 96, fresh, KSUID_MAX_S,
-                         "KSUID's 32-bit second", &v, err);
-    if (rc != IDM_OK)
-        return rc;
+    uint64_t cap = 0;
+    if (!idm__gen_cap_tick(g, (int64_t)IDM_KSUID_EPOCH_S * 1000, 1000, &cap))
+        return idm__gen_fail_ceiling(g, "KSUID", err);
     enum { CHUNK = 256 };
     uint8_t tail[CHUNK * 4];
-    for (size_t i = 0; i < n; i += CHUNK) {
-        size_t chunk = n - i < CHUNK ? n - i : CHUNK;
-        rc = idm__randsrc_take(&g->rand, tail, chunk * 4, err);
+    /* One reservation per second: a carry out of the 96 counting bits
+     * continues in the next second from fresh random bits. */
+    for (size_t i = 0; i < n;) {
+        idm_u128 fresh = 0;
+        rc = idm__gen_random_number(g, 12, &fresh, err);
         if (rc != IDM_OK)
             return rc;
-        for (size_t j = 0; j < chunk; j++, v++) {
-            uint8_t *b = out[i + j].bytes;
-            idm__put_be64(b, (uint64_t)(v >> 64));
-            idm__put_be64(b + 8, (uint64_t)v);
-            memcpy(b + 16, tail + j * 4, 4);
+        idm_u128 v = 0;
+        size_t got = 0;
+        rc = idm__reserve128(g, &g->states->ksuid, n - i, (uint64_t)now_s, 96, fresh, KSUID_MAX_S,
+                             cap, "KSUID's 32-bit second", &v, &got, err);
+        if (rc != IDM_OK)
+            return rc;
+        for (size_t end = i + got; i < end;) {
+            size_t chunk = end - i < CHUNK ? end - i : CHUNK;
+            rc = idm__randsrc_take(&g->rand, tail, chunk * 4, err);
+            if (rc != IDM_OK)
+                return rc;
+            for (size_t j = 0; j < chunk; j++, i++, v++) {
+                uint8_t *b = out[i].bytes;
+                idm__put_be64(b, (uint64_t)(v >> 64));
+                idm__put_be64(b + 8, (uint64_t)v);
+                memcpy(b + 16, tail + j * 4, 4);
+            }
         }
     }
     return IDM_OK;

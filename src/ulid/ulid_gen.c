@@ -21,18 +21,26 @@ int idm_ulid_next_n(idm_gen *g, idm_ulid *out, size_t n, idm_error *err)
         return rc;
     if (now_ms > ULID_MAX_MS)
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the clock reads past ULID's 48-bit millisecond range");
-    idm_u128 fresh = 0;
-    rc = idm__gen_random_number(g, 10, &fresh, err);
-    if (rc != IDM_OK)
-        return rc;
-    idm_u128 v = 0;
-    rc = idm__reserve128(g, &g->states->ulid, n, (uint64_t)now_ms, 80, fresh, (uint64_t)ULID_MAX_MS,
-                         "ULID's 48-bit millisecond", &v, err);
-    if (rc != IDM_OK)
-        return rc;
-    for (size_t i = 0; i < n; i++, v++) {
-        idm__put_be64(out[i].bytes, (uint64_t)(v >> 64));
-        idm__put_be64(out[i].bytes + 8, (uint64_t)v);
+    uint64_t cap = 0;
+    if (!idm__gen_cap_tick(g, 0, 1, &cap))
+        return idm__gen_fail_ceiling(g, "ULID", err);
+    /* One reservation per tick: a carry out of the 80 random bits continues
+     * in the next millisecond from fresh random bits. */
+    for (size_t i = 0; i < n;) {
+        idm_u128 fresh = 0;
+        rc = idm__gen_random_number(g, 10, &fresh, err);
+        if (rc != IDM_OK)
+            return rc;
+        idm_u128 v = 0;
+        size_t got = 0;
+        rc = idm__reserve128(g, &g->states->ulid, n - i, (uint64_t)now_ms, 80, fresh,
+                             (uint64_t)ULID_MAX_MS, cap, "ULID's 48-bit millisecond", &v, &got, err);
+        if (rc != IDM_OK)
+            return rc;
+        for (size_t end = i + got; i < end; i++, v++) {
+            idm__put_be64(out[i].bytes, (uint64_t)(v >> 64));
+            idm__put_be64(out[i].bytes + 8, (uint64_t)v);
+        }
     }
     return IDM_OK;
 }

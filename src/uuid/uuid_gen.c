@@ -45,8 +45,11 @@ static int reserve_v7(idm_gen *g, size_t n, uint64_t now_ms, uint64_t fresh_coun
 {
     _Atomic uint64_t *state = &g->states->v7;
     const uint64_t fresh = now_ms << 16 | fresh_counter;
+    uint64_t cap = 0;
+    if (!idm__gen_cap_tick(g, 0, 1, &cap))
+        return idm__gen_fail_ceiling(g, "UUIDv7", err);
     uint64_t old = atomic_load_explicit(state, memory_order_relaxed);
-    if (!g->unshared && old != 0 && (old >> 16) >= now_ms) {
+    if (!g->unshared && cap == UINT64_MAX && old != 0 && (old >> 16) >= now_ms) {
         /* The common case under load: the millisecond has not moved on, so
          * previous + 1 is the start whatever other threads do meanwhile. A
          * fetch-and-add cannot fail, unlike a compare-and-swap that
@@ -62,6 +65,10 @@ static int reserve_v7(idm_gen *g, size_t n, uint64_t now_ms, uint64_t fresh_coun
         uint64_t last = start + (n - 1);
         if (last >> 16 > V7_MAX_MS || last < start)
             return idm__fail(err, IDM_ETIME_RANGE, 0, "UUIDv7's 48-bit millisecond range is exhausted");
+        /* With a ceiling, the whole call or nothing: the last UUID's
+         * millisecond (a counter overflow borrows later ones) must be in. */
+        if (last >> 16 > cap)
+            return idm__gen_fail_ceiling(g, "UUIDv7", err);
         if (g->unshared) {
             atomic_store_explicit(state, last, memory_order_relaxed);
             *first = start;

@@ -151,9 +151,10 @@ static void test_gen_time_range_ends(void)
     idm_gen_free(g2);
 }
 
-static void *failing_alloc(void *ctx, size_t size)
+static void *failing_alloc(void *ctx, size_t size, size_t align)
 {
     (void)size;
+    (void)align;
     (*(int *)ctx)++;
     return NULL;
 }
@@ -346,11 +347,13 @@ static void test_ulid_random_overflow_advances_timestamp(void)
     ASSERT_EQ_U64(idm__get_be48(l[1].bytes), (uint64_t)T2026_MS + 1);
     ASSERT_EQ_U64(idm__get_be48(l[2].bytes), (uint64_t)T2026_MS + 2);
     ASSERT_EQ_U64(l[2].bytes[15], 0xFF); /* fresh, not the carry's zero */
-    /* Within one bulk call the carry just counts on: still increasing. */
+    /* Within one bulk call too: the carry continues with fresh random
+     * bits, not from zero (issue 7). */
     ASSERT_OK(idm_ulid_next_n(g, &l[3], 2, &err), &err);
     ASSERT_EQ_U64(idm__get_be48(l[3].bytes), (uint64_t)T2026_MS + 3);
     ASSERT_EQ_U64(idm__get_be48(l[4].bytes), (uint64_t)T2026_MS + 4);
-    ASSERT_EQ_U64(l[4].bytes[15], 0x00);
+    ASSERT_EQ_U64(l[4].bytes[15], 0xFF);
+    ASSERT_EQ_U64(l[4].bytes[6], 0xFF);
     ASSERT_EQ_INT(first_disorder(l, 5, sizeof l[0]), 0);
     ASSERT_OK(idm_ksuid_next_n(g, &k[0], 1, &err), &err);
     ASSERT_OK(idm_ksuid_next_n(g, &k[1], 1, &err), &err);
@@ -551,8 +554,99 @@ static void test_gen_random_fills_any_length(void)
     idm_gen_free(g);
 }
 
+static void test_gen_ceiling_for_time_ordered_formats(void)
+{
+    struct fake_clock c = {0};
+    fake_clock_set_ms(&c, T2026_MS);
+    idm_gen *g = new_gen(&c, NULL);
+    idm_error err = {0};
+    ASSERT_EQ_INT(idm_gen_ceiling(g), INT64_MAX);
+    idm_gen_set_ceiling(g, T2026_MS);
+    idm_uuid u[4];
+    idm_ulid l[4];
+    idm_ksuid k[4];
+    ASSERT_OK(idm_uuidv7_next_n(g, u, 4, &err), &err);
+    ASSERT_OK(idm_ulid_next_n(g, l, 4, &err), &err);
+    ASSERT_OK(idm_ksuid_next_n(g, k, 4, &err), &err);
+    /* The clock passes the ceiling: UUIDv7 and ULID stop, KSUID's second
+     * (which started before the ceiling) goes on. */
+    fake_clock_set_ms(&c, T2026_MS + 1);
+    ASSERT_EQ_INT(idm_uuidv7_next_n(g, u, 1, &err), IDM_ECEILING);
+    ASSERT_TRUE(strstr(err.msg, "ceiling") != NULL);
+    ASSERT_EQ_INT(idm_ulid_next_n(g, l, 1, &err), IDM_ECEILING);
+    ASSERT_OK(idm_ksuid_next_n(g, k, 1, &err), &err);
+    fake_clock_set_ms(&c, T2026_MS + 1000);
+    ASSERT_EQ_INT(idm_ksuid_next_n(g, k, 1, &err), IDM_ECEILING);
+    char text[64 * 37];
+    size_t len = 1;
+    ASSERT_EQ_INT(idm_gen_next_text_n(g, IDM_FORMAT_UUIDV7, text, sizeof text, 2, 0, &len, &err),
+                  IDM_ECEILING);
+    ASSERT_EQ_INT(len, 0);
+    /* UUIDv4 has no time: not affected. */
+    ASSERT_OK(idm_uuidv4_next_n(g, u, 4, &err), &err);
+    /* A UUIDv7 call whose counter would borrow a millisecond past the
+     * ceiling mints nothing: all or none. */
+    fake_clock_set_ms(&c, T2026_MS);
+    enum { N = 70000 };
+    idm_uuid *many = malloc(N * sizeof *many);
+    ASSERT_TRUE(many != NULL);
+    ASSERT_EQ_INT(idm_uuidv7_next_n(g, many, N, &err), IDM_ECEILING);
+    idm_gen_set_ceiling(g, T2026_MS + 5);
+    ASSERT_OK(idm_uuidv7_next_n(g, many, N, &err), &err);
+    ASSERT_EQ_INT(first_disorder(many, N, sizeof *many), 0);
+    ASSERT_TRUE(idm__get_be48(many[N - 1].bytes) <= (uint64_t)T2026_MS + 5);
+    free(many);
+    idm_gen_free(g);
+}
+
+static void test_gen_resume_after_keeps_order_with_clock_behind(void)
+{
+    /* A first run mints at M; a second one starts with its clock 200 ms
+     * behind and resumes after M: each format's IDs sort after the first
+     * run's, and their times lie after M. */
+    const int64_t M = T2026_MS + 123456;
+    struct fake_clock c = {0};
+    fake_clock_set_ms(&c, M);
+    idm_gen *a = new_gen(&c, NULL);
+    idm_uuid ua;
+    idm_ulid la;
+    idm_ksuid ka;
+    idm_error err = {0};
+    ASSERT_OK(idm_uuidv7_next_n(a, &ua, 1, &err), &err);
+    ASSERT_OK(idm_ulid_next_n(a, &la, 1, &err), &err);
+    ASSERT_OK(idm_ksuid_next_n(a, &ka, 1, &err), &err);
+    idm_gen_free(a);
+
+    fake_clock_set_ms(&c, M - 200);
+    idm_gen *b = new_gen(&c, NULL);
+    ASSERT_EQ_INT(idm_gen_resume_after(b, -1, &err), IDM_EINVAL);
+    ASSERT_OK(idm_gen_resume_after(b, M, &err), &err);
+    idm_uuid ub[2];
+    idm_ulid lb[2];
+    idm_ksuid kb[2];
+    ASSERT_OK(idm_uuidv7_next_n(b, ub, 2, &err), &err);
+    ASSERT_OK(idm_ulid_next_n(b, lb, 2, &err), &err);
+    ASSERT_OK(idm_ksuid_next_n(b, kb, 2, &err), &err);
+    ASSERT_TRUE(memcmp(ub[0].bytes, ua.bytes, 16) > 0);
+    ASSERT_TRUE(memcmp(lb[0].bytes, la.bytes, 16) > 0);
+    ASSERT_TRUE(memcmp(kb[0].bytes, ka.bytes, 20) > 0);
+    ASSERT_EQ_U64(idm__get_be48(ub[0].bytes), (uint64_t)(M + 1));
+    ASSERT_EQ_U64(idm__get_be48(lb[0].bytes), (uint64_t)(M + 1));
+    ASSERT_EQ_U64(idm__get_be32(kb[0].bytes), (uint64_t)(M / 1000 - IDM_KSUID_EPOCH_S + 1));
+    ASSERT_TRUE(memcmp(ub[1].bytes, ub[0].bytes, 16) > 0);
+    ASSERT_TRUE(memcmp(lb[1].bytes, lb[0].bytes, 16) > 0);
+    /* Resuming at an earlier time never moves a state back. */
+    ASSERT_OK(idm_gen_resume_after(b, M - 5000, &err), &err);
+    idm_uuid uc;
+    ASSERT_OK(idm_uuidv7_next_n(b, &uc, 1, &err), &err);
+    ASSERT_TRUE(memcmp(uc.bytes, ub[1].bytes, 16) > 0);
+    idm_gen_free(b);
+}
+
 static const struct test_case tests[] = {
     TEST(test_gen_rejects_bad_config),
+    TEST(test_gen_ceiling_for_time_ordered_formats),
+    TEST(test_gen_resume_after_keeps_order_with_clock_behind),
     TEST(test_gen_clock_failure_is_reported),
     TEST(test_gen_entropy_failure_is_reported_then_recovers),
     TEST(test_gen_time_range_ends),
