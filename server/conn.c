@@ -17,6 +17,7 @@
 #define MAX_PENDING_WRITE (4u << 20)
 #define REPARSE_BYTES 1024
 #define READ_CHUNK 65536
+#define PARK_MAX_MS 100
 
 typedef struct write_req {
     uv_write_t req;
@@ -25,19 +26,38 @@ typedef struct write_req {
 } write_req;
 
 static void conn_close(idms_conn *c);
+static void read_again(idms_conn *c);
 
 static void on_handle_closed(uv_handle_t *h)
 {
     idms_conn *c = h->data;
-    /* Two handles (tcp and the idle timer) share the connection. */
-    if (h == (uv_handle_t *)&c->tcp)
-        c->tcp.data = NULL;
-    else
-        c->idle.data = NULL;
-    if (c->tcp.data == NULL && c->idle.data == NULL) {
+    /* Three handles (tcp, the idle and the park timers) share the
+     * connection; the last one closed frees it. */
+    if (--c->handles_open == 0) {
+        idms_mint_job_free(&c->job);
         free(c->in);
         free(c);
     }
+}
+
+static void close_handles(idms_conn *c)
+{
+    uv_close((uv_handle_t *)&c->idle, on_handle_closed);
+    uv_close((uv_handle_t *)&c->park_timer, on_handle_closed);
+    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+}
+
+/* Counts a connection in or out of the parked gauge. */
+static void set_parked(idms_conn *c, int park)
+{
+    idms_metrics *m = &c->server->metrics;
+    if (c->park != IDMS_PARK_NONE)
+        m->parked--;
+    if (park != IDMS_PARK_NONE) {
+        m->parked++;
+        m->parks++;
+    }
+    c->park = park;
 }
 
 static void unlink_conn(idms_conn *c)
@@ -58,10 +78,11 @@ static void conn_close(idms_conn *c)
         return;
     c->closing = true;
     c->server->metrics.connections_open--;
+    set_parked(c, IDMS_PARK_NONE);
     unlink_conn(c);
     uv_timer_stop(&c->idle);
-    uv_close((uv_handle_t *)&c->idle, on_handle_closed);
-    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+    uv_timer_stop(&c->park_timer);
+    close_handles(c);
 }
 
 static void on_idle(uv_timer_t *t)
@@ -113,10 +134,7 @@ static void on_written(uv_write_t *req, int status)
         conn_close(c);
         return;
     }
-    if (!c->reading && uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) < MAX_PENDING_WRITE &&
-        !c->close_after_write) {
-        idms_conn_resume(c);
-    }
+    read_again(c);
 }
 
 /* Sends out's bytes: at once when the socket takes them all (no write
@@ -157,6 +175,68 @@ static void send_buf(idms_conn *c, idms_buf *out)
     c->writes_pending++;
 }
 
+static void process(idms_conn *c);
+
+/* Reads again, unless replies wait for the reader or a request is parked. */
+static void read_again(idms_conn *c)
+{
+    if (!c->closing && !c->reading && !c->close_after_write && c->park == IDMS_PARK_NONE &&
+        uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) < MAX_PENDING_WRITE)
+        idms_conn_resume(c);
+}
+
+static void unpark(idms_conn *c)
+{
+    if (c->closing)
+        return;
+    process(c);
+    if (!c->closing && c->park == IDMS_PARK_NONE) {
+        touch(c);
+        read_again(c);
+    }
+}
+
+static void on_park_timer(uv_timer_t *t)
+{
+    unpark(t->data);
+}
+
+/* The adapter left a parked request at the head of the buffer: read no
+ * more (the request's successors wait behind it; a full buffer is the
+ * client's backpressure), let no idle timer fire, and resume when the time
+ * comes (IDMS_PARK_TIME) or when the mark is durable (IDMS_PARK_CEILING,
+ * idms_conn_wake_ceiling). */
+static void park(idms_conn *c)
+{
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    c->reading = false;
+    uv_timer_stop(&c->idle);
+    if (c->park != IDMS_PARK_TIME)
+        return;
+    idm_clock clock = idm_clock_system();
+    int64_t now_ns = 0;
+    if (clock.now_ns(clock.ctx, &now_ns) != IDM_OK)
+        now_ns = c->park_until_ns;
+    /* Timers run on the monotonic clock, the wait is on the wall clock: at
+     * least 1 ms, at most PARK_MAX_MS before looking again (a clock stepped
+     * meanwhile is then noticed soon). */
+    int64_t wait_ns = c->park_until_ns - now_ns;
+    uint64_t ms = wait_ns <= 0 ? 1 : (uint64_t)((wait_ns + 999999) / 1000000);
+    if (ms > PARK_MAX_MS)
+        ms = PARK_MAX_MS;
+    uv_timer_start(&c->park_timer, on_park_timer, ms, 0);
+}
+
+void idms_conn_wake_ceiling(idms_server *s)
+{
+    idms_conn *next;
+    for (idms_conn *c = s->conns; c != NULL; c = next) {
+        next = c->next;
+        if (c->park == IDMS_PARK_CEILING)
+            unpark(c);
+    }
+}
+
 static void process(idms_conn *c)
 {
     /* Discard a request body the adapter skips. */
@@ -181,7 +261,13 @@ static void process(idms_conn *c)
     idms_buf out;
     idms_buf_init(&out);
     c->more = false;
+    /* A parked request is offered again from here: the adapter parses it
+     * anew and the mint service continues its job. */
+    set_parked(c, IDMS_PARK_NONE);
     ptrdiff_t used = c->proto->feed(c, c->in, c->in_len, &out);
+    int parked = c->park; /* set by the mint service */
+    c->park = IDMS_PARK_NONE;
+    set_parked(c, parked);
     if (out.failed) {
         idms_buf_free(&out);
         conn_close(c);
@@ -203,6 +289,10 @@ static void process(idms_conn *c)
         c->reading = false;
         if (c->writes_pending == 0)
             conn_close(c);
+        return;
+    }
+    if (c->park != IDMS_PARK_NONE) {
+        park(c);
         return;
     }
     if (c->more || uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) >= MAX_PENDING_WRITE) {
@@ -276,12 +366,14 @@ static void on_connection(uv_stream_t *server, int status)
     c->proto = l->proto;
     uv_tcp_init(s->loop, &c->tcp);
     uv_timer_init(s->loop, &c->idle);
+    uv_timer_init(s->loop, &c->park_timer);
     c->tcp.data = c;
     c->idle.data = c;
+    c->park_timer.data = c;
+    c->handles_open = 3;
     if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
         c->closing = true;
-        uv_close((uv_handle_t *)&c->idle, on_handle_closed);
-        uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+        close_handles(c);
         return;
     }
     uv_tcp_nodelay(&c->tcp, 1);

@@ -1,14 +1,26 @@
 /*
- * hwm.c - the time high-water mark: before a snowflake is minted at a time
- * later than the mark, the mark moves reserve_ms ahead and is written and
- * fsynced, so after a crash and a clock stepped back, a restart knows that
- * IDs may exist up to the mark and does not mint below it (the snowflake
- * generator refuses until the clock passes it). A graceful shutdown
- * shrinks the mark to the time actually used, so an ordinary restart does
- * not wait out the reserve.
+ * hwm.c - the state directory and its time high-water mark (see hwm.h for
+ * the guarantee).
  *
- * File: STATE_DIR/hwm, 16 bytes: "IDMHWM01" and the mark as a
- * little-endian int64 of Unix ms.
+ * Files in STATE_DIR (mode 0700, created if missing):
+ *   lock  held with flock(LOCK_EX | LOCK_NB) for the server's life: a
+ *         second idmintd on the directory refuses to start before it has
+ *         touched anything else. The kernel drops the lock of a process
+ *         that dies, so a crash never leaves the directory taken.
+ *   hwm   16 bytes: "IDMHWM01" and the mark, a little-endian int64 of Unix
+ *         ms. Allocated at creation (posix_fallocate), so rewriting it in
+ *         place never needs a new block on a full filesystem; it and its
+ *         directory are fsynced when new.
+ *
+ * A write (pwrite + fdatasync) runs on libuv's thread pool; the loop
+ * thread raises the generators' ceilings only in its completion callback,
+ * once the bytes are on disk. Only one write is in flight. The worker then
+ * also checks that the file is still the one at STATE_DIR/hwm (a deleted
+ * or replaced directory would make the write worthless); if not, it makes
+ * the directory, the lock and the file afresh, and the write counts only
+ * once they are durable. A failure is logged once, makes /readyz false
+ * and is retried every second while there is demand; requests that reach
+ * the ceiling meanwhile get 503.
  */
 #include "idmintd.h"
 
@@ -17,71 +29,363 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-static int write_mark(idms_server *s, int64_t mark)
+#define MARK_LEN 16
+#define RETRY_MS 1000
+
+static int64_t clock_ms(void)
 {
-    uint8_t rec[16];
-    memcpy(rec, "IDMHWM01", 8);
-    for (int i = 0; i < 8; i++)
-        rec[8 + i] = (uint8_t)((uint64_t)mark >> (8 * i));
-    if (pwrite(s->hwm_fd, rec, sizeof rec, 0) != (ssize_t)sizeof rec || fdatasync(s->hwm_fd) != 0) {
-        idms_log(IDMS_LOG_ERROR, "cannot write the time high-water mark: %s", strerror(errno));
-        return -1;
+    idm_clock clock = idm_clock_system();
+    int64_t ns = 0;
+    if (clock.now_ns(clock.ctx, &ns) != IDM_OK)
+        return 0;
+    return ns / 1000000;
+}
+
+static void path_of(const idms_hwm *h, const char *name, char *dst, size_t cap)
+{
+    snprintf(dst, cap, "%s/%s", h->dir, name);
+}
+
+static int mkdirs(const char *path)
+{
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
     }
-    s->metrics.reserve_writes++;
+    if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
+        return -1;
     return 0;
 }
 
-int idms_hwm_open(idms_server *s, int64_t *resume_ms)
+static int fsync_dir(const char *dir)
 {
-    *resume_ms = 0;
-    s->hwm_fd = -1;
-    s->reserved_until_ms = INT64_MAX; /* no state dir: nothing to reserve */
-    if (s->opt.state_dir[0] == '\0')
-        return 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+/* Opens and locks STATE_DIR/lock. -1 with errno (EWOULDBLOCK: held). */
+static int take_lock(const idms_hwm *h)
+{
     char path[1100];
-    snprintf(path, sizeof path, "%s/hwm", s->opt.state_dir);
-    s->hwm_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (s->hwm_fd < 0) {
-        idms_log(IDMS_LOG_ERROR, "cannot open %s: %s", path, strerror(errno));
+    path_of(h, "lock", path, sizeof path);
+    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
         return -1;
     }
-    uint8_t rec[16];
-    ssize_t r = pread(s->hwm_fd, rec, sizeof rec, 0);
+    /* The holder's pid, for people: the lock itself is what counts. */
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        /* Not fatal: the lock is held. */
+    }
+    return fd;
+}
+
+/* Opens STATE_DIR/hwm, creating it (allocated, fsynced with its directory)
+ * when missing. -1 with errno; *fresh tells whether it was created. */
+static int open_mark(const idms_hwm *h, bool *fresh)
+{
+    char path[1100];
+    path_of(h, "hwm", path, sizeof path);
+    *fresh = false;
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 || errno != ENOENT)
+        return fd;
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    int rc = posix_fallocate(fd, 0, MARK_LEN);
+    if (rc != 0) {
+        close(fd);
+        unlink(path);
+        errno = rc;
+        return -1;
+    }
+    *fresh = true;
+    return fd;
+}
+
+static int write_mark(int fd, int64_t mark)
+{
+    uint8_t rec[MARK_LEN];
+    memcpy(rec, "IDMHWM01", 8);
+    for (int i = 0; i < 8; i++)
+        rec[8 + i] = (uint8_t)((uint64_t)mark >> (8 * i));
+    ssize_t n;
+    do {
+        n = pwrite(fd, rec, sizeof rec, 0);
+    } while (n < 0 && errno == EINTR);
+    if (n != (ssize_t)sizeof rec) {
+        if (n >= 0)
+            errno = EIO;
+        return -1;
+    }
+    return fdatasync(fd);
+}
+
+/* Whether fd is still the file at STATE_DIR/hwm. */
+static bool still_there(const idms_hwm *h, int fd)
+{
+    char path[1100];
+    path_of(h, "hwm", path, sizeof path);
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && a.st_nlink > 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/* ---- the write, on the thread pool ------------------------------------- */
+
+static void remake(idms_hwm *h)
+{
+    /* The directory vanished or was replaced: make it again, with a lock
+     * of our own, and a new file. */
+    if (mkdirs(h->dir) != 0) {
+        snprintf(h->work_why, sizeof h->work_why, "the state directory %s is gone and cannot be "
+                 "made again: %s", h->dir, strerror(errno));
+        return;
+    }
+    int lock = take_lock(h);
+    if (lock < 0) {
+        snprintf(h->work_why, sizeof h->work_why, "the state directory %s was replaced and %s",
+                 h->dir, errno == EWOULDBLOCK ? "another idmintd now holds it"
+                                              : strerror(errno));
+        return;
+    }
+    bool fresh;
+    int fd = open_mark(h, &fresh);
+    if (fd < 0 || write_mark(fd, h->target_ms) != 0 || fsync_dir(h->dir) != 0) {
+        snprintf(h->work_why, sizeof h->work_why, "cannot write the time high-water mark in %s: %s",
+                 h->dir, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        close(lock);
+        return;
+    }
+    close(h->fd);
+    close(h->lock_fd);
+    h->fd = fd;
+    h->lock_fd = lock;
+    h->work_why[0] = '\0';
+}
+
+static void on_work(uv_work_t *w)
+{
+    idms_hwm *h = w->data;
+    h->work_why[0] = '\0';
+    if (write_mark(h->fd, h->target_ms) != 0) {
+        snprintf(h->work_why, sizeof h->work_why, "cannot write the time high-water mark %s/hwm: %s",
+                 h->dir, strerror(errno));
+        return;
+    }
+    if (!still_there(h, h->fd))
+        remake(h);
+}
+
+static void request_write(idms_server *s, int64_t target);
+
+static void on_retry(uv_timer_t *t)
+{
+    idms_server *s = t->data;
+    s->hwm.retry_armed = false;
+    if (s->hwm.failing && !s->hwm.in_flight && !s->draining)
+        request_write(s, clock_ms() + s->opt.reserve_ms);
+}
+
+static void on_work_done(uv_work_t *w, int status)
+{
+    idms_hwm *h = w->data;
+    idms_server *s = h->server;
+    h->in_flight = false;
+    if (status == 0 && h->work_why[0] == '\0') {
+        s->metrics.reserve_writes++;
+        if (h->target_ms > h->durable_ms) {
+            h->durable_ms = h->target_ms;
+            idm_snowflake_set_ceiling(s->sf, h->durable_ms);
+            idm_gen_set_ceiling(s->gen, h->durable_ms);
+        }
+        if (h->failing) {
+            h->failing = false;
+            h->why[0] = '\0';
+            idms_log(IDMS_LOG_INFO, "the time high-water mark is durable again");
+        }
+    } else {
+        s->metrics.reserve_errors++;
+        if (!h->failing)
+            idms_log(IDMS_LOG_ERROR, "%s; not ready, and no ID past %" PRId64
+                     " (Unix ms) until it can be written", status == 0 ? h->work_why : "write cancelled",
+                     h->durable_ms);
+        h->failing = true;
+        snprintf(h->why, sizeof h->why, "%s", status == 0 ? h->work_why : "write cancelled");
+        if (!h->retry_armed && !s->draining) {
+            h->retry_armed = true;
+            uv_timer_start(&h->retry, on_retry, RETRY_MS, 0);
+        }
+    }
+    /* Parked requests go on: minted now, or refused with the reason. */
+    idms_conn_wake_ceiling(s);
+}
+
+static void request_write(idms_server *s, int64_t target)
+{
+    idms_hwm *h = &s->hwm;
+    if (h->in_flight)
+        return;
+    h->target_ms = target;
+    h->work.data = h;
+    if (uv_queue_work(s->loop, &h->work, on_work, on_work_done) == 0)
+        h->in_flight = true;
+}
+
+/* ---- the loop side ------------------------------------------------------ */
+
+void idms_hwm_need(idms_server *s, int64_t now_ms, bool at_ceiling)
+{
+    idms_hwm *h = &s->hwm;
+    if (!h->enabled || h->in_flight || s->draining)
+        return;
+    if (h->failing && !at_ceiling)
+        return; /* the retry timer tries again */
+    if (at_ceiling || now_ms + s->opt.reserve_ms / 2 >= h->durable_ms)
+        request_write(s, now_ms + s->opt.reserve_ms);
+}
+
+bool idms_hwm_ready(idms_server *s, char *why, size_t cap)
+{
+    if (!s->hwm.failing)
+        return true;
+    snprintf(why, cap, "%s", s->hwm.why);
+    return false;
+}
+
+static int read_mark(idms_hwm *h, int64_t *mark)
+{
+    uint8_t rec[MARK_LEN];
+    ssize_t r = pread(h->fd, rec, sizeof rec, 0);
+    *mark = 0;
     if (r == (ssize_t)sizeof rec && memcmp(rec, "IDMHWM01", 8) == 0) {
         uint64_t v = 0;
         for (int i = 0; i < 8; i++)
             v |= (uint64_t)rec[8 + i] << (8 * i);
-        *resume_ms = (int64_t)v;
-    } else if (r != 0) {
-        idms_log(IDMS_LOG_ERROR, "%s is damaged (%zd bytes); remove it only if no IDs were minted "
-                 "after the clock's current time", path, r);
-        return -1;
+        /* A mark beyond 48-bit Unix ms (year 10889) is no mark of ours. */
+        if (v < (UINT64_C(1) << 48)) {
+            *mark = (int64_t)v;
+            return 0;
+        }
     }
-    s->reserved_until_ms = *resume_ms;
+    bool zero = r == (ssize_t)sizeof rec;
+    for (ssize_t i = 0; zero && i < r; i++)
+        zero = rec[i] == 0;
+    if (zero) /* allocated but never written: a crash while creating it */
+        return 0;
+    idms_log(IDMS_LOG_ERROR,
+             "%s/hwm is damaged (%zd bytes, not an idmintd high-water mark); remove it only "
+             "if no IDs were minted after the clock's current time",
+             h->dir, r);
+    return -1;
+}
+
+int idms_hwm_open(idms_server *s)
+{
+    idms_hwm *h = &s->hwm;
+    h->server = s;
+    h->fd = h->lock_fd = -1;
+    h->durable_ms = INT64_MAX;
+    if (s->opt.state_dir[0] == '\0')
+        return 0;
+    h->enabled = true;
+    snprintf(h->dir, sizeof h->dir, "%s", s->opt.state_dir);
+    if (mkdirs(h->dir) != 0) {
+        idms_log(IDMS_LOG_ERROR, "cannot create state directory %s: %s", h->dir, strerror(errno));
+        return 1;
+    }
+    h->lock_fd = take_lock(h);
+    if (h->lock_fd < 0) {
+        if (errno == EWOULDBLOCK)
+            idms_log(IDMS_LOG_ERROR, "state directory %s is in use by another idmintd (it holds "
+                     "%s/lock); give each server its own --state-dir", h->dir, h->dir);
+        else
+            idms_log(IDMS_LOG_ERROR, "cannot lock state directory %s: %s", h->dir, strerror(errno));
+        return 1;
+    }
+    bool fresh;
+    h->fd = open_mark(h, &fresh);
+    if (h->fd < 0) {
+        idms_log(IDMS_LOG_ERROR, "cannot open %s/hwm: %s", h->dir, strerror(errno));
+        return 1;
+    }
+    if (!fresh && read_mark(h, &h->resume_ms) != 0)
+        return 1;
+    /* The first mark, durable before anything is minted. */
+    int64_t now = clock_ms(), base = h->resume_ms > now ? h->resume_ms : now;
+    h->target_ms = base + s->opt.reserve_ms;
+    if (write_mark(h->fd, h->target_ms) != 0 || (fresh && fsync_dir(h->dir) != 0)) {
+        idms_log(IDMS_LOG_ERROR, "cannot write the time high-water mark %s/hwm: %s", h->dir,
+                 strerror(errno));
+        return 1;
+    }
+    s->metrics.reserve_writes++;
+    h->durable_ms = h->target_ms;
+    idm_error err = {0};
+    if (h->resume_ms > 0 && idm_gen_resume_after(s->gen, h->resume_ms, &err) != IDM_OK) {
+        idms_log(IDMS_LOG_ERROR, "cannot resume after the mark %" PRId64 ": %s", h->resume_ms,
+                 err.msg);
+        return 1;
+    }
+    idm_snowflake_set_ceiling(s->sf, h->durable_ms);
+    idm_gen_set_ceiling(s->gen, h->durable_ms);
     return 0;
 }
 
-int idms_hwm_reserve(idms_server *s, int64_t now_ms)
+void idms_hwm_start(idms_server *s)
 {
-    /* A margin: the generator reads the clock again after this check. */
-    if (s->hwm_fd < 0 || now_ms + 50 <= s->reserved_until_ms)
-        return 0;
-    int64_t mark = now_ms + s->opt.reserve_ms;
-    if (write_mark(s, mark) != 0)
-        return -1;
-    s->reserved_until_ms = mark;
-    return 0;
+    uv_timer_init(s->loop, &s->hwm.retry);
+    s->hwm.retry.data = s;
+    uv_unref((uv_handle_t *)&s->hwm.retry);
 }
 
 void idms_hwm_close(idms_server *s)
 {
-    if (s->hwm_fd < 0)
+    idms_hwm *h = &s->hwm;
+    if (!h->enabled)
         return;
-    int64_t used = idm_snowflake_high_water_ms(s->sf);
-    if (used > 0 && used < s->reserved_until_ms && write_mark(s, used) == 0)
-        idms_log(IDMS_LOG_INFO, "time high-water mark set to the last time used");
-    close(s->hwm_fd);
-    s->hwm_fd = -1;
+    if (h->fd >= 0) {
+        /* Everything handed out lies at or below both generators' high
+         * water (and at or below the durable mark): shrink to it. */
+        int64_t used = idm_snowflake_high_water_ms(s->sf);
+        int64_t gen_used = idm_gen_high_water_ms(s->gen);
+        if (gen_used > used)
+            used = gen_used;
+        if (used < h->resume_ms)
+            used = h->resume_ms;
+        if (!h->failing && used > 0 && used < h->durable_ms && write_mark(h->fd, used) == 0)
+            idms_log(IDMS_LOG_INFO, "time high-water mark set to the last time used");
+        close(h->fd);
+        h->fd = -1;
+    }
+    if (h->lock_fd >= 0) {
+        close(h->lock_fd);
+        h->lock_fd = -1;
+    }
 }

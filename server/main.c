@@ -8,6 +8,7 @@
  * the log file.
  */
 #include "idmintd.h"
+#include "optvalue.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -23,124 +24,62 @@
 
 static idms_server server;
 
-/* The clock the snowflake generator runs on: the system's, with its sleeps
- * counted (a sleep while the clock reads before the high-water mark waits
- * out a rewind; otherwise an exhausted sequence). */
-static void counting_sleep(void *ctx, int64_t ns)
-{
-    idms_server *s = ctx;
-    idm_clock sys = idm_clock_system();
-    int64_t now_ns = 0;
-    if (sys.now_ns(sys.ctx, &now_ns) == IDM_OK && s->sf != NULL &&
-        now_ns / 1000000 < idm_snowflake_high_water_ms(s->sf)) {
-        s->metrics.clock_rewinds++;
-        s->metrics.rewind_waits++;
-    } else {
-        s->metrics.exhaustion_waits++;
-    }
-    sys.sleep_ns(sys.ctx, ns);
-}
-
-static int system_now(void *ctx, int64_t *ns)
-{
-    (void)ctx;
-    idm_clock sys = idm_clock_system();
-    return sys.now_ns(sys.ctx, ns);
-}
-
-static int mkdirs(const char *path)
-{
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    }
-    if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
-        return -1;
-    return 0;
-}
-
+/* The generators: made IDM_GEN_UNSHARED (one loop thread mints), on the
+ * system clock, which they never sleep on here (the server mints with the
+ * non-blocking calls). Their state is not kept in files: after a restart
+ * they resume above the durable mark (hwm.c), which is what makes a
+ * restart after a crash or a power loss safe. */
 static int setup_generators(idms_server *s)
 {
     idm_error err = {0};
     idm_snowflake_config cfg;
     idm_snowflake_config_init(&cfg);
-    if (idm_sf_layout_parse(&cfg.layout, s->opt.layout, strlen(s->opt.layout), &err) != IDM_OK) {
-        fprintf(stderr, "idmintd: invalid --layout '%s': %s\n", s->opt.layout, err.msg);
+    char msg[IDM_ERROR_MSG_CAP + 128];
+    if (idmx_layout_resolve(s->opt.layout, s->opt.epoch[0] ? s->opt.epoch : NULL, &cfg.layout, msg,
+                            sizeof msg) != 0) {
+        fprintf(stderr, "idmintd: %s\n", msg);
         return 2;
     }
-    if (s->opt.epoch[0] != '\0') {
-        int64_t epoch;
-        uint64_t u;
-        if (idmx_parse_u64(s->opt.epoch, &u) == 0 && u <= INT64_MAX) {
-            epoch = (int64_t)u;
-        } else if (idm_time_parse(s->opt.epoch, strlen(s->opt.epoch), &epoch, &err) != IDM_OK) {
-            fprintf(stderr, "idmintd: invalid --epoch '%s': %s\n", s->opt.epoch, err.msg);
-            return 2;
-        }
-        if (idm_sf_layout_set_epoch(&cfg.layout, epoch, &err) != IDM_OK) {
-            fprintf(stderr, "idmintd: invalid --epoch '%s': %s\n", s->opt.epoch, err.msg);
-            return 2;
-        }
-    }
     s->layout = cfg.layout;
-    if (idm_sf_layout_format(&s->layout, s->layout_name, sizeof s->layout_name) != IDM_OK)
-        snprintf(s->layout_name, sizeof s->layout_name, "?");
-    if (s->opt.node > idm_sf_layout_max_node(&s->layout)) {
-        fprintf(stderr, "idmintd: --node %" PRIu64 " is out of range 0..%" PRIu64 " for layout %s\n", s->opt.node,
-                idm_sf_layout_max_node(&s->layout), s->layout_name);
+    idmx_layout_name(&s->layout, s->layout_name, sizeof s->layout_name);
+    if (idmx_check_node("--node", s->opt.node, &s->layout, msg, sizeof msg) != 0) {
+        fprintf(stderr, "idmintd: %s\n", msg);
         return 2;
     }
     cfg.node = s->opt.node;
     cfg.max_rewind_ms = s->opt.max_rewind_ms;
-    cfg.gen.clock.now_ns = system_now;
-    cfg.gen.clock.sleep_ns = counting_sleep;
-    cfg.gen.clock.ctx = s;
-
-    char sf_path[1100], gen_path[1100];
     idm_gen_config gcfg = {0};
-    if (s->opt.state_dir[0] != '\0') {
-        if (mkdirs(s->opt.state_dir) != 0) {
-            idms_log(IDMS_LOG_ERROR, "cannot create state directory %s: %s", s->opt.state_dir, strerror(errno));
-            return 1;
-        }
-        snprintf(sf_path, sizeof sf_path, "%s/snowflake.state", s->opt.state_dir);
-        snprintf(gen_path, sizeof gen_path, "%s/gen.state", s->opt.state_dir);
-        cfg.gen.state_path = sf_path;
-        gcfg.state_path = gen_path;
-    } else {
-        gcfg.flags = IDM_GEN_UNSHARED;
+    gcfg.flags = IDM_GEN_UNSHARED;
+    if (s->opt.state_dir[0] == '\0')
         idms_log(IDMS_LOG_WARN, "no --state-dir: a restart after the clock was stepped back could "
                                 "repeat snowflakes");
+    int rc = idm_gen_new(&s->gen, &gcfg, &err);
+    if (rc == IDM_OK) {
+        /* The mark found on disk is where snowflakes resume; read it first. */
+        rc = idms_hwm_open(s) == 0 ? IDM_OK : -1;
+        if (rc != IDM_OK)
+            return 1;
+        cfg.resume_unix_ms = s->hwm.resume_ms;
+        rc = idm_snowflake_new(&s->sf, &cfg, &err);
+        if (rc == IDM_OK && s->hwm.enabled)
+            idm_snowflake_set_ceiling(s->sf, s->hwm.durable_ms);
     }
-    int64_t resume = 0;
-    if (idms_hwm_open(s, &resume) != 0)
-        return 1;
-    cfg.resume_unix_ms = resume;
-    int rc = idm_snowflake_new(&s->sf, &cfg, &err);
-    if (rc == IDM_OK)
-        rc = idm_gen_new(&s->gen, &gcfg, &err);
     if (rc != IDM_OK) {
         idms_log(IDMS_LOG_ERROR, "cannot create the generators: %s", err.msg);
         return rc == IDM_EINVAL ? 2 : 1;
     }
-    int64_t high = idm_snowflake_high_water_ms(s->sf);
-    char when[IDM_RFC3339_CAP] = "none";
-    if (high > 0 && idm_time_format(high, when, sizeof when) != IDM_OK)
-        snprintf(when, sizeof when, "%" PRId64, high);
+    char when[IDM_RFC3339_CAP] = "none", durable[IDM_RFC3339_CAP] = "none";
+    if (s->hwm.resume_ms > 0 && idm_time_format(s->hwm.resume_ms, when, sizeof when) != IDM_OK)
+        snprintf(when, sizeof when, "%" PRId64, s->hwm.resume_ms);
+    if (s->hwm.enabled && idm_time_format(s->hwm.durable_ms, durable, sizeof durable) != IDM_OK)
+        snprintf(durable, sizeof durable, "%" PRId64, s->hwm.durable_ms);
     idms_log(IDMS_LOG_INFO, "snowflake layout %s, node %" PRIu64 ", max rewind %" PRId64 " ms, state %s, "
-                            "high-water mark %s",
+                            "previous high-water mark %s, durable mark %s",
              s->layout_name, s->opt.node, s->opt.max_rewind_ms,
-             s->opt.state_dir[0] ? s->opt.state_dir : "none", when);
-    char why[256];
+             s->opt.state_dir[0] ? s->opt.state_dir : "none", when, durable);
+    char why[320];
     if (!idms_ready(s, why, sizeof why))
-        idms_log(IDMS_LOG_WARN, "not ready yet: %s; snowflake requests get 503 until the clock catches up",
-                 why);
+        idms_log(IDMS_LOG_WARN, "not ready yet: %s; snowflake requests get 503 until then", why);
     return 0;
 }
 
@@ -202,6 +141,7 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc;
     s->loop = uv_default_loop();
+    idms_hwm_start(s);
     signal(SIGPIPE, SIG_IGN);
     if ((s->opt.http[0] && idms_conn_listen(s, &s->http, &idms_http_proto, s->opt.http) != 0) ||
         (s->opt.resp[0] && idms_conn_listen(s, &s->resp, &idms_resp_proto, s->opt.resp) != 0))

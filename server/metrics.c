@@ -22,8 +22,8 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
     const idms_metrics *m = &s->metrics;
     idms_buf_puts(out, "# HELP idmint_ids_minted_total IDs minted, by format.\n"
                        "# TYPE idmint_ids_minted_total counter\n");
-    for (int f = 0; f < IDMS_FMT_COUNT; f++)
-        idms_buf_printf(out, "idmint_ids_minted_total{format=\"%s\"} %" PRIu64 "\n", idms_format_names[f],
+    for (int f = 0; f < IDMX_FMT_COUNT; f++)
+        idms_buf_printf(out, "idmint_ids_minted_total{format=\"%s\"} %" PRIu64 "\n", idmx_formats[f].name,
                         m->minted[f]);
     idms_buf_puts(out, "# HELP idmint_requests_total Requests answered, by route and status class.\n"
                        "# TYPE idmint_requests_total counter\n");
@@ -38,13 +38,13 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "# HELP idmint_clock_rewinds_total Backwards clock steps seen while minting snowflakes.\n"
                     "# TYPE idmint_clock_rewinds_total counter\n"
                     "idmint_clock_rewinds_total %" PRIu64 "\n"
-                    "# HELP idmint_clock_rewind_waits_total Small backwards steps waited out.\n"
+                    "# HELP idmint_clock_rewind_waits_total Requests parked for a small backwards step.\n"
                     "# TYPE idmint_clock_rewind_waits_total counter\n"
                     "idmint_clock_rewind_waits_total %" PRIu64 "\n"
                     "# HELP idmint_clock_refusals_total Requests refused because the clock moved back too far.\n"
                     "# TYPE idmint_clock_refusals_total counter\n"
                     "idmint_clock_refusals_total %" PRIu64 "\n"
-                    "# HELP idmint_sequence_exhaustion_waits_total Waits for the next time unit after a full sequence.\n"
+                    "# HELP idmint_sequence_exhaustion_waits_total Requests parked for the next time unit after a full sequence.\n"
                     "# TYPE idmint_sequence_exhaustion_waits_total counter\n"
                     "idmint_sequence_exhaustion_waits_total %" PRIu64 "\n",
                     m->clock_rewinds, m->rewind_waits, m->clock_refusals, m->exhaustion_waits);
@@ -63,7 +63,27 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "idmint_protocol_errors_total %" PRIu64 "\n"
                     "# HELP idmint_high_water_mark_writes_total Time high-water mark fsyncs.\n"
                     "# TYPE idmint_high_water_mark_writes_total counter\n"
-                    "idmint_high_water_mark_writes_total %" PRIu64 "\n",
+                    "idmint_high_water_mark_writes_total %" PRIu64 "\n"
+                    "# HELP idmint_high_water_mark_errors_total Time high-water mark writes that failed.\n"
+                    "# TYPE idmint_high_water_mark_errors_total counter\n"
+                    "idmint_high_water_mark_errors_total %" PRIu64 "\n",
                     m->connections_open, m->connections_total, m->connections_rejected,
-                    m->protocol_errors, m->reserve_writes);
+                    m->protocol_errors, m->reserve_writes, m->reserve_errors);
+    int64_t durable = s->hwm.enabled ? s->hwm.durable_ms : 0;
+    idms_buf_printf(out,
+                    "# HELP idmint_hwm_persisted_unix_ms The time high-water mark last made durable "
+                    "(Unix ms; 0 without a state directory): no ID handed out has a later time.\n"
+                    "# TYPE idmint_hwm_persisted_unix_ms gauge\n"
+                    "idmint_hwm_persisted_unix_ms %" PRId64 "\n"
+                    "# HELP idmint_requests_parked Requests waiting now (next time unit, a small "
+                    "rewind, or the mark).\n"
+                    "# TYPE idmint_requests_parked gauge\n"
+                    "idmint_requests_parked %" PRIu64 "\n"
+                    "# HELP idmint_parks_total Times a request was parked.\n"
+                    "# TYPE idmint_parks_total counter\n"
+                    "idmint_parks_total %" PRIu64 "\n"
+                    "# HELP idmint_ceiling_waits_total Requests parked until the mark was durable.\n"
+                    "# TYPE idmint_ceiling_waits_total counter\n"
+                    "idmint_ceiling_waits_total %" PRIu64 "\n",
+                    durable, m->parked, m->parks, m->ceiling_waits);
 }

@@ -1,32 +1,41 @@
 /*
  * mint.c - the mint service behind both protocols: count IDs of a format,
- * rendered as lines, a JSON array or a RESP reply, with the clock
- * discipline turned into statuses (503 + Retry-After while a rewind is
- * refused) and the time high-water mark reserved on disk before use.
+ * rendered as lines, a JSON array or a RESP reply.
+ *
+ * Nothing here waits. Snowflakes are minted with the library's
+ * non-blocking calls: where it would sleep (the unit's sequence is used up,
+ * the clock is behind within --max-rewind) it stops with what it has and a
+ * time to try again, and the request is parked (mint.h) until then. Every
+ * time-ordered format stops at the generators' ceiling, the durable mark
+ * (hwm.h); such a request is parked until the next write of the mark
+ * completes, or answered 503 when the mark cannot be written. Clock
+ * refusals become 503 + Retry-After.
  */
 #include "idmintd.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-const char *const idms_format_names[IDMS_FMT_COUNT] = {
-    "uuidv7", "uuidv4", "ulid", "ksuid", "snowflake", "typeid", "token", "traceparent"};
-
-int idms_format_from_name(const char *s, size_t len)
+void idms_mint_job_free(idms_mint_job *j)
 {
-    for (int i = 0; i < IDMS_FMT_COUNT; i++) {
-        if (strlen(idms_format_names[i]) == len && memcmp(idms_format_names[i], s, len) == 0)
-            return i;
-    }
-    return -1;
+    idms_buf_free(&j->text);
+    memset(j, 0, sizeof *j);
 }
 
 static void fail(idms_mint_result *r, int status, const char *message)
 {
     r->status = status;
     snprintf(r->message, sizeof r->message, "%s", message);
+}
+
+static int64_t clock_ns(void)
+{
+    idm_clock clock = idm_clock_system();
+    int64_t ns = 0;
+    if (clock.now_ns(clock.ctx, &ns) != IDM_OK)
+        ns = 0;
+    return ns;
 }
 
 /* Appends the ids in text[0..len) (newline-terminated lines) to out in the
@@ -65,144 +74,221 @@ static void render(const char *text, size_t len, uint64_t count, int style, idms
         idms_buf_puts(out, "]\n");
 }
 
-static int mint_text(idms_server *s, int format, const char *prefix, uint64_t count, idms_buf *tmp,
+static uint64_t count_lines(const char *p, size_t len)
+{
+    uint64_t n = 0;
+    for (const char *end = p + len; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* Mints what the job still lacks, appending lines to j->text and
+ * counting them in j->done, up to the first stop. */
+static int mint_more(idms_server *s, idms_mint_job *j, const char *prefix, int64_t *retry_ns,
                      idm_error *err)
 {
-    size_t n = (size_t)count;
-    int lib_format = format == IDMS_FMT_UUIDV7 ? IDM_FORMAT_UUIDV7
-                     : format == IDMS_FMT_UUIDV4 ? IDM_FORMAT_UUIDV4
-                     : format == IDMS_FMT_ULID   ? IDM_FORMAT_ULID
-                     : format == IDMS_FMT_KSUID  ? IDM_FORMAT_KSUID
-                                                 : 0;
-    if (lib_format != 0) {
-        size_t cap = n * (IDM_UUID_STRLEN + 1);
-        char *p = idms_buf_reserve(tmp, cap);
+    const idmx_format *f = &idmx_formats[j->format];
+    size_t n = (size_t)(j->count - j->done);
+    if (f->lib_format != 0 || f->id == IDMX_FMT_SNOWFLAKE) {
+        size_t cap = n * (f->text_max + 1) + 1;
+        char *p = idms_buf_reserve(&j->text, cap);
         if (p == NULL)
             return IDM_ENOMEM;
         size_t len = 0;
-        int rc = idm_gen_next_text_n(s->gen, lib_format, p, cap, n, IDM_TEXT_NEWLINE, &len, err);
-        tmp->len += len;
-        return rc;
-    }
-    if (format == IDMS_FMT_SNOWFLAKE) {
-        int64_t now = 0;
-        idm_clock clock = idm_clock_system();
-        int64_t ns;
-        if (clock.now_ns(clock.ctx, &ns) == IDM_OK)
-            now = ns / 1000000;
-        int rc = idms_hwm_reserve(s, now);
-        if (rc != IDM_OK) {
-            snprintf(err->msg, sizeof err->msg, "cannot persist the time high-water mark");
-            return IDM_ESTATE;
-        }
-        size_t cap = n * 21 + 1;
-        char *p = idms_buf_reserve(tmp, cap);
-        if (p == NULL)
-            return IDM_ENOMEM;
-        size_t len = 0;
-        rc = idm_snowflake_next_text_n(s->sf, p, cap, n, IDM_TEXT_NEWLINE, &len, err);
-        tmp->len += len;
+        int rc;
+        if (f->id == IDMX_FMT_SNOWFLAKE)
+            rc = idm_snowflake_try_next_text_n(s->sf, p, cap, n, IDM_TEXT_NEWLINE, &len, retry_ns, err);
+        else
+            rc = idm_gen_next_text_n(s->gen, f->lib_format, p, cap, n, IDM_TEXT_NEWLINE, &len, err);
+        j->text.len += len;
+        j->done += count_lines(p, len);
         return rc;
     }
     size_t prefix_len = prefix ? strlen(prefix) : 0;
-    for (size_t i = 0; i < n; i++) {
-        char *p = idms_buf_reserve(tmp, IDM_TYPEID_STRLEN_MAX + 2);
+    for (; j->done < j->count; j->done++) {
+        char *p = idms_buf_reserve(&j->text, f->text_max + 2);
         if (p == NULL)
             return IDM_ENOMEM;
         int rc;
-        if (format == IDMS_FMT_TYPEID) {
+        if (f->id == IDMX_FMT_TYPEID) {
             idm_uuid u;
             rc = idm_uuidv7_next_n(s->gen, &u, 1, err);
             if (rc == IDM_OK)
-                rc = idm_typeid_format(prefix, prefix_len, &u, p, IDM_TYPEID_STRLEN_MAX + 1, err);
-        } else if (format == IDMS_FMT_TOKEN) {
-            rc = idm_token_next(s->gen, prefix ? prefix : "", prefix_len, p, IDM_TOKEN_STRLEN_MAX + 1, err);
+                rc = idm_typeid_format(prefix, prefix_len, &u, p, f->text_max + 1, err);
+        } else if (f->id == IDMX_FMT_TOKEN) {
+            rc = idm_token_next(s->gen, prefix ? prefix : "", prefix_len, p, f->text_max + 1, err);
         } else {
-            rc = idm_traceparent_next(s->gen, p, IDM_TRACEPARENT_STRLEN + 1, err);
+            rc = idm_traceparent_next(s->gen, p, f->text_max + 1, err);
         }
         if (rc != IDM_OK)
             return rc;
         size_t len = strlen(p);
         p[len] = '\n';
-        tmp->len += len + 1;
+        j->text.len += len + 1;
     }
     return IDM_OK;
 }
 
-void idms_mint(idms_server *s, int format, const char *prefix, uint64_t count, int style,
-               idms_buf *out, idms_mint_result *r)
+/* Starts a job after checking the request; false (and r filled) when the
+ * request is refused. */
+static bool start_job(idms_server *s, idms_mint_job *j, int format, const char *prefix,
+                      uint64_t count, idms_mint_result *r)
 {
-    memset(r, 0, sizeof *r);
-    r->status = 200;
+    const idmx_format *f = &idmx_formats[format];
     if (count == 0 || count > s->opt.max_count) {
         char msg[64];
         snprintf(msg, sizeof msg, "count must be from 1 to %" PRIu64, s->opt.max_count);
         fail(r, 400, msg);
-        return;
+        return false;
     }
-    bool prefixed = format == IDMS_FMT_TYPEID || format == IDMS_FMT_TOKEN;
-    if (prefix != NULL && !prefixed) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "prefix applies only to typeid and token, not %s", idms_format_names[format]);
+    if (prefix != NULL && f->prefix == IDMX_PREFIX_NONE) {
+        char names[IDMX_FORMAT_LIST_CAP], msg[IDMX_FORMAT_LIST_CAP + 64];
+        if (idmx_format_list(names, sizeof names, IDMX_LIST_PREFIXED, "and") == (size_t)-1)
+            names[0] = '\0';
+        snprintf(msg, sizeof msg, "prefix applies only to %s, not %s", names, f->name);
         fail(r, 400, msg);
-        return;
+        return false;
     }
-    if (format == IDMS_FMT_TYPEID && prefix == NULL) {
+    if (prefix == NULL && f->prefix == IDMX_PREFIX_REQUIRED) {
         fail(r, 400, "typeid needs a prefix (e.g. prefix=user)");
-        return;
+        return false;
     }
     idm_error err = {0};
     if (prefix != NULL && idm_typeid_check_prefix(prefix, strlen(prefix), &err) != IDM_OK) {
         char msg[IDM_ERROR_MSG_CAP + 32];
         snprintf(msg, sizeof msg, "invalid prefix: %s", err.msg);
         fail(r, 400, msg);
+        return false;
+    }
+    memset(j, 0, sizeof *j);
+    idms_buf_init(&j->text);
+    j->active = true;
+    j->format = format;
+    j->count = count;
+    return true;
+}
+
+/* Whether the snowflake generator's refusal is the wait for the mark of
+ * the previous run (nothing minted since start-up has moved past it), not
+ * a clock that stepped back while serving. */
+static bool waiting_for_resume(idms_server *s)
+{
+    return s->hwm.resume_ms > 0 && idm_snowflake_high_water_ms(s->sf) <= s->hwm.resume_ms;
+}
+
+static void refuse_rewind(idms_server *s, const idm_error *err, int format, idms_mint_result *r)
+{
+    r->status = 503;
+    r->retry_after_s = err->rewind_ms / 1000 + 1;
+    if (waiting_for_resume(s)) {
+        snprintf(r->message, sizeof r->message,
+                 "waiting for the clock to reach the time high-water mark of the previous run "
+                 "(%" PRId64 " ms ahead): IDs up to it may have been handed out before the restart",
+                 err->rewind_ms);
         return;
     }
-    idms_buf tmp;
-    idms_buf_init(&tmp);
-    int rc = mint_text(s, format, prefix, count, &tmp, &err);
-    if (rc == IDM_OK && !tmp.failed) {
+    s->metrics.clock_refusals++;
+    s->metrics.clock_rewinds++;
+    snprintf(r->message, sizeof r->message, "%s", err->msg);
+    /* One line per second at most: a refused clock under load would
+     * otherwise write a line per request. */
+    int64_t now_s = clock_ns() / 1000000000;
+    if (now_s != s->refusal_logged_s) {
+        s->refusal_logged_s = now_s;
+        idms_log(IDMS_LOG_WARN, "refusing to mint %s: %s (%" PRIu64 " refusals so far)",
+                 idmx_formats[format].name, err->msg, s->metrics.clock_refusals);
+    }
+}
+
+void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int style,
+               idms_buf *out, idms_mint_result *r)
+{
+    idms_server *s = c->server;
+    idms_mint_job *j = &c->job;
+    memset(r, 0, sizeof *r);
+    r->status = 200;
+    if (j->active && (j->format != format || j->count != count)) {
+        /* Not the request that parked: cannot happen, as the adapter offers
+         * the same bytes again; start afresh rather than mix two. */
+        idms_mint_job_free(j);
+    }
+    if (!j->active && !start_job(s, j, format, prefix, count, r))
+        return;
+    int64_t retry_ns = 0;
+    idm_error err = {0};
+    int rc = mint_more(s, j, prefix, &retry_ns, &err);
+    if (j->text.failed)
+        rc = IDM_ENOMEM;
+    const bool timed = idmx_formats[format].time_ordered;
+    if (rc == IDM_OK) {
         s->metrics.minted[format] += count;
-        render(tmp.data, tmp.len, count, style, out);
-    } else if (rc == IDM_ECLOCK_REWIND) {
-        s->metrics.clock_refusals++;
-        s->metrics.clock_rewinds++;
-        r->status = 503;
-        r->retry_after_s = err.rewind_ms / 1000 + 1;
-        snprintf(r->message, sizeof r->message, "%s", err.msg);
-        /* One line per second at most: a refused clock under load would
-         * otherwise write a line per request. */
-        static time_t last_logged;
-        time_t now = time(NULL);
-        if (now != last_logged) {
-            last_logged = now;
-            idms_log(IDMS_LOG_WARN, "refusing to mint %s: %s (%" PRIu64 " refusals so far)",
-                     idms_format_names[format], err.msg, s->metrics.clock_refusals);
+        render(j->text.data, j->text.len, count, style, out);
+        idms_mint_job_free(j);
+        if (timed)
+            idms_hwm_need(s, clock_ns() / 1000000, false);
+        return;
+    }
+    if (rc == IDM_EAGAIN) {
+        if (retry_ns / 1000000 <= idm_snowflake_high_water_ms(s->sf) && clock_ns() < retry_ns) {
+            s->metrics.rewind_waits++;
+            if (!waiting_for_resume(s))
+                s->metrics.clock_rewinds++;
+        } else {
+            s->metrics.exhaustion_waits++;
         }
+        c->park = IDMS_PARK_TIME;
+        c->park_until_ns = retry_ns;
+        r->status = IDMS_MINT_PARKED;
+        return;
+    }
+    if (rc == IDM_ECEILING && s->hwm.enabled && !s->hwm.failing) {
+        idms_hwm_need(s, clock_ns() / 1000000, true);
+        s->metrics.ceiling_waits++;
+        c->park = IDMS_PARK_CEILING;
+        r->status = IDMS_MINT_PARKED;
+        return;
+    }
+    /* A refusal: the IDs minted so far were never handed out. */
+    idms_mint_job_free(j);
+    if (rc == IDM_ECEILING) {
+        r->status = 503;
+        r->retry_after_s = 1;
+        snprintf(r->message, sizeof r->message,
+                 "cannot make the time high-water mark durable (%.200s); not minting past it",
+                 s->hwm.why);
+    } else if (rc == IDM_ECLOCK_REWIND) {
+        refuse_rewind(s, &err, format, r);
     } else if (rc == IDM_ETIME_RANGE) {
         r->status = 503;
-        r->retry_after_s = 0;
         snprintf(r->message, sizeof r->message, "%s", err.msg);
     } else {
         r->status = 500;
-        snprintf(r->message, sizeof r->message, "%s", rc == IDM_ENOMEM || tmp.failed ? "out of memory" : err.msg);
-        idms_log(IDMS_LOG_ERROR, "cannot mint %s: %s", idms_format_names[format], r->message);
+        snprintf(r->message, sizeof r->message, "%s", rc == IDM_ENOMEM ? "out of memory" : err.msg);
+        idms_log(IDMS_LOG_ERROR, "cannot mint %s: %s", idmx_formats[format].name, r->message);
     }
-    idms_buf_free(&tmp);
 }
 
 bool idms_ready(idms_server *s, char *why, size_t cap)
 {
-    idm_clock clock = idm_clock_system();
-    int64_t ns;
-    if (clock.now_ns(clock.ctx, &ns) != IDM_OK) {
+    if (!idms_hwm_ready(s, why, cap))
+        return false;
+    int64_t ns = clock_ns();
+    if (ns == 0) {
         snprintf(why, cap, "the clock cannot be read");
         return false;
     }
     int64_t now = ns / 1000000, high = idm_snowflake_high_water_ms(s->sf);
     if (now < high - s->opt.max_rewind_ms) {
-        snprintf(why, cap, "the clock is %" PRId64 " ms behind the latest time used (tolerance %" PRId64 " ms)",
-                 high - now, s->opt.max_rewind_ms);
+        if (waiting_for_resume(s))
+            snprintf(why, cap,
+                     "waiting for the clock to reach the time high-water mark of the previous run "
+                     "(%" PRId64 " ms ahead)",
+                     high - now);
+        else
+            snprintf(why, cap,
+                     "the clock is %" PRId64 " ms behind the latest time used (tolerance %" PRId64
+                     " ms)",
+                     high - now, s->opt.max_rewind_ms);
         return false;
     }
     snprintf(why, cap, "ready");

@@ -2,11 +2,16 @@
  * options.c - idmintd's settings: defaults, then the config file
  * (--config FILE, lines of `key = value` with the long flag names as keys),
  * then the command-line flags, which win. Documented in idmintd(8).
+ *
+ * The values that idmint takes too (--layout, --epoch, --node,
+ * --max-rewind) and the counts and milliseconds are parsed by
+ * common/optvalue.c, so both front ends accept the same texts.
  */
 #include "idmintd.h"
 
 #include "config/config_parser.h"
 #include "optparse.h"
+#include "optvalue.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -113,16 +118,19 @@ static int copy_text(char *dst, size_t cap, const char *name, const char *v, cha
     return 0;
 }
 
-static int parse_u64_max(const char *name, const char *v, uint64_t max, uint64_t *out, char *err, size_t err_cap)
+/* --layout and --epoch are checked as they come, so that a config file's
+ * mistake is reported with its line; idms_options_load checks the pair
+ * (and --node) once all are in. */
+static int check_layout(const char *v, char *err, size_t err_cap)
 {
-    uint64_t x;
-    if (idmx_parse_u64(v, &x) != 0 || x > max) {
-        snprintf(err, err_cap, "%s: '%s' is not a whole number from 0 to %llu", name, v,
-                 (unsigned long long)max);
-        return -1;
-    }
-    *out = x;
-    return 0;
+    idm_sf_layout l;
+    return idmx_layout_resolve(v, NULL, &l, err, err_cap);
+}
+
+static int check_epoch(const char *v, char *err, size_t err_cap)
+{
+    int64_t ms;
+    return idmx_parse_epoch(v, &ms, err, err_cap);
 }
 
 /* Applies one setting by option id. Returns 0 or -1 with err set. */
@@ -135,19 +143,20 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
     case OPT_RESP:
         return copy_text(o->resp, sizeof o->resp, name, strcmp(v, "off") == 0 ? "" : v, err, err_cap);
     case OPT_NODE:
-        if (parse_u64_max(name, v, UINT64_MAX, &o->node, err, err_cap) != 0)
+        if (idmx_parse_whole(name, v, &idmx_range_node, &o->node, err, err_cap) != 0)
             return -1;
         o->node_set = true;
         return 0;
     case OPT_LAYOUT:
+        if (check_layout(v, err, err_cap) != 0)
+            return -1;
         return copy_text(o->layout, sizeof o->layout, name, v, err, err_cap);
     case OPT_EPOCH:
+        if (check_epoch(v, err, err_cap) != 0)
+            return -1;
         return copy_text(o->epoch, sizeof o->epoch, name, v, err, err_cap);
     case OPT_MAX_REWIND:
-        if (parse_u64_max(name, v, INT64_MAX / 1000000, &x, err, err_cap) != 0)
-            return -1;
-        o->max_rewind_ms = (int64_t)x;
-        return 0;
+        return idmx_parse_ms(name, v, &idmx_range_max_rewind_ms, &o->max_rewind_ms, err, err_cap);
     case OPT_STATE_DIR:
         return copy_text(o->state_dir, sizeof o->state_dir, name, strcmp(v, "none") == 0 ? "" : v,
                          err, err_cap);
@@ -161,34 +170,19 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         }
         return 0;
     case OPT_MAX_CONNECTIONS:
-        if (parse_u64_max(name, v, 1000000, &x, err, err_cap) != 0 || x == 0) {
-            if (x == 0)
-                snprintf(err, err_cap, "%s: must be at least 1", name);
+        if (idmx_parse_whole(name, v, &idmx_range_max_connections, &x, err, err_cap) != 0)
             return -1;
-        }
         o->max_connections = (uint32_t)x;
         return 0;
     case OPT_MAX_COUNT:
-        if (parse_u64_max(name, v, 10000000, &x, err, err_cap) != 0 || x == 0) {
-            if (x == 0)
-                snprintf(err, err_cap, "%s: must be at least 1", name);
-            return -1;
-        }
-        o->max_count = x;
-        return 0;
+        return idmx_parse_whole(name, v, &idmx_range_max_count, &o->max_count, err, err_cap);
     case OPT_IDLE_TIMEOUT:
-        if (parse_u64_max(name, v, 86400000, &x, err, err_cap) != 0)
+        if (idmx_parse_whole(name, v, &idmx_range_idle_timeout_ms, &x, err, err_cap) != 0)
             return -1;
         o->idle_timeout_ms = (uint32_t)x;
         return 0;
     case OPT_RESERVE:
-        if (parse_u64_max(name, v, 3600000, &x, err, err_cap) != 0 || x < 10) {
-            if (x < 10)
-                snprintf(err, err_cap, "%s: must be at least 10 ms", name);
-            return -1;
-        }
-        o->reserve_ms = (int64_t)x;
-        return 0;
+        return idmx_parse_ms(name, v, &idmx_range_reserve_ms, &o->reserve_ms, err, err_cap);
     default:
         snprintf(err, err_cap, "%s cannot be set here", name);
         return -1;
@@ -198,7 +192,7 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
 struct config_ctx {
     idms_options *o;
     const char *path;
-    char err[512];
+    char err[1100 + IDMX_OPT_MSG_CAP];
 };
 
 static int config_entry(void *ctx, const char *key, size_t key_len, const char *value, size_t value_len,
@@ -219,7 +213,7 @@ static int config_entry(void *ctx, const char *key, size_t key_len, const char *
             continue;
         if (opt->id == OPT_HELP || opt->id == OPT_VERSION || opt->id == OPT_CONFIG)
             break;
-        char err[400];
+        char err[IDMX_OPT_MSG_CAP];
         if (apply(c->o, opt->id, k, v, err, sizeof err) != 0) {
             snprintf(c->err, sizeof c->err, "%s:%u: %s", c->path, line, err);
             return 1;
@@ -310,11 +304,21 @@ int idms_options_load(idms_options *o, int argc, char **argv)
             break;
         if (id == OPT_CONFIG)
             continue;
-        char err[400];
+        char err[IDMX_OPT_MSG_CAP];
         if (apply(o, id, p.name, p.arg, err, sizeof err) != 0) {
             fprintf(stderr, "idmintd: %s\nTry 'idmintd --help' for more information.\n", err);
             return 2;
         }
+    }
+    /* The settings that only make sense together: the epoch for the
+     * layout, the node within it (the same checks as setup_generators'). */
+    idm_sf_layout layout;
+    char err[IDMX_OPT_MSG_CAP];
+    if (idmx_layout_resolve(o->layout, o->epoch[0] != '\0' ? o->epoch : NULL, &layout, err,
+                            sizeof err) != 0 ||
+        idmx_check_node("--node", o->node, &layout, err, sizeof err) != 0) {
+        fprintf(stderr, "idmintd: %s\nTry 'idmintd --help' for more information.\n", err);
+        return 2;
     }
     return 0;
 }

@@ -74,6 +74,7 @@ typedef struct response {
     const char *content_type;
     int64_t retry_after_s; /* > 0: Retry-After */
     bool allow;            /* 405: Allow header */
+    bool parked;           /* no response yet: the request waits (mint.h) */
     idms_buf body;
 } response;
 
@@ -114,13 +115,30 @@ static bool starts_with(const char *p, size_t len, const char *prefix, size_t *r
     return true;
 }
 
-static int route_ids(idms_server *s, const idms_http_request *req, const char *seg, size_t seg_len,
+/* The mint service's answer as a response: parked, an error, or IDs. */
+static void minted(const idms_mint_result *res, const char *content_type, response *r)
+{
+    if (res->status == IDMS_MINT_PARKED) {
+        r->parked = true;
+    } else if (res->status != 200) {
+        json_error(r, res->status, res->message);
+        r->retry_after_s = res->retry_after_s;
+    } else {
+        r->status = 200;
+        r->content_type = content_type;
+    }
+}
+
+static int route_ids(idms_conn *c, const idms_http_request *req, const char *seg, size_t seg_len,
                      const char *query, size_t query_len, response *r)
 {
-    int format = idms_format_from_name(seg, seg_len);
-    if (format < 0) {
-        json_error(r, 400, "unknown format (expected uuidv7, uuidv4, ulid, ksuid, snowflake, typeid, "
-                           "token or traceparent)");
+    const idmx_format *f = idmx_format_by_name(seg, seg_len);
+    if (f == NULL) {
+        char names[IDMX_FORMAT_LIST_CAP], msg[IDMX_FORMAT_LIST_CAP + 32];
+        if (idmx_format_list(names, sizeof names, IDMX_LIST_ALL, "or") == (size_t)-1)
+            names[0] = '\0';
+        snprintf(msg, sizeof msg, "unknown format (expected %s)", names);
+        json_error(r, 400, msg);
         return IDMS_ROUTE_IDS;
     }
     char value[128];
@@ -143,15 +161,9 @@ static int route_ids(idms_server *s, const idms_http_request *req, const char *s
     bool json = idms_http_header_get(req, "Accept", &accept, &accept_len) &&
                 idms_http_accepts_json(accept, accept_len);
     idms_mint_result res;
-    idms_mint(s, format, has_prefix == 1 ? prefix : NULL, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES,
+    idms_mint(c, f->id, has_prefix == 1 ? prefix : NULL, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES,
               &r->body, &res);
-    if (res.status != 200) {
-        json_error(r, res.status, res.message);
-        r->retry_after_s = res.retry_after_s;
-        return IDMS_ROUTE_IDS;
-    }
-    r->status = 200;
-    r->content_type = json ? "application/json" : "text/plain; charset=utf-8";
+    minted(&res, json ? "application/json" : "text/plain; charset=utf-8", r);
     return IDMS_ROUTE_IDS;
 }
 
@@ -184,30 +196,25 @@ static int route_inspect(idms_server *s, const char *seg, size_t seg_len, respon
     return IDMS_ROUTE_INSPECT;
 }
 
-static int route(idms_server *s, const idms_http_request *req, response *r)
+static int route(idms_conn *c, const idms_http_request *req, response *r)
 {
+    idms_server *s = c->server;
     const char *path, *query;
     size_t path_len, query_len, rest;
     idms_http_split_target(req->target, req->target_len, &path, &path_len, &query, &query_len);
     if (starts_with(path, path_len, "/v1/ids/", &rest) && path_len > rest &&
         memchr(path + rest, '/', path_len - rest) == NULL)
-        return route_ids(s, req, path + rest, path_len - rest, query, query_len, r);
+        return route_ids(c, req, path + rest, path_len - rest, query, query_len, r);
     if (starts_with(path, path_len, "/v1/inspect/", &rest) && path_len > rest &&
         memchr(path + rest, '/', path_len - rest) == NULL)
         return route_inspect(s, path + rest, path_len - rest, r);
     if (starts_with(path, path_len, "/api/snowflake/get/", &rest) && path_len > rest) {
         /* Leaf's snowflake mode ignores the key; so do we. */
         idms_mint_result res;
-        idms_mint(s, IDMS_FMT_SNOWFLAKE, NULL, 1, IDMS_OUT_LINES, &r->body, &res);
-        if (res.status != 200) {
-            json_error(r, res.status, res.message);
-            r->retry_after_s = res.retry_after_s;
-        } else {
-            r->status = 200;
-            r->content_type = "text/plain; charset=utf-8";
-            if (r->body.len > 0)
-                r->body.len--; /* Leaf answers the bare number, no newline */
-        }
+        idms_mint(c, IDMX_FMT_SNOWFLAKE, NULL, 1, IDMS_OUT_LINES, &r->body, &res);
+        minted(&res, "text/plain; charset=utf-8", r);
+        if (res.status == 200 && r->body.len > 0)
+            r->body.len--; /* Leaf answers the bare number, no newline */
         return IDMS_ROUTE_LEAF;
     }
     if (path_len == 8 && memcmp(path, "/healthz", 8) == 0) {
@@ -288,7 +295,13 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             r.allow = true;
             rt = IDMS_ROUTE_OTHER;
         } else {
-            rt = route(s, &req, &r);
+            rt = route(c, &req, &r);
+        }
+        if (r.parked) {
+            /* Not consumed: offered again when the connection resumes. */
+            idms_buf_free(&r.body);
+            used -= (size_t)n;
+            break;
         }
         if (r.body.failed) {
             idms_buf_free(&r.body);

@@ -42,30 +42,34 @@ static void bulk(idms_buf *out, const char *p, size_t n)
     idms_buf_puts(out, "\r\n");
 }
 
-static void cmd_next(idms_server *s, const idms_resp_command *cmd, idms_buf *out)
+/* Returns true when the request parked (nothing written). */
+static bool cmd_next(idms_conn *c, const idms_resp_command *cmd, idms_buf *out)
 {
     if (cmd->argc < 2 || cmd->argc > 4) {
         error_reply(out, "wrong number of arguments for 'next' command (NEXT format [count [prefix]])");
-        return;
+        return false;
     }
-    int format = idms_format_from_name(cmd->argv[1].ptr, cmd->argv[1].len);
-    if (format < 0) {
-        error_reply(out, "unknown format (expected uuidv7, uuidv4, ulid, ksuid, snowflake, typeid, token or "
-                         "traceparent)");
-        return;
+    const idmx_format *f = idmx_format_by_name(cmd->argv[1].ptr, cmd->argv[1].len);
+    if (f == NULL) {
+        char names[IDMX_FORMAT_LIST_CAP], msg[IDMX_FORMAT_LIST_CAP + 32];
+        if (idmx_format_list(names, sizeof names, IDMX_LIST_ALL, "or") == (size_t)-1)
+            names[0] = '\0';
+        snprintf(msg, sizeof msg, "unknown format (expected %s)", names);
+        error_reply(out, msg);
+        return false;
     }
     uint64_t count = 1;
     if (cmd->argc >= 3) {
         char n[24];
         if (cmd->argv[2].len == 0 || cmd->argv[2].len >= sizeof n) {
             error_reply(out, "count must be a whole number");
-            return;
+            return false;
         }
         memcpy(n, cmd->argv[2].ptr, cmd->argv[2].len);
         n[cmd->argv[2].len] = '\0';
         if (idmx_parse_u64(n, &count) != 0) {
             error_reply(out, "count must be a whole number");
-            return;
+            return false;
         }
     }
     char prefix[IDM_TYPEID_PREFIX_MAX + 2];
@@ -73,18 +77,20 @@ static void cmd_next(idms_server *s, const idms_resp_command *cmd, idms_buf *out
     if (cmd->argc == 4) {
         if (cmd->argv[3].len >= sizeof prefix) {
             error_reply(out, "invalid prefix: at most 63 characters of [a-z_]");
-            return;
+            return false;
         }
         memcpy(prefix, cmd->argv[3].ptr, cmd->argv[3].len);
         prefix[cmd->argv[3].len] = '\0';
         if (strlen(prefix) != cmd->argv[3].len) {
             error_reply(out, "invalid prefix: NUL byte");
-            return;
+            return false;
         }
         pp = prefix;
     }
     idms_mint_result r;
-    idms_mint(s, format, pp, count, IDMS_OUT_RESP, out, &r);
+    idms_mint(c, f->id, pp, count, IDMS_OUT_RESP, out, &r);
+    if (r.status == IDMS_MINT_PARKED)
+        return true;
     if (r.status != 200) {
         if (r.retry_after_s > 0) {
             char msg[sizeof r.message + 48];
@@ -94,6 +100,7 @@ static void cmd_next(idms_server *s, const idms_resp_command *cmd, idms_buf *out
             error_reply(out, r.message);
         }
     }
+    return false;
 }
 
 static void cmd_info(idms_server *s, idms_buf *out)
@@ -103,7 +110,7 @@ static void cmd_info(idms_server *s, idms_buf *out)
     char why[256];
     bool ready = idms_ready(s, why, sizeof why);
     uint64_t total = 0;
-    for (int f = 0; f < IDMS_FMT_COUNT; f++)
+    for (int f = 0; f < IDMX_FMT_COUNT; f++)
         total += s->metrics.minted[f];
     idms_buf_printf(&text,
                     "# Server\r\nidmint_version:%s\r\nprocess_id:%d\r\ntcp_port_http:%s\r\ntcp_port_resp:%s\r\n"
@@ -155,7 +162,10 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         int status = 200;
         if (is(a, "NEXT")) {
             size_t before = out->len;
-            cmd_next(s, &cmd, out);
+            if (cmd_next(c, &cmd, out)) {
+                used -= (size_t)n; /* parked: offered again on resume */
+                break;
+            }
             if (out->len > before && out->data[before] == '-')
                 status = 400;
         } else if (is(a, "PING")) {

@@ -1,0 +1,64 @@
+/*
+ * hwm.h - the state directory and its time high-water mark (hwm.c).
+ *
+ * The invariant idmintd keeps, for every time-ordered format: no ID in any
+ * reply has a time above the mark that was durable (written and fsynced)
+ * when the reply was sent. The generators enforce it themselves: their
+ * ceiling (idm_snowflake_set_ceiling, idm_gen_set_ceiling) is the durable
+ * mark, raised only after a write has reached the disk. Writes run on
+ * libuv's thread pool, ahead of need (when less than half of --reserve is
+ * left), never on the loop; a request that reaches the ceiling meanwhile
+ * is parked until the write completes. At start-up the mark found on disk
+ * is where the generators resume, so a restart after a crash or a power
+ * loss never repeats (snowflakes) or reorders (UUIDv7, ULID, KSUID) what
+ * was handed out, for a clock set back by up to the reserve.
+ *
+ * The directory is held with a lock file (flock, dropped by the kernel
+ * when the holder dies): one idmintd per state directory. Not installed.
+ */
+#ifndef IDMS_HWM_H
+#define IDMS_HWM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+struct idms_server;
+
+typedef struct idms_hwm {
+    struct idms_server *server;
+    bool enabled;         /* a --state-dir is configured */
+    int lock_fd, fd;      /* STATE_DIR/lock (held), STATE_DIR/hwm */
+    char dir[1024];
+    int64_t resume_ms;    /* the mark found at start-up, 0 = none */
+    int64_t durable_ms;   /* the mark last made durable: the ceiling */
+    int64_t target_ms;    /* the mark being written */
+    bool in_flight;       /* a write is on the thread pool */
+    bool failing;         /* the last write failed: not ready */
+    char why[1400];       /* why it failed */
+    bool retry_armed;
+    uv_work_t work;
+    uv_timer_t retry;
+    /* Results of the write, for the loop thread. */
+    int work_errno;
+    char work_why[1400];
+} idms_hwm;
+
+/* Takes the state directory (creating it, mode 0700), refusing when
+ * another idmintd holds it; reads the mark and makes the first one durable
+ * (synchronously: the loop is not running yet), then sets the generators'
+ * resume point and ceilings. Must run after the generators exist. Returns
+ * 0, or 1 after logging why. */
+int idms_hwm_open(struct idms_server *s);
+/* Starts the loop-side machinery (the retry timer). */
+void idms_hwm_start(struct idms_server *s);
+/* Minting has reached now_ms: starts a background write when less than
+ * half of the reserve is left above it, or the ceiling was reached. */
+void idms_hwm_need(struct idms_server *s, int64_t now_ms, bool at_ceiling);
+/* Whether the mark can be made durable; why is the reason when not. */
+bool idms_hwm_ready(struct idms_server *s, char *why, size_t cap);
+/* After the loop has stopped: shrinks the mark to the latest time handed
+ * out (so an ordinary restart does not wait) and releases the directory. */
+void idms_hwm_close(struct idms_server *s);
+
+#endif

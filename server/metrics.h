@@ -1,0 +1,38 @@
+/*
+ * metrics.h - counters and their Prometheus text (metrics.c). One loop
+ * thread updates and reads them: plain integers. Not installed.
+ */
+#ifndef IDMS_METRICS_H
+#define IDMS_METRICS_H
+
+#include "buf.h"
+#include "formats.h"
+
+#include <stdint.h>
+
+enum { IDMS_ROUTE_IDS, IDMS_ROUTE_INSPECT, IDMS_ROUTE_LEAF, IDMS_ROUTE_HEALTHZ, IDMS_ROUTE_READYZ,
+       IDMS_ROUTE_METRICS, IDMS_ROUTE_OTHER, IDMS_ROUTE_RESP, IDMS_ROUTE_COUNT };
+
+typedef struct idms_metrics {
+    uint64_t minted[IDMX_FMT_COUNT];
+    uint64_t requests[IDMS_ROUTE_COUNT][6]; /* by status class: 2xx..5xx; [0] other */
+    uint64_t clock_rewinds;     /* rewinds seen (waited or refused) */
+    uint64_t rewind_waits;      /* requests parked for a small rewind */
+    uint64_t clock_refusals;    /* requests refused for a rewind */
+    uint64_t exhaustion_waits;  /* requests parked for the next time unit */
+    uint64_t ceiling_waits;     /* requests parked until the mark was durable */
+    uint64_t parks;             /* every park of a request */
+    uint64_t parked;            /* requests parked now (a gauge) */
+    uint64_t connections_open;
+    uint64_t connections_total;
+    uint64_t connections_rejected;
+    uint64_t protocol_errors;
+    uint64_t reserve_writes;    /* high-water mark fsyncs */
+    uint64_t reserve_errors;    /* high-water mark writes that failed */
+} idms_metrics;
+
+struct idms_server;
+void idms_metrics_render(struct idms_server *s, idms_buf *out);
+void idms_metrics_count_request(struct idms_server *s, int route, int status);
+
+#endif

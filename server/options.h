@@ -1,0 +1,33 @@
+/*
+ * options.h - idmintd's settings: defaults < config file < flags
+ * (options.c). Not installed.
+ */
+#ifndef IDMS_OPTIONS_H
+#define IDMS_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct idms_options {
+    char http[128];          /* ADDR:PORT, "" = off */
+    char resp[128];
+    uint64_t node;
+    bool node_set;
+    char layout[256];
+    char epoch[64];
+    int64_t max_rewind_ms;
+    char state_dir[1024];    /* "" = no persistence */
+    char log_file[1024];     /* "" = stderr */
+    int log_level;
+    uint32_t max_connections;
+    uint64_t max_count;      /* per request */
+    uint32_t idle_timeout_ms;
+    int64_t reserve_ms;      /* time window reserved ahead of use */
+} idms_options;
+
+/* Fills defaults, then applies --config FILE and the flags (flags win).
+ * Returns 0, 1 when --help/--version was printed, or 2 on a usage error
+ * (already reported on stderr). */
+int idms_options_load(idms_options *o, int argc, char **argv);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * server.h - the server object that main.c sets up and every component
+ * shares. One libuv loop thread owns it (so the generators are made
+ * IDM_GEN_UNSHARED); only the mark's writes run elsewhere (hwm.c), on
+ * data of their own. Not installed.
+ */
+#ifndef IDMS_SERVER_H
+#define IDMS_SERVER_H
+
+#include "conn.h"
+#include "hwm.h"
+#include "metrics.h"
+#include "options.h"
+
+#include <idmint/idmint.h>
+#include <stdbool.h>
+#include <uv.h>
+
+typedef struct idms_server {
+    uv_loop_t *loop;
+    idms_options opt;
+    idm_gen *gen;
+    idm_snowflake *sf;
+    idm_sf_layout layout;
+    char layout_name[IDM_SF_SPEC_CAP];
+    idms_metrics metrics;
+    idms_listener http, resp;
+    idms_conn *conns;
+    bool draining;
+    uv_signal_t sigterm, sigint, sighup;
+    idms_hwm hwm;
+    int64_t start_ms;
+    uv_timer_t drain_timer;
+    int64_t refusal_logged_s; /* the last second a refusal was logged */
+} idms_server;
+
+#endif
