@@ -55,6 +55,28 @@ check "a file that is not a state file is refused" \
     -o '' -e "junk is not an idmint state file" -s 1 -- "$IDMINT" gen ulid --state "$T_DIR/junk"
 check "a state file in a missing directory is an error naming the path" \
     -o '' -e "/nonexistent-dir/s" -s 1 -- "$IDMINT" gen ulid --state /nonexistent-dir/s
+# Files another user could have planted or could change.
+rm -f "$STATE" "$T_DIR/link"
+"$IDMINT" gen ulid --state "$STATE" >/dev/null
+ln -s "$STATE" "$T_DIR/link"
+check "a state file that is a symbolic link is refused, naming the link" \
+    -o '' -e "^idmint: .*state file $T_DIR/link is a symbolic link; refusing to follow it" -s 1 \
+    -- "$IDMINT" gen ulid --state "$T_DIR/link"
+check "a snowflake state file that is a symbolic link is refused" \
+    -o '' -e "state file $T_DIR/link is a symbolic link" -s 1 \
+    -- "$IDMINT" gen snowflake --node 1 --state "$T_DIR/link"
+chmod 666 "$STATE"
+check "a world-writable state file is refused, with its mode and the fix" \
+    -o '' -e "^idmint: .*state file $STATE is writable by other users \(mode 0666\); chmod 600 it" -s 1 \
+    -- "$IDMINT" gen uuidv7 --state "$STATE"
+chmod 620 "$STATE"
+check "a group-writable state file is refused" \
+    -o '' -e "state file $STATE is writable by its group \(mode 0620\); chmod 600 it" -s 1 \
+    -- "$IDMINT" gen ulid --state "$STATE"
+chmod 600 "$STATE"
+check "once chmod 600, the same file is used again" \
+    -n 1 -- "$IDMINT" gen ulid --state "$STATE"
+rm -f "$STATE" "$T_DIR/link"
 check "--state applies only to time-ordered formats (uuidv4: usage error)" \
     -o '' -e "^idmint: option '--state' applies only to time-ordered formats, not uuidv4" -s 2 \
     -- "$IDMINT" gen uuidv4 --state "$STATE"
