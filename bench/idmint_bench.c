@@ -754,25 +754,34 @@ static int run_ceiling(void)
 
 /* --- memory ---------------------------------------------------------------- */
 
-/* A counting allocator: live and peak bytes requested, headers excluded. */
+/* A counting allocator: live and peak bytes requested, headers excluded.
+ * The block starts hdr = max(align, HDR) bytes before the pointer handed
+ * out, so that pointer keeps the requested alignment; the size and hdr sit
+ * in the HDR bytes just below it. */
 typedef struct counter {
     size_t live;
     size_t peak;
 } counter;
 
-enum { HDR = 16 };
+enum { HDR = 2 * sizeof(size_t) };
 
-static void *count_alloc(void *ctx, size_t size)
+static void *count_alloc(void *ctx, size_t size, size_t align)
 {
     counter *c = ctx;
-    unsigned char *p = malloc(size + HDR);
-    if (p == NULL) {
+    size_t hdr = align > HDR ? align : HDR;
+    if (size > SIZE_MAX - hdr) {
         return NULL;
     }
-    memcpy(p, &size, sizeof size);
+    void *base = NULL;
+    if (posix_memalign(&base, hdr, hdr + size) != 0) {
+        return NULL;
+    }
+    unsigned char *p = (unsigned char *)base + hdr;
+    memcpy(p - HDR, &size, sizeof size);
+    memcpy(p - HDR + sizeof size, &hdr, sizeof hdr);
     c->live += size;
     c->peak = c->live > c->peak ? c->live : c->peak;
-    return p + HDR;
+    return p;
 }
 
 static void count_free(void *ctx, void *ptr)
@@ -781,11 +790,13 @@ static void count_free(void *ctx, void *ptr)
     if (ptr == NULL) {
         return;
     }
-    unsigned char *p = (unsigned char *)ptr - HDR;
+    unsigned char *p = ptr;
     size_t size;
-    memcpy(&size, p, sizeof size);
+    size_t hdr;
+    memcpy(&size, p - HDR, sizeof size);
+    memcpy(&hdr, p - HDR + sizeof size, sizeof hdr);
     c->live -= size;
-    free(p);
+    free(p - hdr);
 }
 
 static void mem_line(const char *what, size_t bytes)

@@ -53,9 +53,16 @@ typedef struct idm_entropy {
 
 #define IDM_ENTROPY_POOL_BYTES 4096
 
-/* An allocator pair (realloc-free). Zeroed means malloc/free. */
+/* An allocator pair (realloc-free). alloc returns a pointer to size bytes
+ * that must be aligned to align, or NULL when out of memory. align is a
+ * power of two: the alignment of the object to be placed there, which for
+ * generators is 64 (cache-line aligned members), more than malloc
+ * promises. A non-NULL pointer that is not aligned to align is handed back
+ * to free at once and the call fails as out of memory (IDM_ENOMEM). free
+ * releases a pointer alloc returned (never NULL). Both are called only from
+ * the _new and _free calls. Zeroed means posix_memalign/free. */
 typedef struct idm_allocator {
-    void *(*alloc)(void *ctx, size_t size);
+    void *(*alloc)(void *ctx, size_t size, size_t align);
     void (*free)(void *ctx, void *ptr);
     void *ctx;
 } idm_allocator;
@@ -72,16 +79,33 @@ enum {
 /* Generator configuration. Zero-initialise it, then set what you need:
  * a zeroed member selects the OS default. flags: IDM_GEN_* or 0.
  *
+ * ABI: idm_gen_config, idm_snowflake_config and idm_allocator (with the
+ * idm_clock and idm_entropy structs they embed) are frozen from this
+ * version on: no member is ever added, removed, reordered or retyped, so a
+ * program built against an older header passes structs of the size and
+ * layout the library expects. New settings arrive as setter functions on
+ * the handle (for example a ceiling setter on idm_snowflake), called after
+ * _new, never as new members of these structs.
+ *
  * state_path (host-wide generators): when not NULL, the generator keeps its
  * monotonic state in a small file mapped shared at that path (created with
- * mode 0600 if missing; /dev/shm/NAME keeps it in memory), so that every
+ * mode 0600 if missing, its blocks allocated at once), so that every
  * process and thread on the host that opens the same path mints one
  * strictly increasing sequence per format (and, for snowflakes, shares one
  * node without duplicates). The state is advanced only by atomic
  * compare-and-swap, never under a lock, so a process killed at any instant
  * leaves it consistent. A file made for another kind of generator (another
  * snowflake layout or node, or another file version) is refused with
- * IDM_ESTATE and a message saying what it holds. */
+ * IDM_ESTATE and a message saying what it holds; so are, with a message
+ * naming the problem and the path, a symbolic link (the file is opened
+ * with O_NOFOLLOW), anything but a regular file, a file owned by another
+ * uid than the effective one, and a file its group or others may write. A
+ * full filesystem is IDM_ESTATE at _new. The generator keeps the file open
+ * (one descriptor, close-on-exec) until _free, and a file truncated under
+ * it makes minting calls fail with IDM_ESTATE instead of raising SIGBUS.
+ * Put the file in a directory only this user can write ($XDG_RUNTIME_DIR,
+ * or a service's own directory such as /var/lib/NAME with mode 0700), not
+ * /dev/shm or /tmp, where any user can replace or remove it. */
 typedef struct idm_gen_config {
     idm_clock clock;
     idm_entropy entropy;

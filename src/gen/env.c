@@ -10,8 +10,10 @@
  */
 #include "internal.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <openssl/rand.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 static int openssl_fill(void *ctx, void *buf, size_t len)
@@ -28,10 +30,18 @@ static int openssl_fill(void *ctx, void *buf, size_t len)
     return IDM_OK;
 }
 
-static void *malloc_alloc(void *ctx, size_t size)
+/* posix_memalign rather than C11's aligned_alloc: the latter may refuse a
+ * size that is not a multiple of the alignment. posix_memalign wants at
+ * least the alignment of a pointer. */
+static void *aligned_malloc(void *ctx, size_t size, size_t align)
 {
     (void)ctx;
-    return malloc(size);
+    if (align < sizeof(void *))
+        align = sizeof(void *);
+    void *p = NULL;
+    if (posix_memalign(&p, align, size > 0 ? size : 1) != 0)
+        return NULL;
+    return p;
 }
 
 static void malloc_free(void *ctx, void *p)
@@ -68,7 +78,7 @@ int idm__env_init(struct idm_env *env, const idm_gen_config *cfg, idm_error *err
     if (cfg->allocator.alloc) {
         env->allocator = cfg->allocator;
     } else {
-        idm_allocator a = {malloc_alloc, malloc_free, NULL};
+        idm_allocator a = {aligned_malloc, malloc_free, NULL};
         env->allocator = a;
     }
     int rc = idm__fork_watch();
@@ -77,9 +87,17 @@ int idm__env_init(struct idm_env *env, const idm_gen_config *cfg, idm_error *err
     return IDM_OK;
 }
 
-void *idm__env_alloc(const struct idm_env *env, size_t size)
+void *idm__env_alloc(const struct idm_env *env, size_t size, size_t align)
 {
-    return env->allocator.alloc(env->allocator.ctx, size);
+    assert(align > 0 && (align & (align - 1)) == 0);
+    void *p = env->allocator.alloc(env->allocator.ctx, size, align);
+    if (p != NULL && ((uintptr_t)p & (align - 1)) != 0) {
+        /* The injected allocator broke its contract: objects with
+         * _Alignas members must not live at a misaligned address. */
+        env->allocator.free(env->allocator.ctx, p);
+        return NULL;
+    }
+    return p;
 }
 
 void idm__env_free(const struct idm_env *env, void *p)

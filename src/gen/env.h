@@ -18,7 +18,10 @@ struct idm_env {
 
 /* Resolves defaults and validates cfg (which may be NULL). */
 int idm__env_init(struct idm_env *env, const idm_gen_config *cfg, idm_error *err);
-void *idm__env_alloc(const struct idm_env *env, size_t size);
+/* size bytes aligned to align (a power of two: the _Alignof of the object,
+ * some of which are 64-byte aligned), or NULL. A pointer the injected
+ * allocator returns misaligned is given back and counts as NULL. */
+void *idm__env_alloc(const struct idm_env *env, size_t size, size_t align);
 void idm__env_free(const struct idm_env *env, void *p);
 
 /* Reads the clock as Unix milliseconds (floor) or nanoseconds. IDM_ECLOCK

@@ -13,13 +13,16 @@
  * Generators on the system entropy draw from a pool that belongs to the
  * calling thread (no lock, no atomics; discarded in a forked child).
  * Generators with an injected entropy source keep their own pool, under a
- * mutex unless the generator is unshared. */
+ * lock word unless the generator is unshared (see randsrc.c for why it is
+ * not a mutex). */
 struct idm_randsrc {
     idm_entropy entropy;
     bool thread_pool; /* system entropy: use the calling thread's pool */
     bool unshared;    /* own pool without a lock */
     uint64_t fork_gen;
-    pthread_mutex_t lock;
+    /* The pool's lock: 0 when free, else (fork generation of the holder's
+     * process) << 1 | 1. Held in an earlier generation counts as free. */
+    _Atomic uint64_t lock;
     struct idm_pool *pool; /* only for an injected source */
     idm_allocator allocator;
 };

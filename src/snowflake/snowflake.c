@@ -129,7 +129,7 @@ int idm_snowflake_new(idm_snowflake **out, const idm_snowflake_config *cfg, idm_
     rc = idm__env_init(&env, &cfg->gen, err);
     if (rc != IDM_OK)
         return rc;
-    idm_snowflake *g = idm__env_alloc(&env, sizeof *g);
+    idm_snowflake *g = idm__env_alloc(&env, sizeof *g, _Alignof(idm_snowflake));
     if (g == NULL)
         return idm__fail(err, IDM_ENOMEM, 0, "out of memory for a snowflake generator");
     memset(g, 0, sizeof *g);
