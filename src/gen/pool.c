@@ -3,10 +3,10 @@
  *
  * Every randomness source costs far more per call than per byte (a system
  * call or a fork check is about 1 us here), so generators draw a whole pool
- * at once and hand out slices. Consumed bytes are wiped at once, so a
- * Bytes drawn for secrets (tokens) are wiped from the pool at once, so a
- * memory dump does not reveal them; other consumed bytes are already in
- * the IDs handed out and are simply overwritten at the next refill.
+ * at once and hand out slices. Bytes drawn for secrets (tokens) are wiped
+ * from the pool at once, so a memory dump does not reveal them; other
+ * consumed bytes are already in the IDs handed out and are simply
+ * overwritten at the next refill.
  * Unconsumed bytes are wiped when the pool is discarded (after fork, or
  * when the generator is freed).
  */
