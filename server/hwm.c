@@ -263,7 +263,8 @@ static void request_write(idms_server *s, int64_t target)
 void idms_hwm_need(idms_server *s, int64_t now_ms, bool at_ceiling)
 {
     idms_hwm *h = &s->hwm;
-    if (!h->enabled || h->in_flight || s->draining)
+    /* Also while draining: parked requests still need the mark. */
+    if (!h->enabled || h->in_flight)
         return;
     if (h->failing && !at_ceiling)
         return; /* the retry timer tries again */

@@ -163,6 +163,37 @@ enum {
 IDM_API IDM_NODISCARD int idm_gen_next_text_n(idm_gen *g, int format, char *dst, size_t cap, size_t n,
                                               uint32_t flags, size_t *len, idm_error *err);
 
+/* Sets the ceiling for the time-ordered formats (UUIDv7 and the TypeIDs
+ * built on it, ULID, KSUID): from the moment this returns, no ID with a
+ * timestamp later than ceiling_unix_ms (Unix ms; a KSUID's second counts
+ * from its start) is minted. A call that would need one fails with
+ * IDM_ECEILING and hands out none of its IDs (idm_gen_next_text_n keeps
+ * the chunks written before; the values skipped are never reused). The
+ * owner sets it to what it can promise - a durable time high-water mark -
+ * and raises it while other threads mint. INT64_MAX (the default) means
+ * none. UUIDv4, tokens and traceparent are not affected. Not stored in a
+ * host-wide state file. Thread-safe: yes (the generator may be shared). */
+IDM_API void idm_gen_set_ceiling(idm_gen *g, int64_t ceiling_unix_ms);
+
+/* The ceiling in force (INT64_MAX when none). Thread-safe: yes. */
+IDM_API int64_t idm_gen_ceiling(const idm_gen *g);
+
+/* The latest timestamp of any time-ordered ID the generator's states have
+ * reached (UUIDv7, ULID, KSUID - a KSUID's second counts from its start),
+ * in Unix ms, or 0 before any (or when a host-wide state file has become
+ * unusable): what an owner persists as its high-water
+ * mark and passes back to idm_gen_resume_after. Thread-safe: yes. */
+IDM_API int64_t idm_gen_high_water_ms(idm_gen *g);
+
+/* Resumes above a time: every time-ordered ID minted afterwards has a
+ * later timestamp than after_unix_ms (UUIDv7 and ULID the next
+ * millisecond, KSUID the next second), however the clock reads, so that a
+ * process restarting after one whose IDs all had times up to after_unix_ms
+ * (its durable high-water mark) keeps their order. Never moves a state
+ * back. IDM_EINVAL for a time outside 0 .. 2^48 - 1.
+ * Thread-safe: yes (the generator may be shared). */
+IDM_API IDM_NODISCARD int idm_gen_resume_after(idm_gen *g, int64_t after_unix_ms, idm_error *err);
+
 IDM_END_DECLS
 
 #endif

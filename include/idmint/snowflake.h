@@ -186,7 +186,8 @@ IDM_API void idm_snowflake_set_ceiling(idm_snowflake *g, int64_t ceiling_unix_ms
 IDM_API int64_t idm_snowflake_ceiling(const idm_snowflake *g);
 
 /* The generator's progress, to persist and pass back as resume_unix_ms:
- * the latest clock reading it has used, in Unix ms. Thread-safe: yes. */
+ * the latest clock reading it has used, in Unix ms (0 when a host-wide
+ * state file has become unusable). Thread-safe: yes. */
 IDM_API int64_t idm_snowflake_high_water_ms(idm_snowflake *g);
 
 /* The layout the generator was made with. Thread-safe: yes. */

@@ -212,6 +212,25 @@ int64_t idm_gen_ceiling(const idm_gen *g)
     return g ? atomic_load_explicit(&((idm_gen *)g)->ceiling_ms, memory_order_acquire) : INT64_MAX;
 }
 
+int64_t idm_gen_high_water_ms(idm_gen *g)
+{
+    if (g == NULL || (g->map.base != NULL && idm__state_check(&g->map, NULL) != IDM_OK))
+        return 0;
+    uint64_t v7 = atomic_load(&g->states->v7) >> 16;
+    idm_u128 ulid = g->unshared ? g->states->ulid : idm__cas128(&g->states->ulid, 0, 0);
+    idm_u128 ksuid = g->unshared ? g->states->ksuid : idm__cas128(&g->states->ksuid, 0, 0);
+    int64_t high = (int64_t)v7;
+    int64_t ulid_ms = (int64_t)(uint64_t)(ulid >> 80);
+    if (ulid_ms > high)
+        high = ulid_ms;
+    if (ksuid != 0) {
+        int64_t ksuid_ms = ((int64_t)(uint64_t)(ksuid >> 96) + IDM_KSUID_EPOCH_S) * 1000;
+        if (ksuid_ms > high)
+            high = ksuid_ms;
+    }
+    return high;
+}
+
 /* Raises a 128-bit state to at least want, never lowering it. */
 static void raise128(idm_gen *g, idm_u128 *state, idm_u128 want)
 {
@@ -260,6 +279,13 @@ int idm__gen_begin(idm_gen *g, const void *out, size_t n, int64_t *now_ms, idm_e
     int rc = idm__gen_enter(g, err);
     if (rc != IDM_OK || n == 0)
         return rc;
+    /* A host-wide file truncated under us would fault on the next access:
+     * one fstat per call turns that into IDM_ESTATE (statefile.h). */
+    if (g->map.base != NULL) {
+        rc = idm__state_check(&g->map, err);
+        if (rc != IDM_OK)
+            return rc;
+    }
     return idm__env_now_ms(&g->env, now_ms, err);
 }
 

@@ -228,7 +228,7 @@ const idm_sf_layout *idm_snowflake_layout(const idm_snowflake *g)
 
 int64_t idm_snowflake_high_water_ms(idm_snowflake *g)
 {
-    if (g == NULL)
+    if (g == NULL || (g->map.base != NULL && idm__state_check(&g->map, NULL) != IDM_OK))
         return 0;
     return atomic_load(&g->st->last_ms);
 }
@@ -544,6 +544,13 @@ static int next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool 
                          "node in the child, or use a host-wide state file");
     if (n == 0)
         return IDM_OK;
+    /* A host-wide file truncated under us would fault on the next access:
+     * one fstat per call turns that into IDM_ESTATE (statefile.h). */
+    if (g->map.base != NULL) {
+        int rc = idm__state_check(&g->map, err);
+        if (rc != IDM_OK)
+            return rc;
+    }
     int rc = mint(g, out, n, &written, nowait, retry_ns, err);
     if (done != NULL)
         *done = written;
