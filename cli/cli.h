@@ -17,7 +17,9 @@
 #ifndef IDM_CLI_H
 #define IDM_CLI_H
 
+#include "formats.h"
 #include "optparse.h"
+#include "optvalue.h"
 #include "outbuf.h"
 
 #include <idmint/idmint.h>
@@ -117,7 +119,8 @@ int cli_for_each_input(cli *c, char **args, int n_args, cli_input_fn fn, void *c
 /* ---- layout.c ----------------------------------------------------------- */
 
 /* Parses --layout (NULL: twitter) and applies --epoch (NULL: keep) into
- * *out. Returns CLI_EXIT_OK or a reported usage error. */
+ * *out, with idmintd's parser (idmx_layout_resolve). Returns CLI_EXIT_OK
+ * or a reported usage error. */
 int cli_layout_from_options(cli *c, const char *layout_text, const char *epoch_text,
                             idm_sf_layout *out);
 

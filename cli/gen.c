@@ -21,21 +21,6 @@
 #define TEXT_CHUNK_BYTES (64 * 1024) /* room reserved per bulk text call */
 
 enum {
-    FMT_UUIDV7,
-    FMT_UUIDV4,
-    FMT_ULID,
-    FMT_KSUID,
-    FMT_SNOWFLAKE,
-    FMT_TYPEID,
-    FMT_TOKEN,
-    FMT_TRACEPARENT
-};
-
-static const char *const format_names[] = {"uuidv7",    "uuidv4", "ulid",  "ksuid",
-                                           "snowflake", "typeid", "token", "traceparent"};
-#define N_FORMATS (sizeof format_names / sizeof format_names[0])
-
-enum {
     OPT_COUNT = CLI_OPT_HELP + 1,
     OPT_NODE,
     OPT_LAYOUT,
@@ -101,8 +86,8 @@ const char cli_gen_help[] =
     "Time-ordered formats are strictly increasing within one run.\n";
 
 typedef struct gen_opts {
-    const char *format_text; /* FORMAT as written */
-    int format;
+    const char *format_text;   /* FORMAT as written */
+    const idmx_format *format; /* its entry in the table (common/formats.h) */
     uint64_t count;
     const char *node;
     const char *layout;
@@ -150,9 +135,9 @@ static int emit_batch(cli *c, const gen_opts *o, const gen_batch *b, size_t n, i
     int rc = IDM_OK;
     for (size_t i = 0; i < n && rc == IDM_OK; i++) {
         char *p;
-        switch (o->format) {
-        case FMT_UUIDV7:
-        case FMT_UUIDV4:
+        switch (o->format->id) {
+        case IDMX_FMT_UUIDV7:
+        case IDMX_FMT_UUIDV4:
             p = reserve(c, IDM_UUID_STRLEN);
             if (p == NULL) {
                 return IDM_OK;
@@ -162,7 +147,7 @@ static int emit_batch(cli *c, const gen_opts *o, const gen_batch *b, size_t n, i
                 commit(c, p, IDM_UUID_STRLEN);
             }
             break;
-        case FMT_TYPEID:
+        case IDMX_FMT_TYPEID:
             p = reserve(c, typeid_len);
             if (p == NULL) {
                 return IDM_OK;
@@ -172,7 +157,7 @@ static int emit_batch(cli *c, const gen_opts *o, const gen_batch *b, size_t n, i
                 commit(c, p, typeid_len);
             }
             break;
-        case FMT_ULID:
+        case IDMX_FMT_ULID:
             p = reserve(c, IDM_ULID_STRLEN);
             if (p == NULL) {
                 return IDM_OK;
@@ -182,7 +167,7 @@ static int emit_batch(cli *c, const gen_opts *o, const gen_batch *b, size_t n, i
                 commit(c, p, IDM_ULID_STRLEN);
             }
             break;
-        default: /* FMT_KSUID */
+        default: /* IDMX_FMT_KSUID */
             p = reserve(c, IDM_KSUID_STRLEN);
             if (p == NULL) {
                 return IDM_OK;
@@ -200,14 +185,8 @@ static int emit_batch(cli *c, const gen_opts *o, const gen_batch *b, size_t n, i
 /* uuidv7, uuidv4, ulid and ksuid: the library writes the text. */
 static int gen_text(cli *c, idm_gen *g, const gen_opts *o)
 {
-    int format = o->format == FMT_UUIDV7  ? IDM_FORMAT_UUIDV7
-                 : o->format == FMT_UUIDV4 ? IDM_FORMAT_UUIDV4
-                 : o->format == FMT_ULID   ? IDM_FORMAT_ULID
-                                           : IDM_FORMAT_KSUID;
-    size_t stride = (format == IDM_FORMAT_ULID    ? IDM_ULID_STRLEN
-                     : format == IDM_FORMAT_KSUID ? IDM_KSUID_STRLEN
-                                                  : IDM_UUID_STRLEN) +
-                    1;
+    int format = o->format->lib_format;
+    size_t stride = o->format->text_len + 1;
     uint64_t count = o->count;
     while (count > 0 && c->out.err == 0) {
         size_t n = TEXT_CHUNK_BYTES / stride;
@@ -223,7 +202,7 @@ static int gen_text(cli *c, idm_gen *g, const gen_opts *o)
         int rc = idm_gen_next_text_n(g, format, p, n * stride, n, IDM_TEXT_NEWLINE, &len, &err);
         idmx_outbuf_commit(&c->out, len);
         if (rc != IDM_OK) {
-            return mint_failed(c, format_names[o->format], rc, &err);
+            return mint_failed(c, o->format->name, rc, &err);
         }
         count -= n;
     }
@@ -233,7 +212,7 @@ static int gen_text(cli *c, idm_gen *g, const gen_opts *o)
 /* typeid: UUIDv7 batches through _next_n, each formatted with its prefix. */
 static int gen_batched(cli *c, idm_gen *g, const gen_opts *o)
 {
-    const char *what = format_names[o->format];
+    const char *what = o->format->name;
     gen_batch *b = malloc(sizeof *b);
     if (b == NULL) {
         cli_diag(c, "out of memory");
@@ -245,15 +224,15 @@ static int gen_batched(cli *c, idm_gen *g, const gen_opts *o)
         size_t n = count < GEN_BATCH ? (size_t)count : GEN_BATCH;
         idm_error err = {0};
         int rc;
-        switch (o->format) {
-        case FMT_UUIDV7:
-        case FMT_TYPEID:
+        switch (o->format->id) {
+        case IDMX_FMT_UUIDV7:
+        case IDMX_FMT_TYPEID:
             rc = idm_uuidv7_next_n(g, b->uuid, n, &err);
             break;
-        case FMT_UUIDV4:
+        case IDMX_FMT_UUIDV4:
             rc = idm_uuidv4_next_n(g, b->uuid, n, &err);
             break;
-        case FMT_ULID:
+        case IDMX_FMT_ULID:
             rc = idm_ulid_next_n(g, b->ulid, n, &err);
             break;
         default:
@@ -321,16 +300,15 @@ static int snowflake_config(cli *c, const gen_opts *o, idm_snowflake_config *cfg
     if (st != CLI_EXIT_OK) {
         return st;
     }
-    char name[IDM_SF_SPEC_CAP];
-    cli_layout_name(&cfg->layout, name, sizeof name);
-    uint64_t max_node = idm_sf_layout_max_node(&cfg->layout);
+    char msg[IDMX_OPT_MSG_CAP];
     if (o->node == NULL) {
+        char name[IDM_SF_SPEC_CAP];
+        cli_layout_name(&cfg->layout, name, sizeof name);
         return cli_usage(c, "gen snowflake needs --node N (0..%llu for layout %s)",
-                         (unsigned long long)max_node, name);
+                         (unsigned long long)idm_sf_layout_max_node(&cfg->layout), name);
     }
-    if (idmx_parse_u64(o->node, &cfg->node) != 0 || cfg->node > max_node) {
-        return cli_usage(c, "node '%s' is out of range 0..%llu for layout %s", o->node,
-                         (unsigned long long)max_node, name);
+    if (idmx_parse_node("--node", o->node, &cfg->layout, &cfg->node, msg, sizeof msg) != 0) {
+        return cli_usage(c, "%s", msg);
     }
     if (o->seq_start != NULL) {
         if (strcmp(o->seq_start, "zero") == 0) {
@@ -341,13 +319,10 @@ static int snowflake_config(cli *c, const gen_opts *o, idm_snowflake_config *cfg
             return cli_usage(c, "invalid --seq-start '%s' (expected zero or random)", o->seq_start);
         }
     }
-    if (o->max_rewind != NULL) {
-        uint64_t ms;
-        if (idmx_parse_u64(o->max_rewind, &ms) != 0 || ms > (uint64_t)INT64_MAX) {
-            return cli_usage(c, "invalid --max-rewind '%s' (expected milliseconds, 0 or more)",
-                             o->max_rewind);
-        }
-        cfg->max_rewind_ms = (int64_t)ms;
+    if (o->max_rewind != NULL &&
+        idmx_parse_ms("--max-rewind", o->max_rewind, &idmx_range_max_rewind_ms, &cfg->max_rewind_ms,
+                      msg, sizeof msg) != 0) {
+        return cli_usage(c, "%s", msg);
     }
     return CLI_EXIT_OK;
 }
@@ -401,8 +376,8 @@ static int gen_snowflake(cli *c, const gen_opts *o)
  * error rather than silently ignored. */
 static int check_applicable(cli *c, const gen_opts *o)
 {
-    const char *name = format_names[o->format];
-    if (o->format != FMT_SNOWFLAKE) {
+    const char *name = o->format->name;
+    if (o->format->id != IDMX_FMT_SNOWFLAKE) {
         const char *bad = o->node != NULL         ? "--node"
                           : o->layout != NULL     ? "--layout"
                           : o->epoch != NULL      ? "--epoch"
@@ -413,15 +388,18 @@ static int check_applicable(cli *c, const gen_opts *o)
             return cli_usage(c, "option '%s' applies only to snowflake, not %s", bad, name);
         }
     }
-    if (o->state != NULL && (o->format == FMT_UUIDV4 || o->format == FMT_TOKEN ||
-                             o->format == FMT_TRACEPARENT)) {
+    if (o->state != NULL && !o->format->time_ordered) {
         return cli_usage(c, "option '--state' applies only to time-ordered formats, not %s", name);
     }
-    if (o->prefix != NULL && o->format != FMT_TYPEID && o->format != FMT_TOKEN) {
-        return cli_usage(c, "option '--prefix' applies only to typeid and token, not %s", name);
+    if (o->prefix != NULL && o->format->prefix == IDMX_PREFIX_NONE) {
+        char list[IDMX_FORMAT_LIST_CAP];
+        if (idmx_format_list(list, sizeof list, IDMX_LIST_PREFIXED, "and") == (size_t)-1) {
+            list[0] = '\0';
+        }
+        return cli_usage(c, "option '--prefix' applies only to %s, not %s", list, name);
     }
-    if (o->format == FMT_TYPEID && o->prefix == NULL) {
-        return cli_usage(c, "gen typeid needs --prefix P (lowercase [a-z_], e.g. --prefix user)");
+    if (o->format->prefix == IDMX_PREFIX_REQUIRED && o->prefix == NULL) {
+        return cli_usage(c, "gen %s needs --prefix P (lowercase [a-z_], e.g. --prefix user)", name);
     }
     if (o->prefix != NULL) {
         idm_error err = {0};
@@ -431,16 +409,6 @@ static int check_applicable(cli *c, const gen_opts *o)
         }
     }
     return CLI_EXIT_OK;
-}
-
-static int format_from_name(const char *s)
-{
-    for (size_t i = 0; i < N_FORMATS; i++) {
-        if (strcmp(s, format_names[i]) == 0) {
-            return (int)i;
-        }
-    }
-    return -1;
 }
 
 static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
@@ -453,11 +421,13 @@ static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
         }
         o->format_text = p->arg;
         break;
-    case OPT_COUNT:
-        if (idmx_parse_u64(p->arg, &o->count) != 0) {
-            return cli_usage(c, "invalid count '%s' (expected a whole number, 0 or more)", p->arg);
+    case OPT_COUNT: {
+        char msg[IDMX_OPT_MSG_CAP];
+        if (idmx_parse_whole(p->name, p->arg, &idmx_range_count, &o->count, msg, sizeof msg) != 0) {
+            return cli_usage(c, "%s", msg);
         }
         break;
+    }
     case OPT_NODE:
         o->node = p->arg;
         break;
@@ -494,25 +464,23 @@ int cli_gen(cli *c, int argc, char **argv)
     if (st != CLI_CONTINUE) {
         return st;
     }
-    if (o.format_text == NULL) {
-        return cli_usage(
-            c, "gen needs a FORMAT: uuidv7, uuidv4, ulid, ksuid, snowflake, typeid, token or "
-               "traceparent");
+    char list[IDMX_FORMAT_LIST_CAP];
+    if (idmx_format_list(list, sizeof list, IDMX_LIST_ALL, "or") == (size_t)-1) {
+        list[0] = '\0';
     }
-    o.format = format_from_name(o.format_text);
-    if (o.format < 0) {
-        return cli_usage(
-            c,
-            "unknown format '%s' (expected uuidv7, uuidv4, ulid, ksuid, snowflake, typeid, "
-            "token or traceparent)",
-            o.format_text);
+    if (o.format_text == NULL) {
+        return cli_usage(c, "gen needs a FORMAT: %s", list);
+    }
+    o.format = idmx_format_by_name(o.format_text, strlen(o.format_text));
+    if (o.format == NULL) {
+        return cli_usage(c, "unknown format '%s' (expected %s)", o.format_text, list);
     }
     st = check_applicable(c, &o);
     if (st != CLI_EXIT_OK) {
         return st;
     }
 
-    if (o.format == FMT_SNOWFLAKE) {
+    if (o.format->id == IDMX_FMT_SNOWFLAKE) {
         st = gen_snowflake(c, &o);
     } else if (o.count == 0) {
         st = CLI_EXIT_OK;
@@ -527,14 +495,14 @@ int cli_gen(cli *c, int argc, char **argv)
             cli_diag(c, "cannot create a generator: %s", cli_reason(&err, rc));
             return CLI_EXIT_FAIL;
         }
-        switch (o.format) {
-        case FMT_TOKEN:
+        switch (o.format->id) {
+        case IDMX_FMT_TOKEN:
             st = gen_token(c, g, o.count, o.prefix);
             break;
-        case FMT_TRACEPARENT:
+        case IDMX_FMT_TRACEPARENT:
             st = gen_traceparent(c, g, o.count);
             break;
-        case FMT_TYPEID:
+        case IDMX_FMT_TYPEID:
             st = gen_batched(c, g, &o);
             break;
         default:

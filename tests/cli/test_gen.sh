@@ -121,10 +121,21 @@ check "2 usage error (bad option value): -n ''" \
     -o '' -e '^idmint: ' -s 2 -- "$IDMINT" gen ulid -n ''
 check "2 usage error (bad option value): -n beyond 64 bits" \
     -o '' -e '^idmint: ' -s 2 -- "$IDMINT" gen ulid -n 99999999999999999999999
+check "Diagnostics ... naming the offending input and the reason in plain words: -n abc is not a whole number" \
+    -o '' -e "^idmint: invalid -n 'abc': not a whole number" -s 2 -- "$IDMINT" gen ulid -n abc
+check "Diagnostics ... the reason in plain words: a negative count is out of range" \
+    -o '' -e "^idmint: invalid --count '-5': out of range \(expected 0 to 18446744073709551615\)" \
+    -s 2 -- "$IDMINT" gen ulid --count -5
+check "Diagnostics ... the reason in plain words: a count beyond 64 bits is out of range, not junk" \
+    -o '' -e "^idmint: invalid -n '18446744073709551616': out of range" \
+    -s 2 -- "$IDMINT" gen ulid -n 18446744073709551616
 check "2 usage error (bad option value): -n without a value" \
     -o '' -e '^idmint: .*needs a value' -s 2 -- "$IDMINT" gen ulid -n
 check "2 usage error (unknown format)" \
     -o '' -e "^idmint: unknown format 'uuidv9'" -s 2 -- "$IDMINT" gen uuidv9
+check "2 usage error (unknown format), naming every FORMAT of the table" \
+    -o '' -e "^idmint: unknown format 'uuidv9' \(expected uuidv7, uuidv4, ulid, ksuid, snowflake, typeid, token or traceparent\)" \
+    -s 2 -- "$IDMINT" gen uuidv9
 check "2 usage error: gen without FORMAT" \
     -o '' -e '^idmint: ' -s 2 -- "$IDMINT" gen
 check "2 usage error: two FORMATs" \
@@ -136,7 +147,10 @@ check "2 usage error (unknown short option)" \
 check "snowflake options do not apply to ulid: usage error" \
     -o '' -e "^idmint: .*--node" -s 2 -- "$IDMINT" gen ulid --node 1
 check "--prefix applies to typeid and token only: usage error" \
-    -o '' -e "^idmint: .*--prefix" -s 2 -- "$IDMINT" gen uuidv7 --prefix user
+    -o '' -e "^idmint: option '--prefix' applies only to typeid and token, not uuidv7" -s 2 -- "$IDMINT" gen uuidv7 --prefix user
+check "--state applies to time-ordered formats only: usage error (token)" \
+    -o '' -e "^idmint: option '--state' applies only to time-ordered formats, not token" \
+    -s 2 -- "$IDMINT" gen token --state /nonexistent/idmint.state
 check "usage errors are checked even with -n 0" \
     -o '' -e '^idmint: ' -s 2 -- "$IDMINT" gen typeid -n 0
 

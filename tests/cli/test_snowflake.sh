@@ -26,8 +26,11 @@ check "out of range ... names the range (baidu: 22 node bits)" \
     -o '' -e '^idmint: .*0\.\.4194303' -s 2 -- "$IDMINT" gen snowflake --layout baidu --node 4194304
 check "bad option value: --node abc" \
     -o '' -e '^idmint: ' -s 2 -- "$IDMINT" gen snowflake --node abc
-check "bad option value: --node -1" \
-    -o '' -e '^idmint: ' -s 2 -- "$IDMINT" gen snowflake --node -1
+check "bad option value: --node -1 (out of range, naming the range)" \
+    -o '' -e "^idmint: --node '-1' is out of range 0\.\.1023 for layout twitter" -s 2 -- "$IDMINT" gen snowflake --node -1
+check "bad option value: --node abc is not a number (naming the range)" \
+    -o '' -e "^idmint: invalid --node 'abc': not a whole number \(expected 0\.\.1023 for layout twitter\)" \
+    -s 2 -- "$IDMINT" gen snowflake --node abc
 check "the largest node of the layout is accepted (twitter 1023)" \
     -O "$(sf_json twitter 1023 0)" --sh '"$IDMINT" gen snowflake --node 1023 | "$IDMINT" inspect --json'
 
@@ -98,6 +101,20 @@ check "--epoch E: an RFC 3339 time with an offset" \
     --sh '"$IDMINT" gen snowflake --node 2 --epoch 2025-01-01T08:00:00+08:00 | "$IDMINT" inspect --json --layout '"$EPOCH_SPEC"
 check "--epoch E: a later epoch makes the same time a smaller ID" \
     -o ok --sh 'a=$("$IDMINT" gen snowflake --node 1); b=$("$IDMINT" gen snowflake --node 1 --epoch 2025-01-01T00:00:00Z); [ "$b" -lt "$a" ] && echo ok'
+check "--epoch E overrides the layout's epoch: Unix milliseconds (negative: before 1970)" \
+    -O "$(sf_json 'time=41,node=10,seq=12,unit=1ms,epoch=-1000' 1 0)" \
+    --sh '"$IDMINT" gen snowflake --node 1 --epoch -1000 | "$IDMINT" inspect --json --epoch -1000'
+check "--epoch E: a negative epoch also as --epoch=-1000, and as the RFC 3339 time it is" \
+    -O "$(sf_json 'time=41,node=10,seq=12,unit=1ms,epoch=-1000' 1 0)" \
+    --sh '"$IDMINT" gen snowflake --node 1 --epoch=-1000 | "$IDMINT" inspect --json --epoch 1969-12-31T23:59:59Z'
+check "--epoch E: a negative epoch makes the same time a larger ID" \
+    -o ok --sh 'a=$("$IDMINT" gen snowflake --node 1 --epoch 0); b=$("$IDMINT" gen snowflake --node 1 --epoch -1000); [ "$b" -gt "$a" ] && echo ok'
+check "bad option value: --epoch beyond 64 bits of milliseconds is out of range (not an RFC 3339 error)" \
+    -o '' -e "^idmint: invalid epoch '9223372036854775808': out of range" \
+    -s 2 -- "$IDMINT" gen snowflake --node 1 --epoch 9223372036854775808
+check "bad option value: an epoch the layout cannot take (its range would pass 64 bits of ms)" \
+    -o '' -e "^idmint: invalid epoch '9223372036854775807' for layout 'twitter': " \
+    -s 2 -- "$IDMINT" gen snowflake --node 1 --epoch 9223372036854775807
 check "bad option value: --epoch yesterday" \
     -o '' -e "^idmint: .*yesterday" -s 2 -- "$IDMINT" gen snowflake --node 1 --epoch yesterday
 check "an epoch in the future is refused when minting (status 1)" \
@@ -131,5 +148,8 @@ check "--max-rewind MS accepts milliseconds" \
     -L "$DEC" -n 2 -- "$IDMINT" gen snowflake --node 1 --max-rewind 0 -n 2
 check "bad option value: --max-rewind -5" \
     -o '' -e '^idmint: ' -s 2 -- "$IDMINT" gen snowflake --node 1 --max-rewind -5
+check "bad option value: --max-rewind beyond idmintd's limit (about 292 years) is refused" \
+    -o '' -e "^idmint: invalid --max-rewind '9223372036855': out of range \(expected 0 to 9223372036854 ms\)" \
+    -s 2 -- "$IDMINT" gen snowflake --node 1 --max-rewind 9223372036855
 
 finish

@@ -1,0 +1,211 @@
+/*
+ * optvalue.c - see optvalue.h. The text checks are optparse's
+ * (idmx_parse_u64, idmx_parse_i64), the layout and time parsers the
+ * library's; what is here is the ranges and the messages.
+ */
+#include "optvalue.h"
+
+#include "optparse.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* clang-format off */
+const idmx_range idmx_range_count = {0, UINT64_MAX, NULL};
+const idmx_range idmx_range_max_count = {1, 10000000, NULL};
+/* The generator and idmintd turn milliseconds into nanoseconds and add
+ * them to times: at most INT64_MAX / 10^6 ms (about 292 years) cannot
+ * overflow there. */
+const idmx_range idmx_range_max_rewind_ms = {0, INT64_MAX / 1000000, "ms"};
+const idmx_range idmx_range_reserve_ms = {10, 3600000, "ms"};
+const idmx_range idmx_range_idle_timeout_ms = {0, 86400000, "ms"};
+const idmx_range idmx_range_max_connections = {1, 1000000, NULL};
+const idmx_range idmx_range_node = {0, (UINT64_C(1) << 62) - 1, NULL};
+/* clang-format on */
+
+/* The text of a failed library call: its message, or the code's text. */
+static const char *reason(const idm_error *err, int rc)
+{
+    return err->msg[0] != '\0' ? err->msg : idm_strerror(rc);
+}
+
+#if defined(__GNUC__)
+static void set_msg(char *msg, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#endif
+
+static void set_msg(char *msg, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    if (msg == NULL || cap == 0) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, cap, fmt, ap);
+    va_end(ap);
+}
+
+enum { WHOLE_OK = 0, WHOLE_SYNTAX = 1, WHOLE_RANGE = 2 };
+
+/* Sorts text into a whole number (*out set), "not a number" and "a number
+ * out of 0..2^64-1" (a minus sign followed by digits, or too many
+ * digits), which deserve different messages. */
+static int classify_whole(const char *text, uint64_t *out)
+{
+    if (text == NULL) {
+        return WHOLE_SYNTAX;
+    }
+    if (idmx_parse_u64(text, out) == 0) {
+        return WHOLE_OK;
+    }
+    const char *digits = text[0] == '-' ? text + 1 : text;
+    if (digits[0] == '\0' || strspn(digits, "0123456789") != strlen(digits)) {
+        return WHOLE_SYNTAX;
+    }
+    return WHOLE_RANGE;
+}
+
+int idmx_parse_whole(const char *name, const char *text, const idmx_range *r, uint64_t *out,
+                     char *msg, size_t cap)
+{
+    uint64_t v = 0;
+    int kind = classify_whole(text, &v);
+    if (kind == WHOLE_OK && (v < r->min || v > r->max)) {
+        kind = WHOLE_RANGE;
+    }
+    if (kind == WHOLE_OK) {
+        *out = v;
+        return 0;
+    }
+    const char *unit = r->unit != NULL ? r->unit : "";
+    set_msg(msg, cap, "invalid %s '%.64s': %s (expected %" PRIu64 " to %" PRIu64 "%s%s)", name,
+            text != NULL ? text : "", kind == WHOLE_SYNTAX ? "not a whole number" : "out of range",
+            r->min, r->max, unit[0] != '\0' ? " " : "", unit);
+    return -1;
+}
+
+int idmx_parse_ms(const char *name, const char *text, const idmx_range *r, int64_t *out, char *msg,
+                  size_t cap)
+{
+    uint64_t v;
+    assert(r->max <= (uint64_t)INT64_MAX);
+    if (r->max > (uint64_t)INT64_MAX) {
+        set_msg(msg, cap, "%s: range above INT64_MAX ms (a bug)", name);
+        return -1;
+    }
+    if (idmx_parse_whole(name, text, r, &v, msg, cap) != 0) {
+        return -1;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+int idmx_parse_epoch(const char *text, int64_t *unix_ms, char *msg, size_t cap)
+{
+    int64_t ms;
+    uint64_t ignored;
+    if (text == NULL) {
+        text = "";
+    }
+    if (idmx_parse_i64(text, &ms) == 0) {
+        *unix_ms = ms;
+        return 0;
+    }
+    /* Digits (after an optional minus sign) that idmx_parse_i64 refused do
+     * not fit: say so rather than report where RFC 3339 parsing stumbled. */
+    if (classify_whole(text, &ignored) != WHOLE_SYNTAX) {
+        set_msg(msg, cap,
+                "invalid epoch '%.64s': out of range (Unix milliseconds from %" PRId64
+                " to %" PRId64 ")",
+                text, INT64_MIN, INT64_MAX);
+        return -1;
+    }
+    idm_error err = {0};
+    int rc = idm_time_parse(text, strlen(text), &ms, &err);
+    if (rc != IDM_OK) {
+        set_msg(msg, cap,
+                "invalid epoch '%.64s' (expected Unix milliseconds or an RFC 3339 time): %s", text,
+                reason(&err, rc));
+        return -1;
+    }
+    *unix_ms = ms;
+    return 0;
+}
+
+int idmx_layout_resolve(const char *layout, const char *epoch, idm_sf_layout *out, char *msg,
+                        size_t cap)
+{
+    idm_sf_layout l;
+    idm_error err = {0};
+    const char *text = layout != NULL ? layout : "twitter";
+    int rc = idm_sf_layout_parse(&l, text, strlen(text), &err);
+    if (rc != IDM_OK) {
+        set_msg(msg, cap, "invalid layout '%.96s': %s", text, reason(&err, rc));
+        return -1;
+    }
+    if (epoch != NULL) {
+        int64_t epoch_ms;
+        if (idmx_parse_epoch(epoch, &epoch_ms, msg, cap) != 0) {
+            return -1;
+        }
+        rc = idm_sf_layout_set_epoch(&l, epoch_ms, &err);
+        if (rc != IDM_OK) {
+            set_msg(msg, cap, "invalid epoch '%.64s' for layout '%.96s': %s", epoch, text,
+                    reason(&err, rc));
+            return -1;
+        }
+    }
+    *out = l;
+    return 0;
+}
+
+int idmx_check_node(const char *name, uint64_t node, const idm_sf_layout *l, char *msg, size_t cap)
+{
+    uint64_t max = idm_sf_layout_max_node(l);
+    if (node <= max) {
+        return 0;
+    }
+    char lname[IDM_SF_SPEC_CAP];
+    idmx_layout_name(l, lname, sizeof lname);
+    set_msg(msg, cap, "%s %" PRIu64 " is out of range 0..%" PRIu64 " for layout %s", name, node,
+            max, lname);
+    return -1;
+}
+
+int idmx_parse_node(const char *name, const char *text, const idm_sf_layout *l, uint64_t *out,
+                    char *msg, size_t cap)
+{
+    uint64_t v = 0;
+    int kind = classify_whole(text, &v);
+    if (kind == WHOLE_OK) {
+        if (idmx_check_node(name, v, l, msg, cap) != 0) {
+            return -1;
+        }
+        *out = v;
+        return 0;
+    }
+    char lname[IDM_SF_SPEC_CAP];
+    idmx_layout_name(l, lname, sizeof lname);
+    if (text == NULL) {
+        text = "";
+    }
+    if (kind == WHOLE_SYNTAX) {
+        set_msg(msg, cap,
+                "invalid %s '%.64s': not a whole number (expected 0..%" PRIu64 " for layout %s)",
+                name, text, idm_sf_layout_max_node(l), lname);
+    } else {
+        set_msg(msg, cap, "%s '%.64s' is out of range 0..%" PRIu64 " for layout %s", name, text,
+                idm_sf_layout_max_node(l), lname);
+    }
+    return -1;
+}
+
+void idmx_layout_name(const idm_sf_layout *l, char *dst, size_t cap)
+{
+    if (idm_sf_layout_format(l, dst, cap) != IDM_OK) {
+        snprintf(dst, cap, "%s", "(unprintable layout)");
+    }
+}
