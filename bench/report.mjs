@@ -7,6 +7,8 @@
 //   RESULT<TAB>impl<TAB>format<TAB>mode<TAB>threads<TAB>ns_per_id
 //   MEM impl what bytes
 //   CHECK snowflake name value
+//   STATUS<TAB>name<TAB>ok|failed|skipped<TAB>detail (idmint and each peer:
+//     its toolchain, or why it did not run)
 //   NOTE free text (something that failed to run)
 // MACHINE is a Markdown list describing the machine. The report goes to
 // stdout and to OUT.md. It judges, it never fails: exit 0 unless the input
@@ -23,6 +25,7 @@ const results = []; // {impl, format, mode, threads, ns}
 const mem = []; // {impl, what, bytes}
 const checks = new Map(); // "snowflake max_per_ms" -> value
 const notes = [];
+const statuses = []; // {name, state, detail}, one per implementation
 for (const line of readFileSync(resultsPath, 'utf8').split('\n')) {
   if (line.startsWith('RESULT\t')) {
     const [, impl, format, mode, threads, ns] = line.split('\t');
@@ -36,6 +39,9 @@ for (const line of readFileSync(resultsPath, 'utf8').split('\n')) {
   } else if (line.startsWith('CHECK ')) {
     const [, subject, name, value] = line.split(/\s+/);
     checks.set(`${subject} ${name}`, Number(value));
+  } else if (line.startsWith('STATUS\t')) {
+    const [, name, state, ...detail] = line.split('\t');
+    statuses.push({ name, state, detail: detail.join(' ').trim() });
   } else if (line.startsWith('NOTE ')) {
     notes.push(line.slice(5));
   }
@@ -364,6 +370,28 @@ for (const f of formatOrder) {
   item(`${f}: idmint ${fmtNs(me.ns)} ns/ID vs ${best.impl} ${fmtNs(best.ns)} ns/ID = ${x(r)} — ${verdict(r >= 3)}${bound}`);
 }
 
+// --- what ran ---------------------------------------------------------------------
+
+// The impl names in RESULT lines of each STATUS name (run_peers.sh's peers).
+function measuredBy(name) {
+  return results.filter((r) => r.impl === name || r.impl.startsWith(`${name}:`)).length;
+}
+// idmint first, then the peers in the order they ran.
+statuses.sort((a, b) => (b.name === 'idmint') - (a.name === 'idmint'));
+const ranLines = statuses.map(({ name, state, detail }) => {
+  if (state === 'ok') {
+    return `- ${name}: ran${detail ? ` (${detail})` : ''}`;
+  }
+  if (state === 'skipped') {
+    return `- ${name}: not run (skipped: ${detail || 'by request'})`;
+  }
+  const n = measuredBy(name);
+  const what = n ? `incomplete, ${n} figure${n === 1 ? '' : 's'} kept` : 'not run';
+  return `- ${name}: **${what}** — ${detail || 'failed'}`;
+});
+const missing = statuses.filter((s) => s.state === 'failed').map((s) => s.name);
+const skipped = statuses.filter((s) => s.state === 'skipped').map((s) => s.name);
+
 // --- memory -----------------------------------------------------------------------
 
 const memRows = mem.map((m) => [m.impl, m.what, m.bytes.toLocaleString('en-US')]);
@@ -374,6 +402,10 @@ const out = [
   '## Machine',
   '',
   machine,
+  '',
+  '## What ran',
+  '',
+  ...(ranLines.length ? ranLines : ['- not recorded (no STATUS lines)']),
   '',
   '## Results',
   '',
@@ -397,6 +429,12 @@ const out = [
   '',
   `**Summary: ${pass} PASS, ${miss} MISS.**`,
 ];
+if (missing.length) {
+  out.push('', `**Missing: ${missing.join(', ')}** (see What ran): the goals are judged without their figures.`);
+}
+if (skipped.length) {
+  out.push('', `Not run on request: ${skipped.join(', ')}.`);
+}
 if (notes.length) {
   out.push('', '## Failures', '', ...notes.map((n) => `- ${n}`));
 }

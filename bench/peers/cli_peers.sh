@@ -10,8 +10,8 @@
 #
 # or run it:
 #   bash bench/peers/cli_peers.sh time IMPL FORMAT N CMD [ARG...]
-#   bash bench/peers/cli_peers.sh peers [--quick]  (all peer programs; needs
-#                                                   run_peers.sh's builds)
+#   bash bench/peers/cli_peers.sh peers [--quick] [PEER...]  (the programs of
+#       libuuid, go, rust, node or all; needs run_peers.sh's builds)
 #
 # An argument that is exactly {N} is replaced by the count. Timing is by
 # timecmd (c/timecmd.c: fork+exec+wait4 on CLOCK_MONOTONIC), built on first
@@ -157,22 +157,42 @@ peer_cli_auto() {
     peer_cli_time "$impl" "$format" "$n" "$@"
 }
 
-# Every peer program of the CLI comparison, each in its natural fastest way.
+# peer_cli_peers [PEER...]: the programs of the CLI comparison, each in its
+# natural fastest way, for the named peers (libuuid, go, rust, node; all by
+# default). Non-zero when any of them failed.
 peer_cli_peers() {
-    local b=$PEER_BUILD node_peers=$PEER_ROOT/bench/peers/node/peers.mjs rc=0
-    peer_cli_auto libuuid uuidv4 "$b/libuuid_peer" cli uuidv4 '{N}' || rc=1
-    peer_cli_auto libuuid uuidv1 "$b/libuuid_peer" cli uuidv1 '{N}' || rc=1
-    peer_cli_auto go:google/uuid+pool uuidv4 "$b/idmint-peer-go" cli uuidv4 '{N}' || rc=1
-    peer_cli_auto go:gofrs/uuid uuidv7 "$b/idmint-peer-go" cli uuidv7 '{N}' || rc=1
-    peer_cli_auto go:oklog/ulid ulid "$b/idmint-peer-go" cli ulid '{N}' || rc=1
-    peer_cli_auto go:segmentio/ksuid ksuid "$b/idmint-peer-go" cli ksuid '{N}' || rc=1
-    peer_cli_auto go:rs/xid xid "$b/idmint-peer-go" cli xid '{N}' || rc=1
-    peer_cli_auto rust:uuid+fast-rng uuidv4 "$b/rust-fast/release/idmint-peer-rust" cli uuidv4 '{N}' || rc=1
-    peer_cli_auto rust:uuid+fast-rng uuidv7 "$b/rust-fast/release/idmint-peer-rust" cli uuidv7 '{N}' || rc=1
-    peer_cli_auto node:crypto uuidv4 node "$node_peers" cli uuidv4 '{N}' || rc=1
-    peer_cli_auto node:uuid uuidv7 node "$node_peers" cli uuidv7 '{N}' || rc=1
-    peer_cli_auto node:ulid ulid node "$node_peers" cli ulid '{N}' || rc=1
-    peer_cli_auto node:sapphire-snowflake snowflake node "$node_peers" cli snowflake '{N}' || rc=1
+    local b=$PEER_BUILD node_peers=$PEER_ROOT/bench/peers/node/peers.mjs rc=0 p
+    local -a which=("$@")
+    ((${#which[@]})) || which=(libuuid go rust node)
+    for p in "${which[@]}"; do
+        case $p in
+        libuuid)
+            peer_cli_auto libuuid uuidv4 "$b/libuuid_peer" cli uuidv4 '{N}' || rc=1
+            peer_cli_auto libuuid uuidv1 "$b/libuuid_peer" cli uuidv1 '{N}' || rc=1
+            ;;
+        go)
+            peer_cli_auto go:google/uuid+pool uuidv4 "$b/idmint-peer-go" cli uuidv4 '{N}' || rc=1
+            peer_cli_auto go:gofrs/uuid uuidv7 "$b/idmint-peer-go" cli uuidv7 '{N}' || rc=1
+            peer_cli_auto go:oklog/ulid ulid "$b/idmint-peer-go" cli ulid '{N}' || rc=1
+            peer_cli_auto go:segmentio/ksuid ksuid "$b/idmint-peer-go" cli ksuid '{N}' || rc=1
+            peer_cli_auto go:rs/xid xid "$b/idmint-peer-go" cli xid '{N}' || rc=1
+            ;;
+        rust)
+            peer_cli_auto rust:uuid+fast-rng uuidv4 "$b/rust-fast/release/idmint-peer-rust" cli uuidv4 '{N}' || rc=1
+            peer_cli_auto rust:uuid+fast-rng uuidv7 "$b/rust-fast/release/idmint-peer-rust" cli uuidv7 '{N}' || rc=1
+            ;;
+        node)
+            peer_cli_auto node:crypto uuidv4 node "$node_peers" cli uuidv4 '{N}' || rc=1
+            peer_cli_auto node:uuid uuidv7 node "$node_peers" cli uuidv7 '{N}' || rc=1
+            peer_cli_auto node:ulid ulid node "$node_peers" cli ulid '{N}' || rc=1
+            peer_cli_auto node:sapphire-snowflake snowflake node "$node_peers" cli snowflake '{N}' || rc=1
+            ;;
+        *)
+            peer_log "peer_cli_peers: no such peer: $p"
+            rc=2
+            ;;
+        esac
+    done
     return $rc
 }
 
@@ -184,11 +204,15 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
         peer_cli_time "$@"
         ;;
     peers)
-        [[ ${2:-} == --quick ]] && PEER_CLI_QUICK=1
-        peer_cli_peers
+        shift
+        if [[ ${1:-} == --quick ]]; then
+            PEER_CLI_QUICK=1
+            shift
+        fi
+        peer_cli_peers "$@"
         ;;
     *)
-        peer_log "usage: cli_peers.sh time IMPL FORMAT N CMD [ARG...] | peers [--quick]"
+        peer_log "usage: cli_peers.sh time IMPL FORMAT N CMD [ARG...] | peers [--quick] [PEER...]"
         exit 2
         ;;
     esac

@@ -10,8 +10,10 @@
 //!
 //! The crate has no generator object: every call uses the thread's RNG (or
 //! the OS), so the two-thread figure is reported as `local2`.
+//!
+//! Kept buildable by Debian 12's rustc 1.63 (edition 2021, nothing newer):
+//! `std::hint::black_box` is stable only from 1.66, hence `keep` below.
 
-use std::hint::black_box;
 use std::io::{self, Write};
 use std::time::Instant;
 use uuid::Uuid;
@@ -37,6 +39,14 @@ fn fold_text(buf: &[u8; 36]) -> u64 {
     u64::from_ne_bytes(w)
 }
 
+/// Hands `v` to the optimiser as opaque: a volatile read of it must see the
+/// value, so the loop that computed it cannot be dropped. A stand-in for
+/// `std::hint::black_box`, which rustc 1.63 lacks (stable from 1.66).
+fn keep(v: u64) -> u64 {
+    // SAFETY: `&v` is a valid, aligned, initialised u64 on this stack frame.
+    unsafe { std::ptr::read_volatile(&v) }
+}
+
 /// Runs `f(n)` on `threads` threads (n split evenly) and returns wall ns.
 fn timed<F>(threads: usize, n: u64, f: &F) -> f64
 where
@@ -44,14 +54,14 @@ where
 {
     let t0 = Instant::now();
     if threads == 1 {
-        black_box(f(n));
+        keep(f(n));
     } else {
         std::thread::scope(|s| {
             let hs: Vec<_> = (0..threads)
-                .map(|_| s.spawn(|| black_box(f(n / threads as u64))))
+                .map(|_| s.spawn(|| keep(f(n / threads as u64))))
                 .collect();
             for h in hs {
-                black_box(h.join().unwrap());
+                keep(h.join().unwrap());
             }
         });
     }
