@@ -34,7 +34,7 @@ static int setup_generators(idms_server *s)
     idm_error err = {0};
     idm_snowflake_config cfg;
     idm_snowflake_config_init(&cfg);
-    char msg[IDM_ERROR_MSG_CAP + 128];
+    char msg[IDMX_OPT_MSG_CAP];
     if (idmx_layout_resolve(s->opt.layout, s->opt.epoch[0] ? s->opt.epoch : NULL, &cfg.layout, msg,
                             sizeof msg) != 0) {
         fprintf(stderr, "idmintd: %s\n", msg);
