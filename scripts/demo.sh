@@ -21,7 +21,8 @@ idm_apt_install "${IDM_BUILD_PACKAGES[@]}" curl redis-tools
 
 section "build (build/)"
 BUILD="$ROOT/build"
-cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# IDM_SERVER=ON in case build/ was configured without idmintd before.
+cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIDM_SERVER=ON >/dev/null
 cmake --build "$BUILD" --target idmint idmintd -j "$(nproc)"
 IDMINT="$BUILD/idmint"
 
