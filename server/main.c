@@ -107,16 +107,20 @@ static void on_signal(uv_signal_t *h, int signum)
             idms_log(IDMS_LOG_INFO, "log file reopened");
         return;
     }
-    if (s->draining)
+    if (s->draining) {
+        idms_log(IDMS_LOG_INFO, "received %s again: already draining", signum == SIGTERM ? "SIGTERM" : "SIGINT");
         return;
+    }
     s->draining = true;
     idms_log(IDMS_LOG_INFO, "received %s: draining %" PRIu64 " connection(s)", signum == SIGTERM ? "SIGTERM" : "SIGINT",
              s->metrics.connections_open);
     idms_conn_close_listeners(s);
     idms_conn_close_idle(s);
-    uv_close((uv_handle_t *)&s->sigterm, NULL);
-    uv_close((uv_handle_t *)&s->sigint, NULL);
-    uv_close((uv_handle_t *)&s->sighup, NULL);
+    /* The handlers stay (a second SIGTERM must not kill the drain by the
+     * default action) but no longer keep the loop alive. */
+    uv_unref((uv_handle_t *)&s->sigterm);
+    uv_unref((uv_handle_t *)&s->sigint);
+    uv_unref((uv_handle_t *)&s->sighup);
     uv_timer_init(s->loop, &s->drain_timer);
     s->drain_timer.data = s;
     uv_timer_start(&s->drain_timer, on_drain_timeout, DRAIN_TIMEOUT_MS, 0);
