@@ -23,8 +23,8 @@
 
 IDM_BEGIN_DECLS
 
-#define IDM_VERSION_STRING "0.1.0"
-#define IDM_VERSION_NUMBER 0x000100
+#define IDM_VERSION_STRING "0.2.0"
+#define IDM_VERSION_NUMBER 0x000200
 
 /* The library's version string, which may differ from the header's when
  * linked dynamically. Thread-safe: yes. */
