@@ -9,6 +9,8 @@
 
 #include <idmint/idmint.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -799,6 +801,90 @@ static void test_snowflake_gen_threads_share_one_generator(void)
     idm_snowflake_free(g);
 }
 
+/* Threads mint against a ceiling that another thread raises step by step:
+ * every ID's time is at most the ceiling read after the call that minted
+ * it returned (the ceiling only rises), none repeats, and the threads get
+ * through once the ceiling passes the clock. */
+struct ceiling_arg {
+    idm_snowflake *g;
+    uint64_t *out;
+    size_t n;
+    _Atomic size_t got;
+    int failed;
+};
+
+static void *ceiling_thread(void *p)
+{
+    struct ceiling_arg *a = p;
+    idm_error err;
+    size_t got = 0;
+    while (got < a->n) {
+        size_t done = 0;
+        uint64_t ids[64];
+        size_t k = a->n - got < 64 ? a->n - got : 64;
+        int rc = idm_snowflake_try_next_n(a->g, ids, k, &done, NULL, &err);
+        int64_t ceiling = idm_snowflake_ceiling(a->g);
+        for (size_t i = 0; i < done; i++) {
+            idm_sf_parts parts;
+            if (idm_sf_decode(idm_snowflake_layout(a->g), ids[i], &parts, NULL) != IDM_OK ||
+                parts.unix_ms > ceiling)
+                a->failed = 1;
+            a->out[got++] = ids[i];
+        }
+        atomic_store(&a->got, got);
+        if (rc != IDM_OK && rc != IDM_ECEILING && rc != IDM_EAGAIN)
+            a->failed = 2;
+    }
+    return NULL;
+}
+
+static void test_snowflake_gen_ceiling_raised_while_threads_mint(void)
+{
+    enum { THREADS = 3, PER = 20000 };
+    struct fake_clock fc = {0};
+    fake_clock_set_ms(&fc, T2025);
+    fc.step_ns = 1000;
+    idm_snowflake_config cfg = config_with(&fc, "twitter", 7);
+    idm_snowflake *g = new_gen(&cfg);
+    ASSERT_TRUE(g != NULL);
+    idm_snowflake_set_ceiling(g, T2025);
+    uint64_t *all = malloc(THREADS * PER * sizeof *all);
+    ASSERT_TRUE(all != NULL);
+    pthread_t th[THREADS];
+    struct ceiling_arg args[THREADS];
+    for (int t = 0; t < THREADS; t++) {
+        args[t].g = g;
+        args[t].out = all + (size_t)t * PER;
+        args[t].n = PER;
+        atomic_init(&args[t].got, 0);
+        args[t].failed = 0;
+        ASSERT_EQ_INT(pthread_create(&th[t], NULL, ceiling_thread, &args[t]), 0);
+    }
+    /* The owner: one more millisecond at a time, until everyone is done. */
+    for (int64_t c = T2025;; c++) {
+        size_t got = 0;
+        for (int t = 0; t < THREADS; t++)
+            got += atomic_load(&args[t].got);
+        if (got == (size_t)THREADS * PER)
+            break;
+        idm_snowflake_set_ceiling(g, c);
+        sched_yield();
+    }
+    int failed = 0;
+    for (int t = 0; t < THREADS; t++) {
+        pthread_join(th[t], NULL);
+        failed |= args[t].failed;
+    }
+    qsort(all, THREADS * PER, sizeof *all, cmp_u64);
+    size_t dups = 0;
+    for (size_t i = 1; i < THREADS * PER; i++)
+        dups += all[i] == all[i - 1];
+    free(all);
+    ASSERT_EQ_INT(failed, 0);
+    ASSERT_EQ_INT(dups, 0);
+    idm_snowflake_free(g);
+}
+
 static void test_snowflake_gen_fork_child_refuses(void)
 {
     struct fake_clock fc = {0};
@@ -854,6 +940,7 @@ static const struct test_case tests[] = {
     TEST(test_snowflake_gen_resume_past_layout_refused),
     TEST(test_snowflake_gen_seq_start_random_lower_half),
     TEST(test_snowflake_gen_threads_share_one_generator),
+    TEST(test_snowflake_gen_ceiling_raised_while_threads_mint),
     TEST(test_snowflake_gen_fork_child_refuses),
     {0},
 };
