@@ -30,11 +30,17 @@
 # `finish` prints "N passed, N failed" and exits non-zero when any case
 # failed.
 #
+# wait_server [SECONDS] waits for it to exit by itself (after a signal the
+# test sent), setting SRV_STATUS and SRV_STOP_MS the same way.
+#
 # Helpers: raw PORT SECONDS (a connection: stdin in one write, the reply
 # until close), send FD FORMAT... (one write on an open connection), metric
 # NAME (a /metrics sample), kv FILE KEY (a loadclient count), step_clock
-# OFFSET with FAKETIME_ENV (idmintd's libfaketime clock), rss_kib PID,
-# running PID.
+# OFFSET with FAKETIME_ENV (idmintd's libfaketime clock), freeze_clock
+# UNIX_MS (that clock stopped at a time), clock_at UNIX_MS (that clock
+# running from a time), now_ms (the real clock), hwm_mark DIR (the mark in a
+# state directory), wait_until SECONDS COMMAND... (a bounded poll),
+# random_port, rss_kib PID, running PID.
 #
 # Usage of a test: bash test_X.sh IDMINTD IDMINT LOADCLIENT
 
@@ -187,11 +193,20 @@ running() {
 }
 
 stop_server() {
-    local sig=${1:-TERM} n=0 t0=${EPOCHREALTIME/./}
+    local sig=${1:-TERM}
     # No "Killed" notice from bash after SIGKILL.
     [ "$sig" = KILL ] && exec {saved_err}>&2 2>/dev/null
     kill -"$sig" "$SRV_PID" 2>/dev/null
-    while [ $n -lt 240 ] && running "$SRV_PID"; do
+    wait_server 12
+    [ "$sig" = KILL ] && exec 2>&"$saved_err" {saved_err}>&-
+}
+
+# wait_server [SECONDS]: waits up to SECONDS (default 12) for idmintd to
+# exit, without signalling it; SRV_STATUS is its exit status ("timeout",
+# and it is killed, if it did not exit), SRV_STOP_MS how long this waited.
+wait_server() {
+    local n=0 limit=$((${1:-12} * 20)) t0=${EPOCHREALTIME/./}
+    while [ $n -lt $limit ] && running "$SRV_PID"; do
         sleep 0.05
         n=$((n + 1))
     done
@@ -203,7 +218,6 @@ stop_server() {
         wait "$SRV_PID"
         SRV_STATUS=$?
     fi
-    [ "$sig" = KILL ] && exec 2>&"$saved_err" {saved_err}>&-
     SRV_STOP_MS=$(((${EPOCHREALTIME/./} - t0) / 1000))
 }
 
@@ -233,6 +247,65 @@ step_clock() {
 # The environment that puts idmintd on a clock step_clock moves.
 FAKETIME_ENV=(--env "LD_PRELOAD=$FAKETIME_LIB" --env "FAKETIME_TIMESTAMP_FILE=$T_DIR/faketime"
     --env FAKETIME_NO_CACHE=1 --env FAKETIME_DONT_FAKE_MONOTONIC=1)
+
+# now_ms: the real time in Unix ms (the tests themselves run on the real
+# clock; only idmintd is under libfaketime).
+now_ms() {
+    local t=${EPOCHREALTIME/./}
+    echo $((t / 1000))
+}
+
+# freeze_clock UNIX_MS: stops idmintd's libfaketime clock in UNIX_MS (every
+# read returns that time until the next step_clock or freeze_clock).
+# libfaketime reads "YYYY-MM-DD hh:mm:ss[.fraction]" without '@' as a
+# frozen time, in local time: idmintd inherits this script's TZ, so date(1)
+# here formats it for the same zone. It goes through a double, so that a
+# running process reads X.187 as X.186999999: the time is set half a
+# millisecond into UNIX_MS, which every millisecond reading then gives. The
+# monotonic clock keeps running (FAKETIME_DONT_FAKE_MONOTONIC), so
+# idmintd's timers still fire.
+freeze_clock() {
+    local ms=$1
+    step_clock "$(date -d "@$((ms / 1000))" '+%Y-%m-%d %H:%M:%S').$(printf '%03d' $((ms % 1000)))500000"
+}
+
+# clock_at UNIX_MS: idmintd's clock reads UNIX_MS now and runs on (an
+# offset from the real clock, in seconds with a fraction).
+clock_at() {
+    local d=$(($1 - $(now_ms))) sign=+
+    if [ $d -lt 0 ]; then
+        sign=-
+        d=$((-d))
+    fi
+    step_clock "$sign$((d / 1000)).$(printf '%03d' $((d % 1000)))"
+}
+
+# hwm_mark DIR: the time high-water mark in DIR/hwm (16 bytes: "IDMHWM01"
+# and a little-endian int64 of Unix ms); nothing if the file is missing or
+# is not such a record.
+hwm_mark() {
+    local f=$1/hwm
+    [ -f "$f" ] && [ "$(stat -c %s "$f")" = 16 ] && [ "$(head -c 8 "$f")" = IDMHWM01 ] || return 1
+    od -An -t d8 -j 8 -N 8 "$f" | tr -d ' '
+}
+
+# wait_until SECONDS COMMAND [ARGS...]: runs COMMAND every 50 ms until it
+# succeeds (status 0) or SECONDS have passed (status 1). Only a bound, so
+# that a test fails instead of hanging: what is checked is the command.
+wait_until() {
+    local limit=$(($1 * 1000000 + ${EPOCHREALTIME/./}))
+    shift
+    while :; do
+        "$@" && return 0
+        [ "${EPOCHREALTIME/./}" -ge "$limit" ] && return 1
+        sleep 0.05
+    done
+}
+
+# random_port: a loopback port number, as start_server picks them.
+random_port() {
+    echo $((20000 + RANDOM % 40000))
+}
 
 # raw PORT SECONDS: opens a connection, sends stdin in one write (up to
 # 128 KiB: cat copies a file with one read and one write), and prints what

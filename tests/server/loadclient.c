@@ -17,6 +17,18 @@
  *                    the next (default 0)
  *   --ids FILE       write every ID received, one per line
  *   --quiet-phases   do not print phase lines on SIGUSR1
+ *   --hwm FILE       after each reply that carried IDs, read the time
+ *                    high-water mark in FILE (idmintd's STATE_DIR/hwm:
+ *                    "IDMHWM01" and a little-endian int64 of Unix ms) and
+ *                    check the reply's last (greatest) ID against it; needs
+ *                    --hwm-time
+ *   --hwm-time SHIFT:UNIT_MS:EPOCH_MS
+ *                    how an ID's time is read for --hwm: (ID >> SHIFT) *
+ *                    UNIT_MS + EPOCH_MS Unix ms (sonyflake: 24:10:1409529600000)
+ *
+ * The mark read after a reply arrived is at or above the mark that was
+ * durable when the server sent it (a running server only raises it), so an
+ * ID past the mark read is an ID past what was durable.
  *
  * SIGTERM stops sending, as the end of the duration does. SIGUSR1 prints the counts of the phase that ends ("phase K: ...") and
  * starts a new one, so that a test can tell what was answered while the
@@ -33,6 +45,8 @@
  *   dups        an ID received twice, over all connections
  *   connect     a connection that could not be opened
  *   hung        a connection still waiting for replies 5 s after the end
+ *   pasthwm     (--hwm) a reply whose last ID has a time above the mark
+ *   nohwm       (--hwm) a reply after which FILE held no valid mark
  *
  * and reports, without judging (the test decides), how connections ended:
  *
@@ -108,11 +122,16 @@ static struct {
     int64_t interval_ms;
     const char *ids_path;
     bool quiet_phases;
+    const char *hwm_path;
+    bool hwm_time;
+    int hwm_shift;
+    int64_t hwm_unit_ms, hwm_epoch_ms;
 } opt = {.nconns = 4, .pipeline = 1, .duration_ms = 5000};
 
 static counts total, phase;
 static uint64_t n_malformed, n_truncated, n_invalid, n_order, n_dups, n_connect;
 static uint64_t n_partial, n_cut, n_unannounced, n_resets, n_eof, n_requests;
+static uint64_t n_pasthwm, n_nohwm;
 static int phase_no;
 static volatile sig_atomic_t phase_flag, stop_flag;
 static FILE *ids_file;
@@ -452,6 +471,51 @@ static long parse_resp(conn *c, const char *in, size_t len)
     }
 }
 
+/* The mark in opt.hwm_path, or -1 if there is none. The file is opened
+ * anew each time: a server may replace it by rename. */
+static int64_t read_hwm(void)
+{
+    int fd = open(opt.hwm_path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    unsigned char rec[17];
+    ssize_t r;
+    do {
+        r = pread(fd, rec, sizeof rec, 0);
+    } while (r < 0 && errno == EINTR);
+    close(fd);
+    if (r != 16 || memcmp(rec, "IDMHWM01", 8) != 0)
+        return -1;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)rec[8 + i] << (8 * i);
+    return (int64_t)v;
+}
+
+/* --hwm: the last ID of the reply just parsed (c->prev) against the mark. */
+static void check_hwm(const conn *c)
+{
+    if (c->prev == NULL || !all_digits(c->prev, c->prev_len) || c->prev_len > 20)
+        return;
+    char num[21];
+    memcpy(num, c->prev, c->prev_len);
+    num[c->prev_len] = '\0';
+    errno = 0;
+    unsigned long long id = strtoull(num, NULL, 10);
+    if (errno != 0)
+        return;
+    int64_t t = (int64_t)(id >> opt.hwm_shift) * opt.hwm_unit_ms + opt.hwm_epoch_ms;
+    int64_t mark = read_hwm();
+    if (mark < 0) {
+        if (n_nohwm++ < 5)
+            fprintf(stderr, "loadclient: no valid high-water mark in %s after a reply\n", opt.hwm_path);
+        return;
+    }
+    if (t > mark && n_pasthwm++ < 5)
+        fprintf(stderr, "loadclient: connection %d: %s has time %lld, %lld ms past the high-water mark %lld\n",
+                c->index, num, (long long)t, (long long)(t - mark), (long long)mark);
+}
+
 static void build_batch(conn *c)
 {
     const char *t = opt.targets[c->target];
@@ -570,10 +634,13 @@ static void on_readable(conn *c, bool sending)
         c->in_len += (size_t)r;
         size_t off = 0;
         while (off < c->in_len) {
+            uint64_t ids_before = total.ids;
             long n = opt.http ? parse_http(c, c->in + off, c->in_len - off)
                               : parse_resp(c, c->in + off, c->in_len - off);
             if (n == 0)
                 break;
+            if (n > 0 && opt.hwm_path != NULL && total.ids > ids_before)
+                check_hwm(c);
             if (n < 0 || c->outstanding == 0) {
                 /* Garbage, or a reply to nothing. */
                 if (n_malformed++ < 5)
@@ -617,7 +684,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: loadclient --http|--resp HOST:PORT --path P|--cmd C [--conns N] [--pipeline N]\n"
                     "                  [--batches N] [--duration-ms N] [--interval-ms N] [--ids FILE]\n"
-                    "                  [--quiet-phases]\n");
+                    "                  [--quiet-phases] [--hwm FILE --hwm-time SHIFT:UNIT_MS:EPOCH_MS]\n");
     exit(2);
 }
 
@@ -662,10 +729,30 @@ int main(int argc, char **argv)
             opt.interval_ms = num_arg(v);
         } else if (strcmp(a, "--ids") == 0) {
             opt.ids_path = v;
+        } else if (strcmp(a, "--hwm") == 0) {
+            opt.hwm_path = v;
+        } else if (strcmp(a, "--hwm-time") == 0) {
+            char *end;
+            errno = 0;
+            long shift = strtol(v, &end, 10);
+            if (errno != 0 || *end != ':' || shift < 0 || shift > 63)
+                usage();
+            long long unit = strtoll(end + 1, &end, 10);
+            if (errno != 0 || *end != ':' || unit < 1)
+                usage();
+            long long epoch = strtoll(end + 1, &end, 10);
+            if (errno != 0 || *end != '\0')
+                usage();
+            opt.hwm_time = true;
+            opt.hwm_shift = (int)shift;
+            opt.hwm_unit_ms = unit;
+            opt.hwm_epoch_ms = epoch;
         } else {
             usage();
         }
     }
+    if ((opt.hwm_path != NULL) != opt.hwm_time)
+        usage();
     if (addr == NULL || opt.ntargets == 0 || opt.nconns < 1 || opt.nconns > MAX_CONNS || opt.pipeline < 1 ||
         opt.pipeline > 100000)
         usage();
@@ -782,14 +869,16 @@ int main(int argc, char **argv)
     print_counts("total:", &total);
     printf("summary: requests=%llu ids=%llu s200=%llu s4xx=%llu s503=%llu retry503=%llu clock503=%llu "
            "sother=%llu malformed=%llu truncated=%llu invalid=%llu order=%llu dups=%llu connect=%llu "
-           "partial=%llu cut=%llu unannounced=%llu resets=%llu eof=%llu hung=%llu\n",
+           "partial=%llu cut=%llu unannounced=%llu resets=%llu eof=%llu hung=%llu pasthwm=%llu nohwm=%llu\n",
            (unsigned long long)n_requests, (unsigned long long)total.ids, (unsigned long long)total.s200,
            (unsigned long long)total.s4xx, (unsigned long long)total.s503, (unsigned long long)total.retry503,
            (unsigned long long)total.clock503, (unsigned long long)total.sother,
            (unsigned long long)n_malformed, (unsigned long long)n_truncated, (unsigned long long)n_invalid,
            (unsigned long long)n_order, (unsigned long long)n_dups, (unsigned long long)n_connect,
            (unsigned long long)n_partial, (unsigned long long)n_cut, (unsigned long long)n_unannounced, (unsigned long long)n_resets,
-           (unsigned long long)n_eof, (unsigned long long)still_open);
-    bool bad = n_malformed || n_truncated || n_invalid || n_order || n_dups || n_connect || still_open;
+           (unsigned long long)n_eof, (unsigned long long)still_open, (unsigned long long)n_pasthwm,
+           (unsigned long long)n_nohwm);
+    bool bad = n_malformed || n_truncated || n_invalid || n_order || n_dups || n_connect || still_open ||
+               n_pasthwm || n_nohwm;
     return bad ? 1 : 0;
 }

@@ -1,0 +1,184 @@
+# test_park.sh - a request that must wait is parked, never slept on: idmintd
+# runs under libfaketime with its clock FROZEN, so that a snowflake request
+# needing the next time unit cannot complete until the test moves the clock.
+# While it is parked, other connections (/healthz, /metrics, UUIDv7, the
+# RESP port) are answered; once the clock moves, it completes with correct
+# IDs. Also: replies on one connection stay in request order behind a
+# parked request, SIGTERM during a park drains it (answered in full, exit
+# 0), and a layout with one-second units parks across two unit boundaries.
+# Every check is deterministic (a frozen clock, the idmint_requests_parked
+# gauge, whether a client has had any byte); waits are bounded only so that
+# a server that blocks fails instead of hanging the test.
+# Usage: bash tests/server/test_park.sh IDMINTD IDMINT LOADCLIENT
+. "$(dirname "$0")/lib.sh"
+
+SNOWFLAKE='[1-9][0-9]{0,18}'
+UUID7='[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'
+if [ ! -e "$FAKETIME_LIB" ]; then
+    echo "test_park.sh: $FAKETIME_LIB is missing (Debian package libfaketime)" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+# Requests expected to be answered while another is parked get this long;
+# on a loop that serves them at once they take milliseconds.
+QUICK=(-m 5)
+NL=$'\n'
+
+# twitter_ms ID: the Unix ms of a twitter-layout snowflake (41-bit time
+# since 2010-11-04T01:42:54.657Z, 10-bit node, 12-bit sequence).
+twitter_ms() {
+    echo $((($1 >> 22) + 1288834974657))
+}
+# inspect_ms LAYOUT ID: the Unix ms idmint inspect decodes.
+inspect_ms() {
+    "$IDMINT" inspect --json --layout "$1" "$2" | grep -Eo '"unix_ms": -?[0-9]+' | grep -Eo -- '-?[0-9]+$'
+}
+# parked: idmintd reports at least one request parked now.
+parked() {
+    local v
+    v=$(metric idmint_requests_parked)
+    [[ $v =~ ^[0-9]+$ ]] && [ "$v" -ge 1 ]
+}
+# answered FILE...: a client has received at least one byte.
+answered() {
+    [ "$(cat "$@" 2>/dev/null | wc -c)" -gt 0 ]
+}
+# fetch NAME PATH: a background curl of PATH: headers to $T_DIR/NAME.head,
+# body to NAME.body, status to NAME.code; its PID is in FETCH_PID.
+fetch() {
+    rm -f "$T_DIR/$1".{head,body,code}
+    curl -s -m 120 -D "$T_DIR/$1.head" -o "$T_DIR/$1.body" -w '%{http_code}' "$BASE$2" >"$T_DIR/$1.code" &
+    FETCH_PID=$!
+    track "$FETCH_PID"
+}
+# fetched PID: the background client has finished (its PID is gone).
+fetched() {
+    ! running "$1"
+}
+
+# --- a parked request (twitter: 4,096 per ms; 5,000 need the next ms) -----------------
+
+step_clock +0
+start_server "${FAKETIME_ENV[@]}" --layout twitter --state-dir "$T_DIR/s1"
+# Every time used so far is at or below the real clock, so freezing at
+# the real time now is no step back, and "+0" later a step forward.
+T=$(now_ms)
+freeze_clock "$T"
+fetch big '/v1/ids/snowflake?count=5000'
+big=$FETCH_PID
+wait_until 15 parked
+expect "a snowflake request that needs the next ms, with the clock frozen, is parked (idmint_requests_parked >= 1)" \
+    "$(metric idmint_requests_parked)" -ge 1
+expect "... and not answered while the clock stays frozen (client running, no byte received)" \
+    "$(running $big && echo running):$(answered "$T_DIR"/big.{head,body} && echo answered)" = running:
+http "while a request is parked: /healthz answers on another connection" -- /healthz "${QUICK[@]}"
+http "while a request is parked: /metrics answers, with the parked request in idmint_requests_parked" \
+    -O "(.*$NL)?idmint_requests_parked [1-9][0-9]*($NL.*)?" -- /metrics "${QUICK[@]}"
+http "while a request is parked: /metrics has idmint_parks_total" -O "(.*$NL)?idmint_parks_total [1-9][0-9]*($NL.*)?" -- /metrics "${QUICK[@]}"
+http "while a request is parked: /metrics has idmint_hwm_persisted_unix_ms" -O "(.*$NL)?idmint_hwm_persisted_unix_ms [1-9][0-9]*($NL.*)?" -- /metrics "${QUICK[@]}"
+http "while a request is parked: UUIDv7 requests are answered" -L "$UUID7" -n 3 \
+    -- '/v1/ids/uuidv7?count=3' "${QUICK[@]}"
+check "while a request is parked: RESP PING answers" -o PONG -- redis-cli -p "$RESP_PORT" PING
+check "while a request is parked: RESP NEXT uuidv7 answers" -L "$UUID7" -n 1 -- redis-cli -p "$RESP_PORT" NEXT uuidv7
+expect "... and the parked request is still not answered (the clock is still frozen)" \
+    "$(running $big && echo running):$(answered "$T_DIR"/big.{head,body} && echo answered)" = running:
+step_clock +0
+wait_until 15 fetched "$big"
+wait "$big" 2>/dev/null
+expect "when the clock moves on, the parked request completes (HTTP 200)" "$(cat "$T_DIR/big.code")" = 200
+check "... with 5000 snowflakes" -L "$SNOWFLAKE" -n 5000 -- cat "$T_DIR/big.body"
+check "... distinct and strictly increasing" -- sort -c -u -n "$T_DIR/big.body"
+first=$(head -n 1 "$T_DIR/big.body")
+last=$(tail -n 1 "$T_DIR/big.body")
+expect "... the first minted at the frozen time ($T)" "$(twitter_ms "${first:-0}")" = "$T"
+expect "... the last at a later ms (the clock moved)" "$(twitter_ms "${last:-0}")" -gt "$T"
+expect "idmint inspect agrees on the time of the last" "$(inspect_ms twitter "${last:-0}")" = "$(twitter_ms "${last:-0}")"
+expect "the parked gauge is back to 0 once it completed" "$(metric idmint_requests_parked)" = 0
+expect "the park was counted (idmint_parks_total)" "$(metric idmint_parks_total)" -ge 1
+
+# --- replies on one connection stay in request order behind a parked one -------------
+
+T=$(now_ms)
+freeze_clock "$T"
+printf 'GET /v1/ids/snowflake?count=5000 HTTP/1.1\r\nHost: t\r\n\r\nGET /v1/ids/snowflake?count=1 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n' |
+    raw "$HTTP_PORT" 30 >"$T_DIR/pipe.out" &
+pipe=$!
+track $pipe
+wait_until 15 parked
+expect "pipelined behind a parked request: parked (idmint_requests_parked >= 1)" "$(metric idmint_requests_parked)" -ge 1
+expect "... nothing answered on that connection while the clock is frozen" \
+    "$(answered "$T_DIR/pipe.out" && echo answered)" = ''
+http "... /healthz answers meanwhile" -- /healthz "${QUICK[@]}"
+step_clock +0
+wait_until 30 fetched "$pipe"
+wait "$pipe" 2>/dev/null
+tr -d '\r' <"$T_DIR/pipe.out" >"$T_DIR/pipe.txt"
+expect "both pipelined requests are answered, 200 each" "$(grep -c '^HTTP/1.1 200' "$T_DIR/pipe.txt")" = 2
+grep -E "^$SNOWFLAKE\$" "$T_DIR/pipe.txt" >"$T_DIR/pipe.ids"
+expect "... 5000 + 1 snowflakes" "$(wc -l <"$T_DIR/pipe.ids")" = 5001
+check "... in request order: every ID increasing through both replies (the second's ID above every ID of the first)" \
+    -- sort -c -u -n "$T_DIR/pipe.ids"
+
+# --- SIGTERM during a park drains it ------------------------------------------------
+
+T=$(now_ms)
+freeze_clock "$T"
+fetch drain '/v1/ids/snowflake?count=5000'
+drain=$FETCH_PID
+wait_until 15 parked
+expect "SIGTERM during a park: a request is parked first" "$(metric idmint_requests_parked)" -ge 1
+kill -TERM "$SRV_PID"
+wait_until 10 grep -q 'received SIGTERM' "$SRV_LOG"
+check "... the loop handles SIGTERM while the request is parked (logged with the clock still frozen)" \
+    -O '.*received SIGTERM.*' -- grep 'received SIGTERM' "$SRV_LOG"
+expect "... the server waits for the parked request (still running, clock still frozen)" \
+    "$(running "$SRV_PID" && echo running)" = running
+step_clock +0
+wait_until 20 fetched "$drain"
+wait "$drain" 2>/dev/null
+expect "... the parked request is answered (200) once the clock moves" "$(cat "$T_DIR/drain.code")" = 200
+check "... in full: 5000 snowflakes, strictly increasing" -L "$SNOWFLAKE" -n 5000 \
+    --sh "sort -c -u -n '$T_DIR/drain.body' && cat '$T_DIR/drain.body'"
+expect "... with Connection: close" "$(tr -d '\r' <"$T_DIR/drain.head" | grep -ci '^Connection: close$')" = 1
+wait_server 12
+expect "... and idmintd exits 0 after the drain" "$SRV_STATUS" = 0
+
+# --- one-second units: count=600 at 256 per unit needs three units -------------------------
+
+L1S=time=41,node=10,seq=8,unit=1s
+step_clock +0
+start_server "${FAKETIME_ENV[@]}" --layout "$L1S" --state-dir "$T_DIR/s2"
+# The next whole second: a step forward of less than a second.
+T=$((($(now_ms) / 1000 + 1) * 1000))
+freeze_clock "$T"
+fetch slow '/v1/ids/snowflake?count=600'
+slow=$FETCH_PID
+wait_until 15 parked
+expect "unit=1s, count=600: parked in the first unit (idmint_requests_parked >= 1)" \
+    "$(metric idmint_requests_parked)" -ge 1
+http "... /healthz answers while it is parked" -- /healthz "${QUICK[@]}"
+expect "... not answered in the first unit" \
+    "$(running $slow && echo running):$(answered "$T_DIR"/slow.{head,body} && echo answered)" = running:
+freeze_clock $((T + 1000))
+# The request needs a third unit: whatever idmintd did with the second,
+# it is still parked, and /healthz must still answer.
+wait_until 15 parked
+http "... in the second unit, /healthz still answers" -- /healthz "${QUICK[@]}"
+expect "... and it is still parked, not answered (it needs a third unit)" \
+    "$(metric idmint_requests_parked):$(running $slow && echo running):$(answered "$T_DIR"/slow.{head,body} && echo answered)" \
+    = 1:running:
+# The clock runs on from T + 1000 (whether idmintd looked at the clock
+# while it read T + 1000 or not: a frozen T + 2000 now could skip that unit
+# and leave the request a fourth to wait for).
+clock_at $((T + 1000))
+wait_until 15 fetched "$slow"
+wait "$slow" 2>/dev/null
+expect "... once the clock runs, it completes (200)" "$(cat "$T_DIR/slow.code")" = 200
+check "... with 600 snowflakes, strictly increasing" -L "$SNOWFLAKE" -n 600 \
+    --sh "sort -c -u -n '$T_DIR/slow.body' && cat '$T_DIR/slow.body'"
+expect "... the first in the first unit" "$(inspect_ms "$L1S" "$(head -n 1 "$T_DIR/slow.body")")" = "$T"
+expect "... the last in the third unit or later" "$(inspect_ms "$L1S" "$(tail -n 1 "$T_DIR/slow.body")")" -ge $((T + 2000))
+stop_server TERM
+expect "exit 0 at the end" "$SRV_STATUS" = 0
+finish
