@@ -36,6 +36,7 @@
 
 #define MARK_LEN 16
 #define RETRY_MS 1000
+#define CHECK_MS 1000
 
 static int64_t clock_ms(void)
 {
@@ -188,12 +189,21 @@ static void remake(idms_hwm *h)
     h->fd = fd;
     h->lock_fd = lock;
     h->work_why[0] = '\0';
+    h->work_remade = true;
 }
 
 static void on_work(uv_work_t *w)
 {
     idms_hwm *h = w->data;
     h->work_why[0] = '\0';
+    h->work_remade = false;
+    if (h->work_check_only) {
+        /* The periodic look: is the durable mark still where a restart
+         * would read it? */
+        if (!still_there(h, h->fd))
+            remake(h);
+        return;
+    }
     if (write_mark(h->fd, h->target_ms) != 0) {
         snprintf(h->work_why, sizeof h->work_why, "cannot write the time high-water mark %s/hwm: %s",
                  h->dir, strerror(errno));
@@ -219,7 +229,11 @@ static void on_work_done(uv_work_t *w, int status)
     idms_server *s = h->server;
     h->in_flight = false;
     if (status == 0 && h->work_why[0] == '\0') {
-        s->metrics.reserve_writes++;
+        if (h->work_remade)
+            idms_log(IDMS_LOG_WARN, "the state directory %s was removed or replaced: made it again, "
+                     "with the lock and the mark", h->dir);
+        if (!h->work_check_only)
+            s->metrics.reserve_writes++;
         if (h->target_ms > h->durable_ms) {
             h->durable_ms = h->target_ms;
             idm_snowflake_set_ceiling(s->sf, h->durable_ms);
@@ -247,15 +261,30 @@ static void on_work_done(uv_work_t *w, int status)
     idms_conn_wake_ceiling(s);
 }
 
-static void request_write(idms_server *s, int64_t target)
+static void queue_work(idms_server *s, int64_t target, bool check_only)
 {
     idms_hwm *h = &s->hwm;
     if (h->in_flight)
         return;
     h->target_ms = target;
+    h->work_check_only = check_only;
     h->work.data = h;
     if (uv_queue_work(s->loop, &h->work, on_work, on_work_done) == 0)
         h->in_flight = true;
+}
+
+static void request_write(idms_server *s, int64_t target)
+{
+    queue_work(s, target, false);
+}
+
+/* Every CHECK_MS: a deleted or replaced state directory is noticed even
+ * while no write is due (a restart would not find the mark there). */
+static void on_check(uv_timer_t *t)
+{
+    idms_server *s = t->data;
+    if (s->hwm.enabled && !s->hwm.failing && !s->hwm.in_flight)
+        queue_work(s, s->hwm.durable_ms, true);
 }
 
 /* ---- the loop side ------------------------------------------------------ */
@@ -364,6 +393,11 @@ void idms_hwm_start(idms_server *s)
     uv_timer_init(s->loop, &s->hwm.retry);
     s->hwm.retry.data = s;
     uv_unref((uv_handle_t *)&s->hwm.retry);
+    uv_timer_init(s->loop, &s->hwm.check);
+    s->hwm.check.data = s;
+    if (s->hwm.enabled)
+        uv_timer_start(&s->hwm.check, on_check, CHECK_MS, CHECK_MS);
+    uv_unref((uv_handle_t *)&s->hwm.check);
 }
 
 void idms_hwm_close(idms_server *s)

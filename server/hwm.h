@@ -38,7 +38,10 @@ typedef struct idms_hwm {
     char why[1400];       /* why it failed */
     bool retry_armed;
     uv_work_t work;
-    uv_timer_t retry;
+    uv_timer_t retry;      /* after a failure, every second */
+    uv_timer_t check;      /* every second: is the mark still there? */
+    bool work_check_only;  /* the work only checks (and remakes) */
+    bool work_remade;      /* the work made the directory again */
     /* Results of the write, for the loop thread. */
     int work_errno;
     char work_why[1400];

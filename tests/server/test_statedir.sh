@@ -94,21 +94,39 @@ kill -TERM $fourth
 wait $fourth
 
 # --- the state directory deleted under a running server --------------------------------
+# idmintd looks every second: a deleted directory is made again (with the
+# lock and a mark no lower than the durable one), and said once; one that
+# cannot be made again (a file in its place) makes /readyz 503 with the
+# reason, logged once however many requests come, until it can.
 
 SD=$T_DIR/state2
 start_server --state-dir "$SD"
 http "a fresh state directory: ready" -- /readyz
 http "... serves snowflakes" -L "$SNOWFLAKE" -n 1 -- /v1/ids/snowflake
+durable=$(metric idmint_hwm_persisted_unix_ms)
+rm -rf "$SD"
+remade() { [ -s "$SD/hwm" ] && [ -e "$SD/lock" ]; }
+wait_until 10 remade
+check "state directory deleted: it is made again with the mark" -s 0 -- test -s "$SD/hwm"
+expect "... the mark in it is not below the durable one ($(hwm_mark "$SD") >= $durable)" \
+    "$(hwm_mark "$SD")" -ge "$durable"
+check "... and the lock is held again (a second idmintd is refused)" -s 1 -- \
+    timeout 10 "$IDMINTD" --http "127.0.0.1:$(random_port)" --resp "127.0.0.1:$(random_port)" \
+    --state-dir "$SD"
+wait_until 5 grep -q 'made it again' "$SRV_LOG"
+check "... said once in the log" -o 1 -- grep -c 'made it again' "$SRV_LOG"
+http "... /readyz is 200" -- /readyz
+http "... snowflakes are served" -L "$SNOWFLAKE" -n 3 -- '/v1/ids/snowflake?count=3'
+
 log_lines=$(wc -l <"$SRV_LOG")
 rm -rf "$SD"
-# Snowflakes keep being asked for, so that a server that only notices
-# when it next writes the mark notices too.
+: >"$SD" # a file where the directory was: it cannot be made again
 not_ready_now() {
     curl -s -o /dev/null "$BASE/v1/ids/snowflake?count=1000"
     [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 503 ]
 }
 wait_until 10 not_ready_now
-http "state directory deleted: /readyz is 503 with the reason (the state directory / high-water mark)" \
+http "state directory replaced by a file: /readyz is 503 with the reason (the state directory / high-water mark)" \
     -s 503 -O '.*([Ss]tate dir|high-water mark).*' -- /readyz
 check "... and stays so" -o 503 -- curl -s -o /dev/null -w '%{http_code}\n' "$BASE/readyz"
 "$LOADCLIENT" --http "127.0.0.1:$HTTP_PORT" --path '/v1/ids/snowflake?count=100' --path /readyz \
@@ -116,13 +134,20 @@ check "... and stays so" -o 503 -- curl -s -o /dev/null -w '%{http_code}\n' "$BA
     >"$T_DIR/gone.out" 2>"$T_DIR/gone.err"
 requests=$(kv "$T_DIR/gone.out" requests)
 expect "... many requests meanwhile ($requests)" "${requests:-0}" -ge 200
+http "... a request past the durable mark gets 503 naming it, not a 500" -s 503 \
+    -O '.*high-water mark.*' -- '/v1/ids/snowflake?count=1'
 tail -n +$((log_lines + 1)) "$SRV_LOG" >"$T_DIR/gone.log"
 n_logged=$(grep -ciE 'state dir|high-water|hwm' "$T_DIR/gone.log")
 expect "... the error is logged" "$n_logged" -ge 1
 expect "... once, not per request: at most a few lines after $requests requests (got $n_logged: $(head -n 3 "$T_DIR/gone.log" | cut -c 1-200 | paste -sd '|'))" \
     "$n_logged" -le 5
+rm -f "$SD"
+ready_now() { [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 200 ]; }
+wait_until 10 ready_now
+http "... once the directory can be made again: ready by itself" -- /readyz
+http "... and serving" -L "$SNOWFLAKE" -n 1 -- /v1/ids/snowflake
 stop_server TERM
-expect "... it still stops when asked" "$SRV_STATUS" != timeout
+expect "... it still stops when asked" "$SRV_STATUS" = 0
 
 # --- a kill -9 restart: the wait is for the high-water mark -------------------------------
 
