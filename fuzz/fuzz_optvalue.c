@@ -1,0 +1,116 @@
+/*
+ * fuzz/fuzz_optvalue.c - the option values the CLI and idmintd share
+ * (common/optvalue.c): counts and milliseconds within a range, epochs,
+ * and a layout with an epoch and a node.
+ *
+ * The input is split at its first newline into two NUL-terminated texts
+ * (a NUL byte inside ends a text early, as argv would).
+ * Properties:
+ *  - every call returns 0 or -1; on -1 the message is a NUL-terminated
+ *    sentence inside its buffer and the output is untouched;
+ *  - an accepted whole number or millisecond count lies in its range, and
+ *    its decimal text is accepted again as the same value;
+ *  - an accepted epoch, printed as Unix ms, is accepted again unchanged;
+ *  - an accepted layout formats, and the formatted layout resolves to the
+ *    same layout; a node accepted for it is at most its largest node.
+ */
+#include "harness.h"
+#include "optvalue.h"
+
+#include <inttypes.h>
+
+static void check_msg(const char *msg, size_t cap)
+{
+    FUZZ_CHECK(memchr(msg, '\0', cap) != NULL);
+    FUZZ_CHECK(msg[0] != '\0');
+}
+
+static void whole(const char *text, const idmx_range *r)
+{
+    char msg[IDMX_OPT_MSG_CAP];
+    uint64_t v = 12345, again = 0;
+    if (idmx_parse_whole("-n", text, r, &v, msg, sizeof msg) != 0) {
+        check_msg(msg, sizeof msg);
+        FUZZ_CHECK(v == 12345);
+        return;
+    }
+    FUZZ_CHECK(v >= r->min && v <= r->max);
+    char back[32];
+    snprintf(back, sizeof back, "%" PRIu64, v);
+    FUZZ_CHECK(idmx_parse_whole("-n", back, r, &again, msg, sizeof msg) == 0 && again == v);
+}
+
+static void ms(const char *text, const idmx_range *r)
+{
+    char msg[IDMX_OPT_MSG_CAP];
+    int64_t v = -7;
+    if (idmx_parse_ms("--reserve", text, r, &v, msg, sizeof msg) != 0) {
+        check_msg(msg, sizeof msg);
+        FUZZ_CHECK(v == -7);
+        return;
+    }
+    FUZZ_CHECK(v >= 0 && (uint64_t)v >= r->min && (uint64_t)v <= r->max);
+}
+
+static void epoch(const char *text)
+{
+    char msg[IDMX_OPT_MSG_CAP];
+    int64_t v = 0, again = 1;
+    if (idmx_parse_epoch(text, &v, msg, sizeof msg) != 0) {
+        check_msg(msg, sizeof msg);
+        return;
+    }
+    char back[32];
+    snprintf(back, sizeof back, "%" PRId64, v);
+    FUZZ_CHECK(idmx_parse_epoch(back, &again, msg, sizeof msg) == 0 && again == v);
+}
+
+static void layout(const char *spec, const char *ep, const char *node)
+{
+    char msg[IDMX_OPT_MSG_CAP];
+    idm_sf_layout l, again;
+    if (idmx_layout_resolve(spec, ep, &l, msg, sizeof msg) != 0) {
+        check_msg(msg, sizeof msg);
+        return;
+    }
+    char text[IDM_SF_SPEC_CAP];
+    FUZZ_CHECK(idm_sf_layout_format(&l, text, sizeof text) == IDM_OK);
+    FUZZ_CHECK(idmx_layout_resolve(text, NULL, &again, msg, sizeof msg) == 0);
+    FUZZ_CHECK(again.epoch_ms == l.epoch_ms && again.unit_ms == l.unit_ms);
+    FUZZ_CHECK(memcmp(again.bits, l.bits, sizeof l.bits) == 0);
+    FUZZ_CHECK(memcmp(again.order, l.order, sizeof l.order) == 0);
+    char name[IDM_SF_SPEC_CAP];
+    idmx_layout_name(&l, name, sizeof name);
+    FUZZ_CHECK(name[0] != '\0');
+    uint64_t n = 0;
+    if (idmx_parse_node("--node", node, &l, &n, msg, sizeof msg) == 0)
+        FUZZ_CHECK(n <= idm_sf_layout_max_node(&l));
+    else
+        check_msg(msg, sizeof msg);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 4096)
+        return 0;
+    char *a = malloc(size + 1), *b;
+    FUZZ_CHECK(a != NULL);
+    memcpy(a, data, size);
+    a[size] = '\0';
+    char *nl = memchr(a, '\n', size);
+    if (nl != NULL) {
+        *nl = '\0';
+        b = nl + 1;
+    } else {
+        b = a + size;
+    }
+    whole(a, &idmx_range_count);
+    whole(a, &idmx_range_max_count);
+    ms(a, &idmx_range_reserve_ms);
+    ms(a, &idmx_range_max_rewind_ms);
+    epoch(a);
+    layout(a, b[0] ? b : NULL, b);
+    layout("twitter", a, b);
+    free(a);
+    return 0;
+}
