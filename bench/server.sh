@@ -2,51 +2,96 @@
 # shellcheck disable=SC2317 # functions run through start() and traps
 # idmintd under load, side by side with nginx and redis-server (bench/SERVER.md):
 #
-#   bench/server.sh [--quick]
+#   bench/server.sh [--quick] [--only SECTION[,SECTION...]] [--old IDMINTD]
 #
 # 1. installs what is missing of wrk, nginx-light, redis-server, redis-tools
 #    and curl (Debian's packages; apt-get update only when something is);
-# 2. builds idmintd in Release into build-srvbench/;
+# 2. builds idmintd in Release into build-srvbench/, and the /healthz
+#    prober bench/healthz_probe.c next to it;
 # 3. starts idmintd (--state-dir in the build dir, --log-level warn, default
 #    node), nginx twice (1 and 2 worker processes, a generated nginx.conf
 #    whose only location returns a one-line static body) and redis-server
 #    (--save '' --appendonly no), each on a free loopback port, in the
 #    foreground of a background job, and stops each by its PID;
-# 4. HTTP: wrk -t1 -c64 --latency against idmintd's /v1/ids/snowflake,
+# 4. http: wrk -t1 -c64 --latency against idmintd's /v1/ids/snowflake,
 #    /v1/ids/uuidv7, /v1/ids/snowflake?count=100 and both nginx instances,
-#    interleaved, 3 rounds of 5 s; RESP: redis-benchmark -c 50
+#    interleaved, 3 rounds of 5 s; resp: redis-benchmark -c 50
 #    `NEXT snowflake` against idmintd and `INCR counter` against
 #    redis-server, without pipelining (-n 1,000,000) and with -P 16
-#    (-n 4,000,000), interleaved, 2 rounds; each line's best run counts
-#    (the machine is shared: other work only slows a run down), and every
-#    run is listed; memory from /proc/PID/status;
+#    (-n 4,000,000), interleaved, 3 rounds; each ratio is given as the
+#    best run against the best run, and as the min / median over the rounds
+#    of each idmintd run against the peer's run of the same round (the
+#    median is judged against the goal); memory from /proc/PID/status;
+#    healthz: /healthz latency (p50, p99, max) probed every 5 ms on one
+#    keep-alive connection, idle and while 4 wrk clients request
+#    /v1/ids/snowflake?count=10000 on --layout sonyflake (and count=600 on
+#    time=41,node=10,seq=8,unit=1s) in a loop: 3 rounds of 10 s per layout,
+#    each on a fresh idmintd, for this tree's idmintd and, with --old, for
+#    another build in the same run, side by side;
 # 5. checks that idmintd survived every run, answered no error (wrk's
 #    "Non-2xx or 3xx responses", socket errors, /metrics error classes) and
 #    that its /metrics counters match what the clients counted;
-# 6. prints the machine and ONE table with the ratios, and writes them to
+# 6. prints the machine and the tables, and writes them to
 #    build-srvbench/server-results.md (raw tool output: build-srvbench/srvbench/).
 #
-# --quick: 1 round, of 2 s per HTTP line, -n 100,000 / 400,000 for RESP.
-# IDM_SRVBENCH_BUILD moves the build directory, IDM_SRVBENCH_PORT the first
-# port tried (default 47180). A report, not a test: exit 0 when goals are
-# missed; non-zero only when something failed to build or run, or a check on
-# idmintd failed (crash, hang, error responses, counters off).
+# --quick: 1 round, of 2 s per HTTP line, -n 100,000 / 400,000 for RESP,
+# 3 s per healthz layout. --only runs some of the sections http, resp and
+# healthz (default: all). --old IDMINTD (or IDMINTD_OLD=IDMINTD; a binary or
+# a build directory holding one) adds that idmintd to the healthz section,
+# e.g. a build of the commit before a change. IDM_SRVBENCH_BUILD moves the
+# build directory, IDM_SRVBENCH_PORT the first port tried (default: a
+# random one from 20000 to 59999). A report, not a test: exit 0 when goals
+# are missed; non-zero only when something failed to build or run, or a
+# check on idmintd failed (crash, hang, error responses, counters off).
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${IDM_SRVBENCH_BUILD:-$root/build-srvbench}
 quick=0
+only=http,resp,healthz
+old=${IDMINTD_OLD-}
 usage() {
-    echo "usage: bench/server.sh [--quick]" >&2
+    echo "usage: bench/server.sh [--quick] [--only http,resp,healthz] [--old IDMINTD]" >&2
     exit 2
 }
 while (($#)); do
     case $1 in
     --quick) quick=1 ;;
+    --only)
+        (($# >= 2)) || usage
+        only=$2
+        shift
+        ;;
+    --only=*) only=${1#--only=} ;;
+    --old)
+        (($# >= 2)) || usage
+        old=$2
+        shift
+        ;;
+    --old=*) old=${1#--old=} ;;
     *) usage ;;
     esac
     shift
 done
+do_http=0 do_resp=0 do_healthz=0
+IFS=, read -ra sections <<<"$only"
+for sec in "${sections[@]}"; do
+    case $sec in
+    http) do_http=1 ;;
+    resp) do_resp=1 ;;
+    healthz) do_healthz=1 ;;
+    *) usage ;;
+    esac
+done
+((do_http + do_resp + do_healthz)) || usage
+if [[ -n $old ]]; then
+    [[ -d $old ]] && old=$old/idmintd
+    if [[ ! -x $old ]]; then
+        echo "bench/server.sh: --old: $old is not an executable idmintd" >&2
+        exit 2
+    fi
+    old=$(cd "$(dirname "$old")" && pwd)/$(basename "$old")
+fi
 
 log() {
     printf 'bench/server.sh: %s\n' "$*" >&2
@@ -61,17 +106,29 @@ wrk_conns=64
 rb_conns=50
 if ((quick)); then
     wrk_secs=2 rounds=1 rb_rounds=1 rb_n=100000 rb_np=400000
+    hz_secs=3 hz_rounds=1 hz_idle_secs=1 hz_alone_n=1
 else
-    wrk_secs=5 rounds=3 rb_rounds=2 rb_n=1000000 rb_np=4000000
+    wrk_secs=5 rounds=3 rb_rounds=3 rb_n=1000000 rb_np=4000000
+    hz_secs=10 hz_rounds=3 hz_idle_secs=2 hz_alone_n=3
 fi
 rb_pipe=16
 rb_timeout=120 # s; a hung server would keep redis-benchmark waiting forever
+# healthz: LAYOUT|COUNT per line (sonyflake: 256 IDs per 10 ms, so 10,000
+# take ~390 ms of clock; the 1 s unit: 256 per s, so 600 take ~2.3 s).
+hz_layouts=("sonyflake|10000" "time=41,node=10,seq=8,unit=1s|600")
+hz_clients=4      # wrk connections requesting COUNT in a loop
+hz_interval_ms=5  # one /healthz probe due every 5 ms
+hz_warm=1         # s of load before the probe starts
+hz_wrk_timeout=60 # s; wrk's per-request timeout (4 clients at 256 IDs/s: ~9 s a request)
 
 # --- 1. dependencies ----------------------------------------------------------
 
 # command -> Debian package
-deps=(wrk:wrk nginx:nginx-light redis-server:redis-server redis-benchmark:redis-tools
-    redis-cli:redis-tools curl:curl)
+deps=(curl:curl)
+((do_http || do_healthz)) && deps+=(wrk:wrk)
+((do_http)) && deps+=(nginx:nginx-light)
+((do_resp)) && deps+=(redis-server:redis-server redis-benchmark:redis-tools redis-cli:redis-tools)
+((do_healthz)) && deps+=(cc:gcc)
 missing=()
 for d in "${deps[@]}"; do
     cmd=${d%%:*} pkg=${d#*:}
@@ -101,6 +158,12 @@ if ! cmake -S "$root" -B "$out" -DCMAKE_BUILD_TYPE=Release -DIDM_TESTS=OFF -DIDM
     exit 1
 fi
 idmintd=$out/idmintd
+probe=$out/healthz_probe
+if ((do_healthz)) &&
+    ! "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -o "$probe" "$root/bench/healthz_probe.c" >&2; then
+    log "FAILED: the build of bench/healthz_probe.c"
+    exit 1
+fi
 
 # --- helpers ------------------------------------------------------------------
 
@@ -129,7 +192,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # A loopback port nobody listens on, from $next_port upwards.
-next_port=${IDM_SRVBENCH_PORT:-47180}
+next_port=${IDM_SRVBENCH_PORT:-$((20000 + RANDOM % 40000))}
 free_port() { # -> port (not in a subshell: next_port moves on)
     local p=$next_port
     while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do
@@ -175,12 +238,12 @@ tree_kib() { # PID FIELD: summed over the tree
     echo "$sum"
 }
 
-metric() { # NAME-WITH-LABELS: one value from idmintd's /metrics
-    curl -s --max-time 5 "http://127.0.0.1:$idm_http/metrics" |
+metric() { # NAME-WITH-LABELS [PORT]: one value from idmintd's /metrics
+    curl -s --max-time 5 "http://127.0.0.1:${2:-$idm_http}/metrics" |
         awk -v k="$1" 'index($0, k " ") == 1 { print $2; found = 1 } END { if (!found) print 0 }'
 }
-metric_errors() { # ROUTE: responses not 2xx on that route (all classes but 2xx)
-    curl -s --max-time 5 "http://127.0.0.1:$idm_http/metrics" |
+metric_errors() { # ROUTE [PORT]: responses not 2xx on that route (all classes but 2xx)
+    curl -s --max-time 5 "http://127.0.0.1:${2:-$idm_http}/metrics" |
         awk -v r="$1" 'index($0, "idmint_requests_total{route=\"" r "\",") == 1 && $0 !~ /status="2xx"/ { s += $2 }
                        END { print s + 0 }'
 }
@@ -214,7 +277,8 @@ idm_up() {
 # Latency text ("676.00us", "1.24ms", "1.01s") or milliseconds -> a short form.
 fmt_lat_ms() { # MS
     awk -v v="$1" 'BEGIN { if (v == "") { print "—"; exit }
-        if (v < 1) printf "%.0f µs", v * 1000; else if (v < 100) printf "%.2f ms", v; else printf "%.0f ms", v }'
+        if (v < 1) printf "%.0f µs", v * 1000; else if (v < 100) printf "%.2f ms", v
+        else if (v < 1000) printf "%.0f ms", v; else printf "%.2f s", v / 1000 }'
 }
 wrk_lat_ms() { # "676.00us" -> 0.676
     awk -v v="$1" 'BEGIN { u = v; sub(/^[0-9.]+/, "", u); n = v + 0
@@ -321,19 +385,49 @@ start() { # COMMAND...: up to 3 tries
     done
     return 1
 }
-start start_idmintd || exit 1
-start start_nginx nginx1 1 || exit 1
-ngx1_pid=$started_pid ngx1_port=$started_port
-start start_nginx nginx2 2 || exit 1
-ngx2_pid=$started_pid ngx2_port=$started_port
-start start_redis || exit 1
+idm_pid='' ngx1_pid='' ngx2_pid='' redis_pid=''
+idm_idle='' ngx1_idle='' ngx2_idle='' redis_idle=''
+if ((do_http || do_resp)); then
+    start start_idmintd || exit 1
+    if ((do_http)); then
+        start start_nginx nginx1 1 || exit 1
+        ngx1_pid=$started_pid ngx1_port=$started_port
+        start start_nginx nginx2 2 || exit 1
+        ngx2_pid=$started_pid ngx2_port=$started_port
+    fi
+    if ((do_resp)); then
+        start start_redis || exit 1
+    fi
+    sleep 0.5
+    idm_idle=$(status_kib "$idm_pid" VmRSS)
+    if ((do_http)); then
+        ngx1_idle=$(tree_kib "$ngx1_pid" VmRSS)
+        ngx2_idle=$(tree_kib "$ngx2_pid" VmRSS)
+        log "ports: idmintd http $idm_http resp $idm_resp, nginx $ngx1_port (1 worker) $ngx2_port (2 workers)"
+    fi
+    if ((do_resp)); then
+        redis_idle=$(status_kib "$redis_pid" VmRSS)
+        log "ports: idmintd resp $idm_resp, redis $redis_port"
+    fi
+fi
 
-sleep 0.5
-idm_idle=$(status_kib "$idm_pid" VmRSS)
-ngx1_idle=$(tree_kib "$ngx1_pid" VmRSS)
-ngx2_idle=$(tree_kib "$ngx2_pid" VmRSS)
-redis_idle=$(status_kib "$redis_pid" VmRSS)
-log "ports: idmintd http $idm_http resp $idm_resp, nginx $ngx1_port (1 worker) $ngx2_port (2 workers), redis $redis_port"
+# Each run's req/s by KEY:ROUND, for the ratios round by round.
+declare -A round_rps
+# round_ratios KEY PEERKEY -> "MIN MEDIAN N": KEY's run against PEERKEY's run
+# of the same round, over the rounds where both ran (the median of an even
+# number is the mean of the middle two).
+round_ratios() {
+    local r list=
+    for ((r = 1; r <= 100; r++)); do
+        [[ -n ${round_rps[$1:$r]-} && -n ${round_rps[$2:$r]-} ]] || continue
+        list+="$(awk -v a="${round_rps[$1:$r]}" -v b="${round_rps[$2:$r]}" 'BEGIN { if (b > 0) print a / b }') "
+    done
+    # shellcheck disable=SC2086 # one ratio per word
+    printf '%s\n' $list | sort -g | awk 'NF { v[++n] = $1 }
+        END { if (!n) { print "— — 0"; exit }
+              m = n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+              printf "%.2f %.2f %d\n", v[1], m, n }'
+}
 
 # --- 4a. HTTP -----------------------------------------------------------------
 
@@ -365,6 +459,7 @@ run_wrk() {
 declare -A runs # KEY -> every run's req/s
 keep_best() { # KEY
     runs[$1]+="${runs[$1]:+, }$(fmt_int "$w_rps")"
+    round_rps[$1:$round]=$w_rps
     if [[ -z ${rps[$1]-} ]] || awk -v a="$w_rps" -v b="${rps[$1]}" 'BEGIN { exit !(a > b) }'; then
         rps[$1]=$w_rps p50[$1]=$w_p50 p99[$1]=$w_p99
     fi
@@ -409,23 +504,25 @@ idm_wrk() { # KEY PATH FORMAT COUNT
     idm_http_errors=$((idm_http_errors + e1 - e0))
 }
 
-ngx1_url="http://127.0.0.1:$ngx1_port/"
-ngx2_url="http://127.0.0.1:$ngx2_port/"
-log "HTTP: warm-up (1 s each)"
-for u in "$ngx1_url" "$ngx2_url" "http://127.0.0.1:$idm_http/v1/ids/snowflake"; do
-    timeout 30 wrk -t"$wrk_threads" -c"$wrk_conns" -d1s "$u" >>"$work/wrk-warmup.txt" 2>&1 || {
-        log "FAILED: wrk warm-up against $u"
-        exit 1
-    }
-done
-for ((round = 1; round <= rounds; round++)); do
-    log "HTTP: round $round of $rounds (wrk -t$wrk_threads -c$wrk_conns -d${wrk_secs}s --latency)"
-    run_wrk nginx1 "$ngx1_url" && keep_best nginx1 || failed=1
-    idm_wrk sf /v1/ids/snowflake snowflake 1 && keep_best sf
-    run_wrk nginx2 "$ngx2_url" && keep_best nginx2 || failed=1
-    idm_wrk uuidv7 /v1/ids/uuidv7 uuidv7 1 && keep_best uuidv7
-    idm_wrk sf100 '/v1/ids/snowflake?count=100' snowflake 100 && keep_best sf100
-done
+if ((do_http)); then
+    ngx1_url="http://127.0.0.1:$ngx1_port/"
+    ngx2_url="http://127.0.0.1:$ngx2_port/"
+    log "HTTP: warm-up (1 s each)"
+    for u in "$ngx1_url" "$ngx2_url" "http://127.0.0.1:$idm_http/v1/ids/snowflake"; do
+        timeout 30 wrk -t"$wrk_threads" -c"$wrk_conns" -d1s "$u" >>"$work/wrk-warmup.txt" 2>&1 || {
+            log "FAILED: wrk warm-up against $u"
+            exit 1
+        }
+    done
+    for ((round = 1; round <= rounds; round++)); do
+        log "HTTP: round $round of $rounds (wrk -t$wrk_threads -c$wrk_conns -d${wrk_secs}s --latency)"
+        run_wrk nginx1 "$ngx1_url" && keep_best nginx1 || failed=1
+        idm_wrk sf /v1/ids/snowflake snowflake 1 && keep_best sf
+        run_wrk nginx2 "$ngx2_url" && keep_best nginx2 || failed=1
+        idm_wrk uuidv7 /v1/ids/uuidv7 uuidv7 1 && keep_best uuidv7
+        idm_wrk sf100 '/v1/ids/snowflake?count=100' snowflake 100 && keep_best sf100
+    done
+fi
 
 # --- 4b. RESP -----------------------------------------------------------------
 
@@ -451,6 +548,7 @@ run_rb() {
     IFS=, read -r _ r_rps _ _ r_p50 _ r_p99 _ <<<"$line"
     log "$key: $(fmt_int "$r_rps") req/s, p50 $(fmt_lat_ms "$r_p50"), p99 $(fmt_lat_ms "$r_p99")"
     runs[$key]+="${runs[$key]:+, }$(fmt_int "$r_rps")"
+    round_rps[$key:$round]=$r_rps
     if [[ -z ${rb_rps[$key]-} ]] || awk -v a="$r_rps" -v b="${rb_rps[$key]}" 'BEGIN { exit !(a > b) }'; then
         rb_rps[$key]=$r_rps rb_p50[$key]=$r_p50 rb_p99[$key]=$r_p99
     fi
@@ -478,62 +576,230 @@ idm_rb() { # KEY N PIPELINE
     fi
 }
 
-log "RESP: warm-up"
-timeout 30 redis-benchmark -h 127.0.0.1 -p "$redis_port" -c "$rb_conns" -n 20000 -q INCR counter >/dev/null 2>&1
-idm_up "the HTTP runs" &&
-    timeout 30 redis-benchmark -h 127.0.0.1 -p "$idm_resp" -c "$rb_conns" -n 20000 -q NEXT snowflake >/dev/null 2>&1
-log "RESP: redis-benchmark -c $rb_conns -n $rb_n (no pipelining), -n $rb_np -P $rb_pipe"
-for ((round = 1; round <= rb_rounds; round++)); do
-    log "RESP: round $round of $rb_rounds"
-    run_rb redis1 "$redis_port" "$rb_n" 1 INCR counter || failed=1
-    idm_rb idm1 "$rb_n" 1
-    run_rb redis16 "$redis_port" "$rb_np" "$rb_pipe" INCR counter || failed=1
-    idm_rb idm16 "$rb_np" "$rb_pipe"
-done
+if ((do_resp)); then
+    log "RESP: warm-up"
+    timeout 30 redis-benchmark -h 127.0.0.1 -p "$redis_port" -c "$rb_conns" -n 20000 -q INCR counter >/dev/null 2>&1
+    idm_up "the HTTP runs" &&
+        timeout 30 redis-benchmark -h 127.0.0.1 -p "$idm_resp" -c "$rb_conns" -n 20000 -q NEXT snowflake >/dev/null 2>&1
+    log "RESP: redis-benchmark -c $rb_conns -n $rb_n (no pipelining), -n $rb_np -P $rb_pipe"
+    for ((round = 1; round <= rb_rounds; round++)); do
+        log "RESP: round $round of $rb_rounds"
+        run_rb redis1 "$redis_port" "$rb_n" 1 INCR counter || failed=1
+        idm_rb idm1 "$rb_n" 1
+        run_rb redis16 "$redis_port" "$rb_np" "$rb_pipe" INCR counter || failed=1
+        idm_rb idm16 "$rb_np" "$rb_pipe"
+    done
+fi
 
 # --- 4c. memory, then stop ----------------------------------------------------
 
-if idm_up "the RESP runs"; then
-    exhaustion=$(metric idmint_sequence_exhaustion_waits_total)
-    rewinds=$(metric idmint_clock_rewinds_total)
-    checks+=("- info: snowflake sequence-exhaustion waits $(fmt_int "$exhaustion"), clock rewinds $(fmt_int "$rewinds") (/metrics)")
+if ((do_http || do_resp)); then
+    if idm_up "the HTTP and RESP runs"; then
+        exhaustion=$(metric idmint_sequence_exhaustion_waits_total)
+        rewinds=$(metric idmint_clock_rewinds_total)
+        checks+=("- info: snowflake sequence-exhaustion waits $(fmt_int "$exhaustion"), clock rewinds $(fmt_int "$rewinds") (/metrics)")
+    fi
+
+    idm_hwm=$(status_kib "$idm_pid" VmHWM) idm_rss=$(status_kib "$idm_pid" VmRSS)
+    if ((do_http)); then
+        ngx1_hwm=$(tree_kib "$ngx1_pid" VmHWM) ngx1_rss=$(tree_kib "$ngx1_pid" VmRSS)
+        ngx2_hwm=$(tree_kib "$ngx2_pid" VmHWM)
+    fi
+    if ((do_resp)); then
+        redis_hwm=$(status_kib "$redis_pid" VmHWM) redis_rss=$(status_kib "$redis_pid" VmRSS)
+    fi
+
+    # idmintd drains on SIGTERM and exits 0 (idmintd(8)).
+    if ((!idm_down)) && kill -0 "$idm_pid" 2>/dev/null; then
+        kill -TERM "$idm_pid"
+        for ((i = 0; i < 150; i++)); do # the drain takes at most 10 s
+            kill -0 "$idm_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$idm_pid" 2>/dev/null; then
+            check_fail "idmintd had not exited 15 s after SIGTERM (killed with SIGKILL; see $work/idmintd.log)"
+            kill -KILL "$idm_pid"
+        fi
+        wait "$idm_pid"
+        rc=$?
+        if ((rc == 137)); then
+            : # already reported
+        elif ((rc == 0)); then
+            check_ok "idmintd drained and exited 0 on SIGTERM"
+        else
+            check_fail "idmintd exited $rc on SIGTERM (see $work/idmintd.log)"
+        fi
+    elif ((!idm_down)); then
+        check_fail "idmintd was not running at the end (see $work/idmintd.log)"
+    fi
+    for p in $ngx1_pid $ngx2_pid $redis_pid; do
+        kill -TERM "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
+    pids=()
+    if [[ -s $work/idmintd.log ]]; then
+        checks+=("- idmintd's log (warn and above): $(wc -l <"$work/idmintd.log") lines, first: \`$(head -n 1 "$work/idmintd.log")\`")
+    fi
 fi
 
-idm_hwm=$(status_kib "$idm_pid" VmHWM) idm_rss=$(status_kib "$idm_pid" VmRSS)
-ngx1_hwm=$(tree_kib "$ngx1_pid" VmHWM) ngx1_rss=$(tree_kib "$ngx1_pid" VmRSS)
-ngx2_hwm=$(tree_kib "$ngx2_pid" VmHWM)
-redis_hwm=$(status_kib "$redis_pid" VmHWM) redis_rss=$(status_kib "$redis_pid" VmRSS)
+# --- 4d. /healthz while snowflake requests wait for the clock -----------------
 
-# idmintd drains on SIGTERM and exits 0 (idmintd(8)).
-if ((!idm_down)) && kill -0 "$idm_pid" 2>/dev/null; then
-    kill -TERM "$idm_pid"
-    for ((i = 0; i < 150; i++)); do # the drain takes at most 10 s
-        kill -0 "$idm_pid" 2>/dev/null || break
+# A line is TAG-I: TAG new (this tree) or old (--old), I the index in
+# hz_layouts. Per line: the idle probe; per round, KEY:ROUND, the probe's
+# figures in µs and the IDs/s the wrk clients got.
+minmed() { # values on stdin, one a line -> "MIN MEDIAN" (or "" when none)
+    awk 'NF' | sort -g | awk '{ v[++n] = $1 }
+        END { if (n) printf "%s %s\n", v[1], n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
+}
+declare -A hz_idle hz_alone hz hz_ran # hz: FIELD:KEY:ROUND, FIELD p50 p99 max late
+hz_tags=(new)
+[[ -n $old ]] && hz_tags+=(old)
+old_rev=
+if [[ -n $old ]]; then
+    old_rev=$(git -C "$(dirname "$old")" rev-parse --short HEAD 2>/dev/null || echo unknown)
+fi
+hz_bin() { # TAG
+    if [[ $1 == old ]]; then echo "$old"; else echo "$idmintd"; fi
+}
+hz_start() { # TAG LAYOUT STATE-DIR -> hz_pid, hz_port
+    free_port
+    hz_port=$port
+    "$(hz_bin "$1")" --http "127.0.0.1:$hz_port" --resp off --layout "$2" --state-dir "$3" \
+        --log-level warn >>"$work/healthz-$1.log" 2>&1 &
+    hz_pid=$!
+    pids+=("$hz_pid")
+    wait_ready "$hz_pid" "healthz-$1" curl -sf "http://127.0.0.1:$hz_port/healthz"
+}
+# hz_probe FILE-STEM SECS: one probe run; sets pr_p50 pr_p99 pr_max pr_late (µs).
+hz_probe() {
+    local f=$1 line rc
+    line=$(timeout $(($2 + 120)) "$probe" 127.0.0.1 "$hz_port" /healthz "$hz_interval_ms" \
+        $(($2 * 1000)) "$f.lat" 2>"$f.err")
+    rc=$?
+    echo "$line" >"$f.txt"
+    if ((rc != 0)) || [[ $line != probes* ]]; then
+        check_fail "/healthz probe ($f.txt): exit $rc: $(head -c 300 "$f.err")"
+        return 1
+    fi
+    read -r _ _ _ pr_p50 _ pr_p99 _ pr_max _ pr_late <<<"$line"
+}
+# hz_stop TAG: SIGTERM, then up to 30 s for the drain (the old idmintd may
+# first finish requests that block its loop for seconds).
+hz_stop() {
+    local i rc
+    kill -TERM "$hz_pid" 2>/dev/null
+    for ((i = 0; i < 300; i++)); do
+        kill -0 "$hz_pid" 2>/dev/null || break
         sleep 0.1
     done
-    if kill -0 "$idm_pid" 2>/dev/null; then
-        check_fail "idmintd had not exited 15 s after SIGTERM (killed with SIGKILL; see $work/idmintd.log)"
-        kill -KILL "$idm_pid"
+    if kill -0 "$hz_pid" 2>/dev/null; then
+        check_fail "healthz, idmintd ($1) had not exited 30 s after SIGTERM (killed; see $work/healthz-$1.log)"
+        kill -KILL "$hz_pid" 2>/dev/null
     fi
-    wait "$idm_pid"
+    wait "$hz_pid"
     rc=$?
-    if ((rc == 137)); then
-        : # already reported
-    elif ((rc == 0)); then
-        check_ok "idmintd drained and exited 0 on SIGTERM"
-    else
-        check_fail "idmintd exited $rc on SIGTERM (see $work/idmintd.log)"
+    ((rc == 0 || rc == 137)) || check_fail "healthz, idmintd ($1) exited $rc on SIGTERM (see $work/healthz-$1.log)"
+}
+# hz_alone_run TAG I: hz_alone_n requests of COUNT one after the other, no
+# other client: how long one takes when only the layout's ceiling holds it
+# back (sonyflake: 10,000 IDs need 39 units of 10 ms, ~390 ms; the 1 s unit:
+# 600 need 2-3 units, 1-2 s by where in its second the request starts).
+hz_alone_run() {
+    local layout=${hz_layouts[$2]%|*} count=${hz_layouts[$2]#*|} k t f=$work/healthz-$1-$2-alone.txt
+    local times=()
+    for ((k = 0; k < hz_alone_n; k++)); do
+        t=$(curl -s -o /dev/null -w '%{http_code} %{time_total}' --max-time 60 \
+            "http://127.0.0.1:$hz_port/v1/ids/snowflake?count=$count")
+        echo "$t" >>"$f"
+        if [[ $t != "200 "* ]]; then
+            check_fail "healthz, idmintd ($1), --layout $layout: a request of count=$count alone answered '$t'"
+            return 1
+        fi
+        times+=("$(awk -v s="${t#200 }" 'BEGIN { printf "%.0f", s * 1000000 }')")
+    done
+    local med
+    read -r _ med <<<"$(printf '%s\n' "${times[@]}" | minmed)"
+    hz_alone[$1-$2]=$med
+}
+# hz_round TAG I: one round on idmintd TAG (hz_pid, hz_port) running layout
+# I: wrk load and the probe.
+hz_round() {
+    local tag=$1 layout=${hz_layouts[$2]%|*} count=${hz_layouts[$2]#*|}
+    local key=$1-$2 f wpid wrc non2xx sockerr url
+    url="http://127.0.0.1:$hz_port/v1/ids/snowflake?count=$count"
+    log "healthz: round $round of $hz_rounds, idmintd ($tag), --layout $layout: $hz_clients clients count=$count, probe ${hz_secs} s"
+    f=$work/healthz-$key-r$round-wrk.txt
+    timeout $((hz_warm + hz_secs + hz_wrk_timeout + 30)) wrk -t1 -c"$hz_clients" \
+        -d$((hz_warm + hz_secs))s --timeout "${hz_wrk_timeout}s" --latency "$url" >"$f" 2>&1 &
+    wpid=$!
+    pids+=("$wpid")
+    sleep "$hz_warm"
+    if hz_probe "$work/healthz-$key-r$round" "$hz_secs"; then
+        hz[p50:$key:$round]=$pr_p50 hz[p99:$key:$round]=$pr_p99
+        hz[max:$key:$round]=$pr_max hz[late:$key:$round]=$pr_late
+        hz_ran[$key]=$((${hz_ran[$key]:-0} + 1))
     fi
-elif ((!idm_down)); then
-    check_fail "idmintd was not running at the end (see $work/idmintd.log)"
-fi
-for p in "$ngx1_pid" "$ngx2_pid" "$redis_pid"; do
-    kill -TERM "$p" 2>/dev/null
-    wait "$p" 2>/dev/null
-done
-pids=()
-if [[ -s $work/idmintd.log ]]; then
-    checks+=("- idmintd's log (warn and above): $(wc -l <"$work/idmintd.log") lines, first: \`$(head -n 1 "$work/idmintd.log")\`")
+    wait "$wpid"
+    wrc=$?
+    non2xx=$(awk '/Non-2xx or 3xx responses:/ { print $NF }' "$f")
+    sockerr=$(grep -m1 'Socket errors:' "$f" | sed 's/^ *//')
+    if ((wrc != 0)) || ! grep -q ' requests in ' "$f"; then
+        check_fail "healthz, idmintd ($tag), --layout $layout: wrk exit $wrc (see $f)"
+    elif [[ -n $non2xx || -n $sockerr ]]; then
+        check_fail "healthz, idmintd ($tag), --layout $layout: wrk: ${non2xx:+$non2xx non-2xx responses }$sockerr (see $f)"
+    fi
+    # Let the server finish what the clients left in flight.
+    curl -s -o /dev/null --max-time 60 "http://127.0.0.1:$hz_port/healthz"
+}
+# hz_layout I: a fresh idmintd of each tag on layout I (side by side, each
+# with its own state directory), an idle probe of each, then hz_rounds
+# rounds going through the tags in turn; stopped by PID at the end.
+hz_layout() {
+    local i=$1 layout=${hz_layouts[$1]%|*} count=${hz_layouts[$1]#*|} tag key e1
+    declare -A t_pid t_port t_e0
+    for tag in "${hz_tags[@]}"; do
+        key=$tag-$i
+        rm -rf "$work/healthz-$key-state"
+        if ! start hz_start "$tag" "$layout" "$work/healthz-$key-state"; then
+            check_fail "healthz: idmintd ($tag) did not start with --layout $layout"
+            continue
+        fi
+        t_pid[$tag]=$hz_pid t_port[$tag]=$hz_port
+        log "healthz: idmintd ($tag), --layout $layout: idle probe (${hz_idle_secs} s), $hz_alone_n request(s) of count=$count alone"
+        hz_probe "$work/healthz-$key-idle" "$hz_idle_secs" && hz_idle[$key]="$pr_p99 $pr_max"
+        hz_alone_run "$tag" "$i"
+        t_e0[$tag]=$(metric_errors /v1/ids "$hz_port")
+    done
+    for ((round = 1; round <= hz_rounds; round++)); do
+        for tag in "${hz_tags[@]}"; do
+            [[ -n ${t_pid[$tag]-} ]] || continue
+            hz_pid=${t_pid[$tag]} hz_port=${t_port[$tag]}
+            kill -0 "$hz_pid" 2>/dev/null || continue
+            hz_round "$tag" "$i"
+        done
+    done
+    for tag in "${hz_tags[@]}"; do
+        [[ -n ${t_pid[$tag]-} ]] || continue
+        hz_pid=${t_pid[$tag]} hz_port=${t_port[$tag]} key=$tag-$i
+        if ! kill -0 "$hz_pid" 2>/dev/null; then
+            check_fail "healthz, idmintd ($tag), --layout $layout: it exited during the rounds (see $work/healthz-$tag.log)"
+            wait "$hz_pid"
+            continue
+        fi
+        e1=$(metric_errors /v1/ids "$hz_port")
+        if ((e1 != t_e0[$tag])); then
+            check_fail "healthz, idmintd ($tag), --layout $layout: /metrics counts $((e1 - t_e0[$tag])) error responses on /v1/ids"
+        else
+            check_ok "healthz, idmintd ($tag), --layout $layout: ${hz_ran[$key]:-0} of $hz_rounds loaded probe runs, every /healthz answered 200, no error responses on /v1/ids"
+        fi
+        hz_stop "$tag"
+    done
+}
+if ((do_healthz)); then
+    for ((li = 0; li < ${#hz_layouts[@]}; li++)); do
+        hz_layout "$li"
+    done
+    pids=()
 fi
 
 # --- 5. report ----------------------------------------------------------------
@@ -542,7 +808,7 @@ lat() { # P50 P99
     echo "$(fmt_lat_ms "$1") / $(fmt_lat_ms "$2")"
 }
 rows=()
-row() { # test, idmintd, idmintd p50/p99, peer, peer req/s, peer p50/p99, ratio, goal
+row() { # test, idmintd, idmintd p50/p99, peer, peer req/s, peer p50/p99, best ratio, round ratios, goal
     local c line="|"
     for c in "$@"; do
         c=${c#"${c%%[! ]*}"} # trim
@@ -551,74 +817,160 @@ row() { # test, idmintd, idmintd p50/p99, peer, peer req/s, peer p50/p99, ratio,
     done
     rows+=("$line")
 }
+# ratio_cells KEY PEERKEY GOAL -> rr_cells "MIN / MEDIAN (N)" and rr_goal
+# (the verdict on the median of the rounds' ratios), or info without GOAL.
+ratio_cells() {
+    local mn md nr
+    read -r mn md nr <<<"$(round_ratios "$1" "$2")"
+    if ((nr == 0)); then rr_cells="—"; else rr_cells="$mn / $md ($nr)"; fi
+    if [[ -n $3 ]]; then rr_goal="≥ $3: $(verdict "$md" "$3")"; else rr_goal=info; fi
+}
 http_row() { # LABEL KEY PEERKEY PEERNAME GOAL
-    local r v extra=
+    local r extra=
     r=$(ratio "${rps[$2]-}" "${rps[$3]-}")
-    if [[ -n $5 ]]; then v="≥ $5: $(verdict "$r" "$5")"; else v=info; fi
+    ratio_cells "$2" "$3" "$5"
     [[ $2 == sf100 && -n ${rps[$2]-} ]] && extra=" ($(fmt_int "$(awk -v r="${rps[$2]}" 'BEGIN { print r * 100 }')") IDs/s)"
     row " $1 " " ${rps[$2]:+$(fmt_int "${rps[$2]}")}${extra} " " $(lat "${p50[$2]-}" "${p99[$2]-}") " " $4 " \
-        " ${rps[$3]:+$(fmt_int "${rps[$3]}")} " " $(lat "${p50[$3]-}" "${p99[$3]-}") " " $r " " $v "
+        " ${rps[$3]:+$(fmt_int "${rps[$3]}")} " " $(lat "${p50[$3]-}" "${p99[$3]-}") " " $r " " $rr_cells " " $rr_goal "
 }
 rb_row() { # LABEL KEY PEERKEY GOAL
     local r
     r=$(ratio "${rb_rps[$2]-}" "${rb_rps[$3]-}")
+    ratio_cells "$2" "$3" "$4"
     row " $1 " " ${rb_rps[$2]:+$(fmt_int "${rb_rps[$2]}")} " " $(lat "${rb_p50[$2]-}" "${rb_p99[$2]-}") " \
         " redis-server \`INCR counter\` " " ${rb_rps[$3]:+$(fmt_int "${rb_rps[$3]}")} " \
-        " $(lat "${rb_p50[$3]-}" "${rb_p99[$3]-}") " " $r " " ≥ $4: $(verdict "$r" "$4") "
+        " $(lat "${rb_p50[$3]-}" "${rb_p99[$3]-}") " " $r " " $rr_cells " " $rr_goal "
 }
 mem_row() { # LABEL IDM PEERNAME PEER
-    row " $1 " " $(fmt_mib "$2") " " " " $3 " " $(fmt_mib "$4") " " " " $(ratio "$2" "$4") " " info (lower is smaller) "
+    row " $1 " " $(fmt_mib "$2") " " " " $3 " " $(fmt_mib "$4") " " " " $(ratio "$2" "$4") " " " " info (lower is smaller) "
 }
-http_row "HTTP \`GET /v1/ids/snowflake\`" sf nginx1 "nginx, 1 worker" 0.8
-http_row "HTTP \`GET /v1/ids/snowflake\`" sf nginx2 "nginx, 2 workers" ""
-http_row "HTTP \`GET /v1/ids/uuidv7\`" uuidv7 nginx1 "nginx, 1 worker" ""
-http_row "HTTP \`GET /v1/ids/snowflake?count=100\`" sf100 nginx1 "nginx, 1 worker" ""
-rb_row "RESP \`NEXT snowflake\`, no pipelining" idm1 redis1 1.0
-rb_row "RESP \`NEXT snowflake\`, -P $rb_pipe" idm16 redis16 1.0
-mem_row "RSS idle (after start-up)" "$idm_idle" "nginx, 1 worker (master + worker)" "$ngx1_idle"
-mem_row "RSS peak under load (VmHWM)" "$idm_hwm" "nginx, 1 worker (master + worker)" "$ngx1_hwm"
-mem_row "RSS idle (after start-up)" "$idm_idle" "redis-server" "$redis_idle"
-mem_row "RSS peak under load (VmHWM)" "$idm_hwm" "redis-server" "$redis_hwm"
+if ((do_http)); then
+    http_row "HTTP \`GET /v1/ids/snowflake\`" sf nginx1 "nginx, 1 worker" 0.8
+    http_row "HTTP \`GET /v1/ids/snowflake\`" sf nginx2 "nginx, 2 workers" ""
+    http_row "HTTP \`GET /v1/ids/uuidv7\`" uuidv7 nginx1 "nginx, 1 worker" ""
+    http_row "HTTP \`GET /v1/ids/snowflake?count=100\`" sf100 nginx1 "nginx, 1 worker" ""
+fi
+if ((do_resp)); then
+    rb_row "RESP \`NEXT snowflake\`, no pipelining" idm1 redis1 1.0
+    rb_row "RESP \`NEXT snowflake\`, -P $rb_pipe" idm16 redis16 1.0
+fi
+if ((do_http)); then
+    mem_row "RSS idle (after start-up)" "$idm_idle" "nginx, 1 worker (master + worker)" "$ngx1_idle"
+    mem_row "RSS peak under load (VmHWM)" "$idm_hwm" "nginx, 1 worker (master + worker)" "$ngx1_hwm"
+fi
+if ((do_resp)); then
+    mem_row "RSS idle (after start-up)" "$idm_idle" "redis-server" "$redis_idle"
+    mem_row "RSS peak under load (VmHWM)" "$idm_hwm" "redis-server" "$redis_hwm"
+fi
+
+# The healthz table: per layout and tag, the idle probe and the rounds'
+# figures as min / median.
+us() { # µs -> short text
+    [[ -n $1 ]] && fmt_lat_ms "$(awk -v v="$1" 'BEGIN { print v / 1000 }')" || echo "—"
+}
+hz_values() { # FIELD KEY -> the rounds' values
+    local r
+    for ((r = 1; r <= hz_rounds; r++)); do
+        [[ -n ${hz[$1:$2:$r]-} ]] && echo "${hz[$1:$2:$r]}"
+    done
+}
+xratio() { # A B -> "N×", 2 significant figures at least
+    awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "—"; else { r = a / b
+        if (r >= 100) printf "%.0f×", r; else if (r >= 10) printf "%.1f×", r; else printf "%.2f×", r } }'
+}
+hz_rows=()
+hz_sums=()
+declare -A hz_med99 hz_medmax
+if ((do_healthz)); then
+    for ((li = 0; li < ${#hz_layouts[@]}; li++)); do
+        lay=${hz_layouts[$li]%|*} cnt=${hz_layouts[$li]#*|}
+        for tag in "${hz_tags[@]}"; do
+            key=$tag-$li
+            if [[ $tag == old ]]; then who="--old (commit $old_rev)"; else who="this tree"; fi
+            read -r i99 imax <<<"${hz_idle[$key]-}"
+            read -r _ m50 <<<"$(hz_values p50 "$key" | minmed)"
+            read -r n99 m99 <<<"$(hz_values p99 "$key" | minmed)"
+            read -r nmax mmax <<<"$(hz_values max "$key" | minmed)"
+            read -r _ mlate <<<"$(hz_values late "$key" | minmed)"
+            hz_med99[$key]=$m99 hz_medmax[$key]=$mmax
+            hz_rows+=("| \`$lay\`, $hz_clients × count=$cnt | $who | $(us "$i99") / $(us "$imax") | $(us "$m50") | $(us "$n99") / $(us "$m99") | $(us "$nmax") / $(us "$mmax") | $(us "$mlate") | $(us "${hz_alone[$key]-}") | ${hz_ran[$key]:-0} |")
+        done
+        if [[ -n $old && -n ${hz_med99[new-$li]-} && -n ${hz_med99[old-$li]-} ]]; then
+            hz_sums+=("- \`$lay\`: median p99 $(us "${hz_med99[old-$li]}") with --old, $(us "${hz_med99[new-$li]}") with this tree ($(xratio "${hz_med99[old-$li]}" "${hz_med99[new-$li]}") lower); median max $(us "${hz_medmax[old-$li]}") and $(us "${hz_medmax[new-$li]}") ($(xratio "${hz_medmax[old-$li]}" "${hz_medmax[new-$li]}") lower).")
+        fi
+    done
+fi
 
 t_total=$(($(date +%s) - t_start))
 report=$out/server-results.md
 {
     echo "### Machine"
     echo
-    echo "- command: \`bench/server.sh$( ((quick)) && echo ' --quick')\`"
+    echo "- command: \`bench/server.sh$( ((quick)) && echo ' --quick')$([[ $only != http,resp,healthz ]] && echo " --only $only")$([[ -n $old ]] && echo " --old $old")\`"
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "- CPU: ${cpu:-unknown}, $(nproc) cores (nproc), ${mem_gib} GiB"
     echo "- kernel: $(uname -srm)"
-    echo "- idmintd: commit $rev (Release), one event-loop thread"
+    echo "- idmintd: commit $rev (Release), one event-loop thread${old:+; --old: $old (commit $old_rev)}"
     echo "- $(nginx -v 2>&1 | sed 's/^nginx version: //'); $(redis-server --version | awk '{ print "redis-server " $3 }' | sed 's/v=//'); $(wrk -v 2>&1 | head -n 1 | awk '{ print "wrk " $2 }'); $(redis-benchmark --version 2>&1 | head -n 1)"
     echo "- load average at start: $load_start; at end: $(cut -d' ' -f1-3 /proc/loadavg); run took ${t_total} s"
     echo
-    echo "### Results"
-    echo
-    echo "HTTP: \`wrk -t$wrk_threads -c$wrk_conns -d${wrk_secs}s --latency\`, $rounds round(s). RESP: \`redis-benchmark -c $rb_conns --csv\`,"
-    echo "-n $(fmt_int "$rb_n") without pipelining, -n $(fmt_int "$rb_np") with -P $rb_pipe, $rb_rounds round(s). Runs interleaved; each line"
-    echo "shows its best run (req/s) with that run's latencies (p50 / p99). Ratio: idmintd / peer."
-    echo
+    if ((do_http || do_resp)); then
+        echo "### Results"
+        echo
+        echo "HTTP: \`wrk -t$wrk_threads -c$wrk_conns -d${wrk_secs}s --latency\`, $rounds round(s). RESP: \`redis-benchmark -c $rb_conns --csv\`,"
+        echo "-n $(fmt_int "$rb_n") without pipelining, -n $(fmt_int "$rb_np") with -P $rb_pipe, $rb_rounds round(s). Runs interleaved; each line"
+        echo "shows its best run (req/s) with that run's latencies (p50 / p99). Ratios are idmintd / peer: best run"
+        echo "against best run, and each round's idmintd run against the peer's run of that round (min / median"
+        echo "over the rounds, and how many); the goal is judged on that median."
+        echo
+    fi
     if ((failed)); then
         echo "**Something failed to run or a check on idmintd failed (see below and the log): the figures are not a"
         echo "valid measurement.**"
         echo
     fi
-    echo "| test | idmintd req/s | idmintd p50 / p99 | peer | peer req/s | peer p50 / p99 | idmintd/peer | goal |"
-    echo "|---|---:|---:|---|---:|---:|---:|---|"
-    printf '%s\n' "${rows[@]}"
-    echo
-    if [[ -n ${rps[sf100]-} ]]; then
-        echo "count=100 mints $(fmt_int "$(awk -v r="${rps[sf100]}" 'BEGIN { print r * 100 }')") snowflakes/s; one node of the default (twitter) layout mints"
-        echo "at most 4,096,000/s (4,096 per ms), so that line is bound by the layout, not by HTTP."
+    if ((do_http || do_resp)); then
+        echo "| test | idmintd req/s | idmintd p50 / p99 | peer | peer req/s | peer p50 / p99 | best / best | rounds: min / median | goal (median) |"
+        echo "|---|---:|---:|---|---:|---:|---:|---:|---|"
+        printf '%s\n' "${rows[@]}"
+        echo
+        if [[ -n ${rps[sf100]-} ]]; then
+            echo "count=100 mints $(fmt_int "$(awk -v r="${rps[sf100]}" 'BEGIN { print r * 100 }')") snowflakes/s; one node of the default (twitter) layout mints"
+            echo "at most 4,096,000/s (4,096 per ms), so that line is bound by the layout, not by HTTP."
+        fi
+        if ((do_http)); then
+            echo "Every run, req/s: idmintd snowflake ${runs[sf]-}; uuidv7 ${runs[uuidv7]-}; count=100 ${runs[sf100]-};"
+            echo "nginx 1 worker ${runs[nginx1]-}; 2 workers ${runs[nginx2]-}."
+        fi
+        if ((do_resp)); then
+            echo "RESP: idmintd ${runs[idm1]-} (-P 16: ${runs[idm16]-}); redis-server ${runs[redis1]-} (-P 16: ${runs[redis16]-})."
+        fi
+        echo
+        if ((do_http)); then
+            echo "nginx with 2 workers: RSS idle $(fmt_mib "$ngx2_idle"), peak $(fmt_mib "$ngx2_hwm") (master + workers)."
+        fi
+        echo "After the load: idmintd RSS $(fmt_mib "$idm_rss")${ngx1_rss:+, nginx (1 worker) $(fmt_mib "$ngx1_rss")}${redis_rss:+, redis-server $(fmt_mib "$redis_rss")}."
+        echo
     fi
-    echo "Every run, req/s: idmintd snowflake ${runs[sf]-}; uuidv7 ${runs[uuidv7]-}; count=100 ${runs[sf100]-};"
-    echo "nginx 1 worker ${runs[nginx1]-}; 2 workers ${runs[nginx2]-}."
-    echo "RESP: idmintd ${runs[idm1]-} (-P 16: ${runs[idm16]-}); redis-server ${runs[redis1]-} (-P 16: ${runs[redis16]-})."
-    echo
-    echo "nginx with 2 workers: RSS idle $(fmt_mib "$ngx2_idle"), peak $(fmt_mib "$ngx2_hwm") (master + workers)."
-    echo "After the load: idmintd RSS $(fmt_mib "$idm_rss"), nginx (1 worker) $(fmt_mib "$ngx1_rss"), redis-server $(fmt_mib "$redis_rss")."
-    echo
+    if ((do_healthz)); then
+        echo "### /healthz while snowflake requests wait for the clock"
+        echo
+        echo "A fresh idmintd per layout (\`--layout L --resp off\`, its own state directory; with --old, both side"
+        echo "by side, rounds alternating). \`bench/healthz_probe\` sends \`GET /healthz\` every $hz_interval_ms ms on one keep-alive"
+        echo "connection (pipelined: on time whether or not earlier replies came back), and a probe's latency runs from"
+        echo "when it was due to its reply. Idle: ${hz_idle_secs} s with no other client. Under load: \`wrk -t1 -c$hz_clients\` requesting"
+        echo "\`/v1/ids/snowflake?count=N\` in a loop, the probe starting ${hz_warm} s in and running ${hz_secs} s; $hz_rounds round(s),"
+        echo "min / median over them. \"probe late\": how late the probe itself sent (the median over the rounds of each"
+        echo "round's worst; this machine's scheduling noise, part of every latency). \"count=N alone\": one such request"
+        echo "on the idle server (median of $hz_alone_n; \`curl\`'s total time): the layout alone bounds it (sonyflake: 256 IDs per"
+        echo "10 ms, so ~390 ms for 10,000; the 1 s unit: 256 per s, so 1-2 s for 600 by where in its second it starts)."
+        echo
+        echo "| layout, load | idmintd | idle p99 / max | load p50 (median) | load p99 min / median | load max min / median | probe late | count=N alone | rounds |"
+        echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+        printf '%s\n' "${hz_rows[@]}"
+        echo
+        ((${#hz_sums[@]})) && printf '%s\n' "${hz_sums[@]}" && echo
+    fi
     echo "### Checks on idmintd"
     echo
     printf '%s\n' "${checks[@]}"
