@@ -60,6 +60,7 @@ typedef struct idms_conn {
      * ns) at which to try again. The job keeps what it has minted. */
     int park;
     int64_t park_until_ns;
+    int64_t park_clock_ns; /* the clock when it last parked */
     idms_mint_job job;
     struct idms_conn *prev, *next;
 } idms_conn;

@@ -414,7 +414,7 @@ void idms_hwm_close(idms_server *s)
             used = gen_used;
         if (used < h->resume_ms)
             used = h->resume_ms;
-        if (!h->failing && used > 0 && used < h->durable_ms && write_mark(h->fd, used) == 0)
+        if (!h->failing && used < h->durable_ms && write_mark(h->fd, used) == 0)
             idms_log(IDMS_LOG_INFO, "time high-water mark set to the last time used");
         close(h->fd);
         h->fd = -1;

@@ -148,8 +148,13 @@ int main(int argc, char **argv)
     idms_hwm_start(s);
     signal(SIGPIPE, SIG_IGN);
     if ((s->opt.http[0] && idms_conn_listen(s, &s->http, &idms_http_proto, s->opt.http) != 0) ||
-        (s->opt.resp[0] && idms_conn_listen(s, &s->resp, &idms_resp_proto, s->opt.resp) != 0))
+        (s->opt.resp[0] && idms_conn_listen(s, &s->resp, &idms_resp_proto, s->opt.resp) != 0)) {
+        /* Nothing was minted: the mark goes back to where it was, so that
+         * the next start (say, on a free port) does not wait out a reserve
+         * this one never used. */
+        idms_hwm_close(s);
         return 1;
+    }
     uv_signal_t *sigs[3] = {&s->sigterm, &s->sigint, &s->sighup};
     int nums[3] = {SIGTERM, SIGINT, SIGHUP};
     for (int i = 0; i < 3; i++) {

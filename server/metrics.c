@@ -79,7 +79,7 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "rewind, or the mark).\n"
                     "# TYPE idmint_requests_parked gauge\n"
                     "idmint_requests_parked %" PRIu64 "\n"
-                    "# HELP idmint_parks_total Times a request was parked.\n"
+                    "# HELP idmint_parks_total Requests that were parked at least once.\n"
                     "# TYPE idmint_parks_total counter\n"
                     "idmint_parks_total %" PRIu64 "\n"
                     "# HELP idmint_ceiling_waits_total Requests parked until the mark was durable.\n"

@@ -229,12 +229,22 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
         return;
     }
     if (rc == IDM_EAGAIN) {
-        if (retry_ns / 1000000 <= idm_snowflake_high_water_ms(s->sf) && clock_ns() < retry_ns) {
-            s->metrics.rewind_waits++;
-            if (!waiting_for_resume(s))
-                s->metrics.clock_rewinds++;
-        } else {
-            s->metrics.exhaustion_waits++;
+        /* Counted once per request and reason: a wait under a millisecond
+         * parks again on every loop turn. */
+        bool rewind = retry_ns / 1000000 <= idm_snowflake_high_water_ms(s->sf) &&
+                      clock_ns() < retry_ns;
+        unsigned why = rewind ? 1u << 3 : 1u << IDMS_PARK_TIME;
+        if (!(j->parked_for & why)) {
+            if (j->parked_for == 0)
+                s->metrics.parks++;
+            j->parked_for |= why;
+            if (!rewind) {
+                s->metrics.exhaustion_waits++;
+            } else {
+                s->metrics.rewind_waits++;
+                if (!waiting_for_resume(s))
+                    s->metrics.clock_rewinds++;
+            }
         }
         c->park = IDMS_PARK_TIME;
         c->park_until_ns = retry_ns;
@@ -243,7 +253,12 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
     }
     if (rc == IDM_ECEILING && s->hwm.enabled && !s->hwm.failing) {
         idms_hwm_need(s, clock_ns() / 1000000, true);
-        s->metrics.ceiling_waits++;
+        if (!(j->parked_for & 1u << IDMS_PARK_CEILING)) {
+            if (j->parked_for == 0)
+                s->metrics.parks++;
+            j->parked_for |= 1u << IDMS_PARK_CEILING;
+            s->metrics.ceiling_waits++;
+        }
         c->park = IDMS_PARK_CEILING;
         r->status = IDMS_MINT_PARKED;
         return;

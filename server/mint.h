@@ -27,6 +27,7 @@ typedef struct idms_mint_job {
     bool active;
     int format;
     uint64_t count, done;
+    unsigned parked_for; /* 1 << IDMS_PARK_*: why it has parked, counted once each */
     idms_buf text; /* the IDs minted so far, one per line */
 } idms_mint_job;
 
