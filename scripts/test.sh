@@ -187,7 +187,7 @@ section "thread sanitizer build: clang, TSan, -Werror (build-tsan/)"
 t0=$SECONDS
 if configure "$ROOT/build-tsan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
     -DIDM_SANITIZE=thread -DIDM_FUZZ=OFF -DIDM_TESTS=ON &&
-    cmake --build "$ROOT/build-tsan" -j "$JOBS" --target test_gen test_snowflake_gen test_hostwide; then
+    cmake --build "$ROOT/build-tsan" -j "$JOBS" --target test_gen test_snowflake_gen test_hostwide test_fork; then
     echo "build took $((SECONDS - t0))s"
     section "thread sanitizer tests: ctest -L tsan in build-tsan/"
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \

@@ -860,14 +860,17 @@ static void test_snowflake_gen_ceiling_raised_while_threads_mint(void)
         args[t].failed = 0;
         ASSERT_EQ_INT(pthread_create(&th[t], NULL, ceiling_thread, &args[t]), 0);
     }
-    /* The owner: one more millisecond at a time, until everyone is done. */
-    for (int64_t c = T2025;; c++) {
+    /* The owner: raises the ceiling to where the clock is (the threads'
+     * reads move the fake clock on), until everyone is done. */
+    for (;;) {
         size_t got = 0;
         for (int t = 0; t < THREADS; t++)
             got += atomic_load(&args[t].got);
         if (got == (size_t)THREADS * PER)
             break;
-        idm_snowflake_set_ceiling(g, c);
+        int64_t now_ms = atomic_load(&fc.now_ns) / 1000000;
+        if (now_ms > idm_snowflake_ceiling(g))
+            idm_snowflake_set_ceiling(g, now_ms);
         sched_yield();
     }
     int failed = 0;
