@@ -9,6 +9,8 @@
 #      ctest (with LeakSanitizer when it works on this machine);
 #   4. builds the threaded tests with clang and TSan into build-tsan/ and
 #      runs the `tsan` label (threads sharing generators);
+#   4b. configures and builds with -DIDM_SERVER=OFF (the library and the
+#      CLI alone, as without libuv) into build-noserver/;
 #   5. builds the libFuzzer targets with clang into build-fuzz/ and runs each
 #      for IDM_FUZZ_SECONDS seconds (default 30; 0 runs only the corpus),
 #      from a fresh scratch corpus under build-fuzz/ seeded by fuzz/corpus/;
@@ -195,6 +197,22 @@ if configure "$ROOT/build-tsan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
 else
     record "clang TSan build + ctest -L tsan" $((SECONDS - t0)) 0 1 "BUILD FAILED"
 fi
+
+# ---------------------------------------------------------------------------
+section "library and CLI without the server: -DIDM_SERVER=OFF (build-noserver/)"
+# What a user without libuv gets (issue 7): the library and the CLI build,
+# and configure says that idmintd is skipped.
+t0=$SECONDS
+log=$(mktemp)
+if configure "$ROOT/build-noserver" gcc -DIDM_WERROR=ON -DIDM_SERVER=OFF -DIDM_TESTS=OFF \
+    -DIDM_BENCH=OFF 2>&1 | tee "$log" && grep -q 'idmintd will not be built' "$log" &&
+    cmake --build "$ROOT/build-noserver" -j "$JOBS" && [ -x "$ROOT/build-noserver/idmint" ] &&
+    [ ! -e "$ROOT/build-noserver/idmintd" ] && "$ROOT/build-noserver/idmint" gen uuidv7 >/dev/null; then
+    record "build without the server" $((SECONDS - t0)) 1 0
+else
+    record "build without the server" $((SECONDS - t0)) 0 1 "no CLI, an idmintd, or no message"
+fi
+rm -f "$log"
 
 # ---------------------------------------------------------------------------
 section "fuzz build: clang, libFuzzer + ASan+UBSan (build-fuzz/)"
