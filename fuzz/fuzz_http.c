@@ -14,9 +14,10 @@
  *  - a prefix gives INCOMPLETE or the whole input's answer;
  *  - the input read as a pipeline (head, Content-Length bytes of body, next
  *    head) holds all of the above for each request;
- *  - split_target, query_get and percent_decode agree with simple reference
- *    versions written here and never write past their capacity (each output
- *    buffer is an allocation of exactly cap bytes); accepts_json is 0 or 1.
+ *  - split_target, target_form, query_get, query_check and percent_decode
+ *    agree with simple reference versions written here and never write past
+ *    their capacity (each output buffer is an allocation of exactly cap
+ *    bytes); accepts_json is 0 or 1.
  */
 #include "harness.h"
 
@@ -253,6 +254,93 @@ static void check_query(const char *q, size_t len, const char *key, size_t cap)
     free(want);
 }
 
+/* The reference query_check: the first pair (in order) whose decoded name
+ * is not a key or repeats one, as 1 (unknown) or 2 (repeated), else 0. */
+static int ref_query_check(const char *q, size_t len, const char *const *keys, size_t *bad_at,
+                           size_t *bad_len)
+{
+    char *name = malloc(len + 1);
+    FUZZ_CHECK(name != NULL);
+    int seen[8] = {0};
+    size_t start = 0;
+    int rc = 0;
+    while (start < len && rc == 0) {
+        const char *amp = memchr(q + start, '&', len - start);
+        size_t end = amp ? (size_t)(amp - q) : len;
+        if (end > start) {
+            const char *eq = memchr(q + start, '=', end - start);
+            size_t name_end = eq ? (size_t)(eq - q) : end;
+            ptrdiff_t nn = ref_decode(q + start, name_end - start, 1, name);
+            rc = 1;
+            for (size_t k = 0; keys[k] != NULL; k++) {
+                if (nn >= 0 && (size_t)nn == strlen(keys[k]) &&
+                    memcmp(name, keys[k], (size_t)nn) == 0) {
+                    rc = seen[k] ? 2 : 0;
+                    seen[k] = 1;
+                    break;
+                }
+            }
+            if (rc != 0) {
+                *bad_at = start;
+                *bad_len = name_end - start;
+            }
+        }
+        start = end + 1;
+    }
+    free(name);
+    return rc;
+}
+
+static void check_query_check(const char *q, size_t len, const char *const *keys)
+{
+    size_t want_at = 0;
+    size_t want_len = 0;
+    int want = ref_query_check(q, len, keys, &want_at, &want_len);
+    const char *name = NULL;
+    size_t name_len = 12345;
+    int rc = idms_http_query_check(q, len, keys, &name, &name_len);
+    FUZZ_CHECK(rc == want);
+    if (want == 0) {
+        FUZZ_CHECK(name == NULL && name_len == 12345);
+    } else {
+        FUZZ_CHECK(name == q + want_at && name_len == want_len);
+    }
+}
+
+/* target_form against the rule written out: "http" ["s"] "://" (any case
+ * for the letters), a non-empty authority up to '/', '?' or '#', the rest. */
+static void check_target_form(const char *t, size_t len)
+{
+    const char *rest = NULL;
+    const char *auth = NULL;
+    size_t rest_len = 99;
+    size_t auth_len = 99;
+    int form = idms_http_target_form(t, len, &rest, &rest_len, &auth, &auth_len);
+    size_t scheme = 0;
+    if (len >= 4 && eq_nocase(t, 4, "http")) {
+        scheme = len >= 5 && fuzz_lower((unsigned char)t[4]) == 's' ? 5 : 4;
+    }
+    int absolute = scheme > 0 && len >= scheme + 3 && memcmp(t + scheme, "://", 3) == 0;
+    if (!absolute) {
+        FUZZ_CHECK(form == IDMS_HTTP_ORIGIN_FORM);
+        FUZZ_CHECK(rest == t && rest_len == len && auth == t && auth_len == 0);
+        return;
+    }
+    size_t a = scheme + 3;
+    size_t e = a;
+    while (e < len && t[e] != '/' && t[e] != '?' && t[e] != '#') {
+        e++;
+    }
+    if (e == a) {
+        FUZZ_CHECK(form == IDMS_HTTP_INVALID);
+        FUZZ_CHECK(rest == t && rest_len == len && auth == t && auth_len == 0);
+        return;
+    }
+    FUZZ_CHECK(form == IDMS_HTTP_ABSOLUTE_FORM);
+    FUZZ_CHECK(auth == t + a && auth_len == e - a);
+    FUZZ_CHECK(rest == t + e && rest_len == len - e);
+}
+
 /* split_target, then the helpers on its parts, with several capacities. */
 static void check_helpers(const char *t, size_t len, uint32_t h)
 {
@@ -285,6 +373,13 @@ static void check_helpers(const char *t, size_t len, uint32_t h)
     key[k] = '\0';
     check_query(query, query_len, key, caps[2]);
     check_query(query, query_len, key, len + 1);
+    static const char *const ids[] = {"count", "prefix", NULL};
+    static const char *const none[] = {NULL};
+    const char *const mine[] = {key, "as", NULL};
+    check_query_check(query, query_len, ids);
+    check_query_check(query, query_len, none);
+    check_query_check(query, query_len, mine);
+    check_target_form(t, len);
     int a = idms_http_accepts_json(t, len);
     FUZZ_CHECK(a == 0 || a == 1);
 }

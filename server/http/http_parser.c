@@ -327,7 +327,8 @@ static int special_header(struct cursor *c, idms_http_request *req, struct frami
             return fail(c, 400, "empty Transfer-Encoding");
         }
         if (!equals_nocase(h->value, h->value_len, "identity")) {
-            return fail(c, 501, "Transfer-Encoding is not supported: idmintd takes no request bodies");
+            return fail(c, 501,
+                        "Transfer-Encoding is not supported: idmintd takes no request bodies");
         }
     } else if (equals_nocase(h->name, h->name_len, "host")) {
         f->hosts++;
@@ -610,6 +611,77 @@ static int name_matches(const char *enc, size_t len, const char *key)
         k++;
     }
     return key[k] == '\0';
+}
+
+int idms_http_target_form(const char *target, size_t len, const char **rest, size_t *rest_len,
+                          const char **authority, size_t *authority_len)
+{
+    *rest = target;
+    *rest_len = len;
+    *authority = target;
+    *authority_len = 0;
+    /* absolute-URI = scheme ":" hier-part; only http and https, whose
+     * hier-part is "//" authority path-abempty (RFC 9110 section 4.2). */
+    size_t scheme = 0;
+    if (len >= 7 && equals_nocase(target, 4, "http")) {
+        scheme = 4;
+        if (lower((unsigned char)target[4]) == 's') {
+            scheme = 5;
+        }
+    }
+    if (scheme == 0 || len < scheme + 3 || memcmp(target + scheme, "://", 3) != 0) {
+        return IDMS_HTTP_ORIGIN_FORM;
+    }
+    size_t a = scheme + 3;
+    size_t e = a;
+    while (e < len && target[e] != '/' && target[e] != '?' && target[e] != '#') {
+        e++;
+    }
+    if (e == a) {
+        return IDMS_HTTP_INVALID;
+    }
+    *authority = target + a;
+    *authority_len = e - a;
+    *rest = target + e;
+    *rest_len = len - e;
+    return IDMS_HTTP_ABSOLUTE_FORM;
+}
+
+int idms_http_query_check(const char *query, size_t len, const char *const *names,
+                          const char **name, size_t *name_len)
+{
+    uint64_t seen = 0;
+    size_t i = 0;
+    while (i < len) {
+        size_t start = i;
+        while (i < len && query[i] != '&') {
+            i++;
+        }
+        size_t end = i;
+        i++; /* past the '&' (or the end) */
+        if (start == end) {
+            continue;
+        }
+        size_t eq = start;
+        while (eq < end && query[eq] != '=') {
+            eq++;
+        }
+        int result = IDMS_HTTP_QUERY_UNKNOWN;
+        for (size_t k = 0; names[k] != NULL && k < IDMS_HTTP_QUERY_MAX_KEYS; k++) {
+            if (name_matches(query + start, eq - start, names[k])) {
+                uint64_t bit = (uint64_t)1 << k;
+                result = (seen & bit) ? IDMS_HTTP_QUERY_REPEATED : 0;
+                seen |= bit;
+                break;
+            }
+        }
+        if (result != 0) {
+            *name = query + start;
+            *name_len = eq - start;
+            return result;
+        }
+    }
+    return 0;
 }
 
 int idms_http_query_get(const char *query, size_t len, const char *key, char *dst, size_t cap,

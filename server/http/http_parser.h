@@ -17,7 +17,8 @@
  *  - request-line = method SP request-target SP "HTTP/" DIGIT "." DIGIT,
  *    with exactly one SP between the parts; the method is a token, the target
  *    any run of visible ASCII characters (0x21-0x7E: the router decides what
- *    it means; origin-form starts with '/');
+ *    it means; origin-form starts with '/', and idms_http_target_form finds
+ *    the origin-form part of an absolute-form target);
  *  - header fields: token ":" OWS value OWS, with the surrounding OWS (SP,
  *    HTAB) trimmed from the value; values may hold SP, HTAB, visible ASCII
  *    and obs-text (0x80-0xFF).
@@ -83,7 +84,7 @@ typedef struct idms_http_header {
 typedef struct idms_http_request {
     const char *method; /* a token, case-sensitive ("GET") */
     size_t method_len;
-    const char *target; /* raw request-target (origin-form path?query) */
+    const char *target; /* raw request-target (path?query, or absolute-form) */
     size_t target_len;  /* 1..IDMS_HTTP_MAX_TARGET */
     int minor_version;  /* HTTP/1.0 -> 0, HTTP/1.1 (and 1.2-1.9) -> 1 */
     idms_http_header headers[IDMS_HTTP_MAX_HEADERS]; /* in input order */
@@ -132,6 +133,48 @@ int idms_http_header_get(const idms_http_request *req, const char *name, const c
  */
 void idms_http_split_target(const char *target, size_t len, const char **path, size_t *path_len,
                             const char **query, size_t *query_len);
+
+/* idms_http_target_form's results. */
+#define IDMS_HTTP_ORIGIN_FORM   0
+#define IDMS_HTTP_ABSOLUTE_FORM 1
+
+/*
+ * Finds the origin-form part of a request-target (RFC 9112 section 3.2).
+ * An absolute-form target, "http://" or "https://" (the scheme in any case)
+ * then an authority (up to the first '/', '?' or '#') then the rest
+ * (RFC 9112 section 3.2.2: a server MUST accept it), gives
+ * IDMS_HTTP_ABSOLUTE_FORM with *authority set to the authority and *rest
+ * to what follows it (possibly empty: "http://h" means "/"). Any other
+ * target (origin-form, asterisk-form, authority-form, other schemes) gives
+ * IDMS_HTTP_ORIGIN_FORM with *rest the whole target and *authority_len 0.
+ * An http(s) target with an empty authority ("http:///x") gives
+ * IDMS_HTTP_INVALID: RFC 9110 section 4.2.1 says to reject it. Every output
+ * points into target (authority at target when there is none).
+ * Thread-safe: yes.
+ */
+int idms_http_target_form(const char *target, size_t len, const char **rest, size_t *rest_len,
+                          const char **authority, size_t *authority_len);
+
+/* idms_http_query_check's results other than 0. */
+#define IDMS_HTTP_QUERY_UNKNOWN  1
+#define IDMS_HTTP_QUERY_REPEATED 2
+#define IDMS_HTTP_QUERY_MAX_KEYS 64
+
+/*
+ * Checks an application/x-www-form-urlencoded query against the keys a
+ * route takes: names is an array of NUL-terminated keys ended by NULL (at
+ * most IDMS_HTTP_QUERY_MAX_KEYS; names[0] may be NULL: no keys). Pairs are
+ * split and names decoded as idms_http_query_get does (empty pairs are
+ * skipped; a name with a malformed escape matches no key). Returns 0 when
+ * every pair's name is one of the keys and none is given twice; otherwise
+ * IDMS_HTTP_QUERY_UNKNOWN or IDMS_HTTP_QUERY_REPEATED for the first pair, in
+ * query order, that is not a key or repeats an earlier one, with *name and
+ * *name_len set to that pair's name as sent (not decoded; it points into
+ * query and may be empty). name and name_len are left alone on 0.
+ * Thread-safe: yes.
+ */
+int idms_http_query_check(const char *query, size_t len, const char *const *names,
+                          const char **name, size_t *name_len);
 
 /*
  * Looks key (NUL-terminated, compared with the decoded names) up in an

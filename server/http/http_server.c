@@ -6,17 +6,28 @@
  *
  *   GET /v1/ids/{format}?count=N[&prefix=P]   one ID per line, or a JSON
  *                                             array with Accept: application/json
- *   GET /v1/inspect/{id}                      idmint inspect --json's object
+ *   GET /v1/inspect/{id}[?layout=L&epoch=E&as=KIND]
+ *                                             idmint inspect --json's object
  *   GET /api/snowflake/get/{key}              Meituan Leaf: the bare decimal ID
  *   GET /healthz, /readyz, /metrics
  *
- * HEAD is answered like GET without a body; other methods get 405.
+ * A route answers 400 for a query parameter it does not take, or one given
+ * twice. Absolute-form targets ("GET http://host/v1/ids/ulid") are routed
+ * by their path (RFC 9112 section 3.2.2). HEAD is answered like GET without
+ * a body; on the minting routes it makes the checks a GET would make and
+ * mints nothing (head_of_mint). Other methods get 405.
+ *
+ * Client input never gets a 5xx other than the 501 and 505 the parser
+ * gives for what RFC 9112 says to answer so (a transfer coding or an HTTP
+ * major version not implemented); 500 and 503 come from the mint service
+ * (out of memory, the clock, the durable mark).
  */
 #include "idmintd.h"
 
 #include "http/http_parser.h"
 #include "inspect_render.h"
 #include "json.h"
+#include "optvalue.h"
 #include "outbuf.h"
 
 #include <inttypes.h>
@@ -75,15 +86,23 @@ typedef struct response {
     int64_t retry_after_s; /* > 0: Retry-After */
     bool allow;            /* 405: Allow header */
     bool parked;           /* no response yet: the request waits (mint.h) */
+    /* A HEAD on a minting route: nothing was minted, so the body is empty
+     * and Content-Length is head_length when head_length_known (the IDs
+     * have a fixed length), else left out (RFC 9110 section 9.3.2). */
+    bool head_of_mint;
+    bool head_length_known;
+    uint64_t head_length;
     idms_buf body;
 } response;
 
 static void write_response(idms_buf *out, response *r, bool head_only, bool keep_alive)
 {
-    idms_buf_printf(out,
-                    "HTTP/1.1 %d %s\r\nServer: idmintd\r\nDate: %s\r\nContent-Type: %s\r\n"
-                    "Content-Length: %zu\r\n",
-                    r->status, reason_phrase(r->status), http_date(), r->content_type, r->body.len);
+    idms_buf_printf(out, "HTTP/1.1 %d %s\r\nServer: idmintd\r\nDate: %s\r\nContent-Type: %s\r\n",
+                    r->status, reason_phrase(r->status), http_date(), r->content_type);
+    if (!r->head_of_mint)
+        idms_buf_printf(out, "Content-Length: %zu\r\n", r->body.len);
+    else if (r->head_length_known)
+        idms_buf_printf(out, "Content-Length: %" PRIu64 "\r\n", r->head_length);
     if (r->retry_after_s > 0)
         idms_buf_printf(out, "Retry-After: %" PRId64 "\r\n", r->retry_after_s);
     if (r->allow)
@@ -95,15 +114,31 @@ static void write_response(idms_buf *out, response *r, bool head_only, bool keep
         idms_buf_append(out, r->body.data, r->body.len);
 }
 
-/* A JSON error body: {"error": "..."}. */
+/* outbuf's drain into a response body. */
+static int drain_to_body(void *ctx, const char *data, size_t len)
+{
+    idms_buf *b = ctx;
+    idms_buf_append(b, data, len);
+    return b->failed ? IDM_ENOMEM : 0;
+}
+
+/* A JSON error body: {"error": "..."}. The message may quote client bytes
+ * (a query value may decode to any byte but NUL), so it is escaped straight
+ * into the body, whatever its length; a failed allocation sets body.failed
+ * and closes the connection. */
 static void json_error(response *r, int status, const char *message)
 {
     r->status = status;
     r->content_type = "application/json";
-    char esc[2 * IDM_ERROR_MSG_CAP + 256];
-    if (idmx_json_escape(message, strlen(message), esc, sizeof esc) == (size_t)-1)
-        snprintf(esc, sizeof esc, "\"error\"");
-    idms_buf_printf(&r->body, "{\"error\": %s}\n", esc);
+    r->body.len = 0;
+    char mem[512];
+    idmx_outbuf ob;
+    idmx_outbuf_init(&ob, mem, sizeof mem, drain_to_body, &r->body);
+    idmx_outbuf_puts(&ob, "{\"error\": ");
+    idmx_json_string(&ob, message, strlen(message));
+    idmx_outbuf_puts(&ob, "}\n");
+    if (idmx_outbuf_flush(&ob) != 0)
+        r->body.failed = true;
 }
 
 static bool starts_with(const char *p, size_t len, const char *prefix, size_t *rest)
@@ -129,8 +164,104 @@ static void minted(const idms_mint_result *res, const char *content_type, respon
     }
 }
 
-static int route_ids(idms_conn *c, const idms_http_request *req, const char *seg, size_t seg_len,
-                     const char *query, size_t query_len, response *r)
+/* The query parameters each route takes (idms_http_query_check). */
+static const char *const no_params[] = {NULL};
+static const char *const ids_params[] = {"count", "prefix", NULL};
+static const char *const inspect_params[] = {"layout", "epoch", "as", NULL};
+
+/* Refuses (400, false) a query with a parameter the route does not take or
+ * one given twice: a misspelt "cuont=5" must not quietly mint one ID.
+ * takes names the route's parameters for the message. */
+static bool query_ok(const char *query, size_t query_len, const char *const *names,
+                     const char *takes, response *r)
+{
+    const char *name = NULL;
+    size_t name_len = 0;
+    int rc = idms_http_query_check(query, query_len, names, &name, &name_len);
+    if (rc == 0)
+        return true;
+    /* The name as sent: visible ASCII (the parser's target rule), quoted
+     * up to 64 bytes; json_error escapes it. */
+    int shown = name_len > 64 ? 64 : (int)name_len;
+    const char *more = name_len > 64 ? "..." : "";
+    char msg[256];
+    if (rc == IDMS_HTTP_QUERY_REPEATED)
+        snprintf(msg, sizeof msg, "query parameter '%.*s%s' is given more than once", shown, name,
+                 more);
+    else
+        snprintf(msg, sizeof msg, "unknown query parameter '%.*s%s' (this route takes %s)", shown,
+                 name, more, takes);
+    json_error(r, 400, msg);
+    return false;
+}
+
+/* HEAD on a minting route: the checks idms_mint makes before it mints
+ * (mint.c's start_job, in its order and words: the count's range, a prefix
+ * the format does not take or must have, the prefix's syntax), so that a
+ * HEAD gets the status and headers a GET would get without minting,
+ * consuming IDs or counting them. A GET may still be parked or refused
+ * (503) by the clock or the durable mark where HEAD answers 200: that
+ * depends on minting. test_http.sh holds the two to the same answers.
+ * Returns false with r filled (400) when the request is refused. */
+static bool head_checks(const idms_server *s, const idmx_format *f, const char *prefix,
+                        uint64_t count, response *r)
+{
+    char msg[IDMX_FORMAT_LIST_CAP + IDM_ERROR_MSG_CAP + 64];
+    if (count == 0 || count > s->opt.max_count) {
+        snprintf(msg, sizeof msg, "count must be from 1 to %" PRIu64, s->opt.max_count);
+        json_error(r, 400, msg);
+        return false;
+    }
+    if (prefix != NULL && f->prefix == IDMX_PREFIX_NONE) {
+        char names[IDMX_FORMAT_LIST_CAP];
+        if (idmx_format_list(names, sizeof names, IDMX_LIST_PREFIXED, "and") == (size_t)-1)
+            names[0] = '\0';
+        snprintf(msg, sizeof msg, "prefix applies only to %s, not %s", names, f->name);
+        json_error(r, 400, msg);
+        return false;
+    }
+    if (prefix == NULL && f->prefix == IDMX_PREFIX_REQUIRED) {
+        json_error(r, 400, "typeid needs a prefix (e.g. prefix=user)");
+        return false;
+    }
+    idm_error err = {0};
+    if (prefix != NULL && idm_typeid_check_prefix(prefix, strlen(prefix), &err) != IDM_OK) {
+        snprintf(msg, sizeof msg, "invalid prefix: %s", err.msg);
+        json_error(r, 400, msg);
+        return false;
+    }
+    return true;
+}
+
+/* The Content-Length of a GET's 200 for count IDs of f, when every such ID
+ * has the same length: all formats but snowflakes, whose digits grow with
+ * time (Leaf's route is a snowflake too). A prefix P adds "P_" (typeid,
+ * token; an empty one adds nothing). Lines: count * (len + 1); a JSON
+ * array ("[", the IDs quoted and joined by ",", "]\n"): count * (len + 3)
+ * + 2. count is at most --max-count, so nothing wraps. */
+static bool fixed_length(const idmx_format *f, const char *prefix, uint64_t count, bool json,
+                         uint64_t *out)
+{
+    if (f->id == IDMX_FMT_SNOWFLAKE)
+        return false;
+    size_t plen = prefix != NULL ? strlen(prefix) : 0;
+    uint64_t len = f->text_len + (plen > 0 ? plen + 1 : 0);
+    *out = json ? count * (len + 3) + 2 : count * (len + 1);
+    return true;
+}
+
+/* HEAD on a minting route that passed its checks: a 200 without minting. */
+static void head_of_mint(response *r, const char *content_type, bool length_known, uint64_t length)
+{
+    r->status = 200;
+    r->content_type = content_type;
+    r->head_of_mint = true;
+    r->head_length_known = length_known;
+    r->head_length = length;
+}
+
+static int route_ids(idms_conn *c, const idms_http_request *req, bool head, const char *seg,
+                     size_t seg_len, const char *query, size_t query_len, response *r)
 {
     const idmx_format *f = idmx_format_by_name(seg, seg_len);
     if (f == NULL) {
@@ -141,6 +272,8 @@ static int route_ids(idms_conn *c, const idms_http_request *req, const char *seg
         json_error(r, 400, msg);
         return IDMS_ROUTE_IDS;
     }
+    if (!query_ok(query, query_len, ids_params, "count and prefix", r))
+        return IDMS_ROUTE_IDS;
     char value[128];
     size_t vlen = 0;
     uint64_t count = 1;
@@ -160,55 +293,168 @@ static int route_ids(idms_conn *c, const idms_http_request *req, const char *seg
     size_t accept_len = 0;
     bool json = idms_http_header_get(req, "Accept", &accept, &accept_len) &&
                 idms_http_accepts_json(accept, accept_len);
+    const char *type = json ? "application/json" : "text/plain; charset=utf-8";
+    const char *p = has_prefix == 1 ? prefix : NULL;
+    if (head) {
+        if (head_checks(c->server, f, p, count, r)) {
+            uint64_t length = 0;
+            bool known = fixed_length(f, p, count, json, &length);
+            head_of_mint(r, type, known, length);
+        }
+        return IDMS_ROUTE_IDS;
+    }
     idms_mint_result res;
-    idms_mint(c, f->id, has_prefix == 1 ? prefix : NULL, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES,
-              &r->body, &res);
-    minted(&res, json ? "application/json" : "text/plain; charset=utf-8", r);
+    idms_mint(c, f->id, p, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES, &r->body, &res);
+    minted(&res, type, r);
     return IDMS_ROUTE_IDS;
 }
 
-static int route_inspect(idms_server *s, const char *seg, size_t seg_len, response *r)
+/* The longest decoded /v1/inspect input looked at. The longest ID text is
+ * a TypeID's 90 bytes; this leaves room for surrounding junk to be named in
+ * the error object while keeping that object small. */
+#define INSPECT_INPUT_MAX 256
+
+/* A query value for /v1/inspect into dst: 1 given, 0 absent, -1 refused
+ * (r filled with a 400 naming the parameter). */
+static int inspect_param(const char *query, size_t query_len, const char *key, char *dst,
+                         size_t cap, response *r)
 {
-    char id[512];
+    int got = idms_http_query_get(query, query_len, key, dst, cap, NULL);
+    if (got < 0) {
+        char msg[128];
+        snprintf(msg, sizeof msg,
+                 "invalid %s: a malformed %%-escape, a %%00, or longer than %zu bytes", key,
+                 cap - 1);
+        json_error(r, 400, msg);
+    }
+    return got;
+}
+
+/* The layout and kind of /v1/inspect's query, as idmint inspect's --layout,
+ * --epoch and --as take them (common/optvalue.h): layout a preset or a
+ * spec, with epoch applied when given; without layout, the server's own
+ * (--layout, --epoch) with epoch applied when given; as one of uuid, ulid,
+ * ksuid, typeid or snowflake. Returns false with r filled (400) when one
+ * is refused. */
+static bool inspect_options(const idms_server *s, const char *query, size_t query_len,
+                            idm_sf_layout *layout, int *kind, response *r)
+{
+    char ltext[256], etext[256], as[32], msg[IDMX_OPT_MSG_CAP];
+    int has_layout = inspect_param(query, query_len, "layout", ltext, sizeof ltext, r);
+    int has_epoch = inspect_param(query, query_len, "epoch", etext, sizeof etext, r);
+    int has_as = inspect_param(query, query_len, "as", as, sizeof as, r);
+    if (has_layout < 0 || has_epoch < 0 || has_as < 0)
+        return false;
+    *kind = IDM_KIND_AUTO;
+    if (has_as == 1) {
+        *kind = idm_kind_from_name(as, strlen(as));
+        if (*kind <= IDM_KIND_AUTO) {
+            snprintf(msg, sizeof msg,
+                     "invalid kind '%.31s' (expected uuid, ulid, ksuid, typeid or snowflake)", as);
+            json_error(r, 400, msg);
+            return false;
+        }
+    }
+    *layout = s->layout;
+    if (has_layout == 1) {
+        const char *epoch = has_epoch == 1 ? etext : NULL;
+        if (idmx_layout_resolve(ltext, epoch, layout, msg, sizeof msg) != 0) {
+            json_error(r, 400, msg);
+            return false;
+        }
+    } else if (has_epoch == 1) {
+        int64_t epoch_ms = 0;
+        if (idmx_parse_epoch(etext, &epoch_ms, msg, sizeof msg) != 0) {
+            json_error(r, 400, msg);
+            return false;
+        }
+        idm_error err = {0};
+        int rc = idm_sf_layout_set_epoch(layout, epoch_ms, &err);
+        if (rc != IDM_OK) {
+            char name[IDM_SF_SPEC_CAP];
+            idmx_layout_name(&s->layout, name, sizeof name);
+            snprintf(msg, sizeof msg, "invalid epoch '%.64s' for layout '%s': %s", etext, name,
+                     err.msg[0] != '\0' ? err.msg : idm_strerror(rc));
+            json_error(r, 400, msg);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int route_inspect(idms_server *s, const char *seg, size_t seg_len, const char *query,
+                         size_t query_len, response *r)
+{
+    if (!query_ok(query, query_len, inspect_params, "layout, epoch and as", r))
+        return IDMS_ROUTE_INSPECT;
+    /* The segment fits the parser's target limit, so this buffer fits it
+     * decoded: only a malformed escape or a %00 is refused here. */
+    char id[IDMS_HTTP_MAX_TARGET + 1];
     ptrdiff_t n = idms_http_percent_decode(seg, seg_len, id, sizeof id);
     if (n < 0) {
-        json_error(r, 400, "the ID is not a valid path segment");
+        json_error(r, 400, "the ID is not a valid path segment (a malformed %-escape or a %00)");
         return IDMS_ROUTE_INSPECT;
     }
+    if (n > INSPECT_INPUT_MAX) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the ID is too long: %td bytes decoded (at most %d)", n,
+                 INSPECT_INPUT_MAX);
+        json_error(r, 400, msg);
+        return IDMS_ROUTE_INSPECT;
+    }
+    idm_sf_layout layout;
+    int kind = IDM_KIND_AUTO;
+    if (!inspect_options(s, query, query_len, &layout, &kind, r))
+        return IDMS_ROUTE_INSPECT;
     idm_inspection in;
     idm_error err = {0};
+    int rc = idm_inspect(id, (size_t)n, kind, &layout, &in, &err);
+    /* Rendered straight into the body, so no input can overflow a fixed
+     * buffer (a %01 is six bytes escaped); a failed allocation closes the
+     * connection (body.failed). */
     char mem[2048];
     idmx_outbuf ob;
-    idmx_outbuf_init(&ob, mem, sizeof mem, NULL, NULL);
-    int rc = idm_inspect(id, (size_t)n, IDM_KIND_AUTO, &s->layout, &in, &err);
+    idmx_outbuf_init(&ob, mem, sizeof mem, drain_to_body, &r->body);
     if (rc == IDM_OK)
-        idmx_inspect_json(&ob, id, (size_t)n, &in, &s->layout);
+        idmx_inspect_json(&ob, id, (size_t)n, &in, &layout);
     else
-        idmx_inspect_json_error(&ob, id, (size_t)n, err.msg);
-    if (idmx_outbuf_flush(&ob) != 0) {
-        json_error(r, 500, "inspection too large");
-        return IDMS_ROUTE_INSPECT;
-    }
+        idmx_inspect_json_error(&ob, id, (size_t)n,
+                                err.msg[0] != '\0' ? err.msg : idm_strerror(rc));
+    idmx_outbuf_putc(&ob, '\n');
+    if (idmx_outbuf_flush(&ob) != 0)
+        r->body.failed = true;
     r->status = rc == IDM_OK ? 200 : 400;
     r->content_type = "application/json";
-    idms_buf_append(&r->body, mem, ob.len);
-    idms_buf_puts(&r->body, "\n");
     return IDMS_ROUTE_INSPECT;
 }
 
-static int route(idms_conn *c, const idms_http_request *req, response *r)
+static int route(idms_conn *c, const idms_http_request *req, bool head, response *r)
 {
     idms_server *s = c->server;
-    const char *path, *query;
-    size_t path_len, query_len, rest;
-    idms_http_split_target(req->target, req->target_len, &path, &path_len, &query, &query_len);
+    const char *target, *authority, *path, *query;
+    size_t target_len, authority_len, path_len, query_len, rest;
+    /* RFC 9112 section 3.2.2: absolute-form is routed by its path; the
+     * authority names this server (or whatever the client thinks it is)
+     * and is not checked, as Host is not. */
+    if (idms_http_target_form(req->target, req->target_len, &target, &target_len, &authority,
+                              &authority_len) == IDMS_HTTP_INVALID) {
+        json_error(r, 400, "an http URI with an empty host (RFC 9110 section 4.2.1)");
+        return IDMS_ROUTE_OTHER;
+    }
+    idms_http_split_target(target, target_len, &path, &path_len, &query, &query_len);
     if (starts_with(path, path_len, "/v1/ids/", &rest) && path_len > rest &&
         memchr(path + rest, '/', path_len - rest) == NULL)
-        return route_ids(c, req, path + rest, path_len - rest, query, query_len, r);
+        return route_ids(c, req, head, path + rest, path_len - rest, query, query_len, r);
     if (starts_with(path, path_len, "/v1/inspect/", &rest) && path_len > rest &&
         memchr(path + rest, '/', path_len - rest) == NULL)
-        return route_inspect(s, path + rest, path_len - rest, r);
+        return route_inspect(s, path + rest, path_len - rest, query, query_len, r);
     if (starts_with(path, path_len, "/api/snowflake/get/", &rest) && path_len > rest) {
+        if (!query_ok(query, query_len, no_params, "no query parameters", r))
+            return IDMS_ROUTE_LEAF;
+        if (head) {
+            head_of_mint(r, "text/plain; charset=utf-8", false, 0);
+            return IDMS_ROUTE_LEAF;
+        }
         /* Leaf's snowflake mode ignores the key; so do we. */
         idms_mint_result res;
         idms_mint(c, IDMX_FMT_SNOWFLAKE, NULL, 1, IDMS_OUT_LINES, &r->body, &res);
@@ -217,13 +463,26 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
             r->body.len--; /* Leaf answers the bare number, no newline */
         return IDMS_ROUTE_LEAF;
     }
-    if (path_len == 8 && memcmp(path, "/healthz", 8) == 0) {
+    int rt = IDMS_ROUTE_OTHER;
+    if (path_len == 8 && memcmp(path, "/healthz", 8) == 0)
+        rt = IDMS_ROUTE_HEALTHZ;
+    else if (path_len == 7 && memcmp(path, "/readyz", 7) == 0)
+        rt = IDMS_ROUTE_READYZ;
+    else if (path_len == 8 && memcmp(path, "/metrics", 8) == 0)
+        rt = IDMS_ROUTE_METRICS;
+    if (rt == IDMS_ROUTE_OTHER) {
+        json_error(
+            r, 404,
+            "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /healthz, /readyz, /metrics)");
+        return rt;
+    }
+    if (!query_ok(query, query_len, no_params, "no query parameters", r))
+        return rt;
+    if (rt == IDMS_ROUTE_HEALTHZ) {
         r->status = 200;
         r->content_type = "text/plain; charset=utf-8";
         idms_buf_puts(&r->body, "ok\n");
-        return IDMS_ROUTE_HEALTHZ;
-    }
-    if (path_len == 7 && memcmp(path, "/readyz", 7) == 0) {
+    } else if (rt == IDMS_ROUTE_READYZ) {
         char why[256];
         bool ready = idms_ready(s, why, sizeof why);
         r->status = ready ? 200 : 503;
@@ -231,16 +490,12 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
         idms_buf_printf(&r->body, "%s\n", why);
         if (!ready)
             r->retry_after_s = 1;
-        return IDMS_ROUTE_READYZ;
-    }
-    if (path_len == 8 && memcmp(path, "/metrics", 8) == 0) {
+    } else {
         r->status = 200;
         r->content_type = "text/plain; version=0.0.4; charset=utf-8";
         idms_metrics_render(s, &r->body);
-        return IDMS_ROUTE_METRICS;
     }
-    json_error(r, 404, "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /healthz, /readyz, /metrics)");
-    return IDMS_ROUTE_OTHER;
+    return rt;
 }
 
 /* Whether buf[0..len) holds another request (complete or malformed) after
@@ -295,7 +550,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             r.allow = true;
             rt = IDMS_ROUTE_OTHER;
         } else {
-            rt = route(c, &req, &r);
+            rt = route(c, &req, head, &r);
         }
         if (r.parked) {
             /* Not consumed: offered again when the connection resumes. */

@@ -1,7 +1,8 @@
 # test_http.sh - idmintd's HTTP routes over loopback: every format, counts,
 # JSON, prefixes, inspect (byte for byte as `idmint inspect --json`), the
-# Leaf route, health, readiness, metrics, methods, HEAD, keep-alive and
-# pipelining.
+# Leaf route, health, readiness, metrics, unknown query parameters,
+# absolute-form targets, methods, HEAD (which mints nothing), keep-alive and
+# pipelining. test_http_inspect.sh has /v1/inspect's query and its limits.
 # Usage: bash tests/server/test_http.sh IDMINTD IDMINT LOADCLIENT
 . "$(dirname "$0")/lib.sh"
 
@@ -188,6 +189,116 @@ Content-Length: $get_len
 Connection: close
 
 ok"
+
+# --- HEAD on the minting routes -------------------------------------------------
+
+minted_total() {
+    curl -s "$BASE/metrics" | awk '/^idmint_ids_minted_total\{/ { n += $2 } END { print n + 0 }'
+}
+before=$(minted_total)
+for t in '/v1/ids/ulid?count=5' '/v1/ids/snowflake?count=3' '/api/snowflake/get/k' \
+    '/v1/ids/typeid?prefix=user&count=2' '/v1/ids/uuidv7?count=10000'; do
+    curl -s -I -o /dev/null "$BASE$t"
+    curl -s -I -o /dev/null -H 'Accept: application/json' "$BASE$t"
+done
+expect "HEAD does not mint: idmint_ids_minted_total is unchanged by HEADs on every minting route" \
+    "$(minted_total)" = "$before"
+http "HEAD on a snowflake route: the GET's Content-Type, no Content-Length (the digits vary)" \
+    -h "$TEXT" -x 'Content-Length:.*' -- '/v1/ids/snowflake?count=3' -I
+http "HEAD on Leaf's route: the GET's Content-Type, no Content-Length" \
+    -h "$TEXT" -x 'Content-Length:.*' -- /api/snowflake/get/k -I
+http "HEAD with Accept: application/json: the JSON Content-Type" \
+    -h "$JSON" -- '/v1/ids/snowflake?count=3' -I -H 'Accept: application/json'
+# The length a GET for that count and format has, when it is fixed.
+for t in 'uuidv7?count=3' uuidv4 'ulid?count=10' ksuid 'typeid?prefix=user&count=4' \
+    'typeid?prefix=' 'typeid?prefix=a_b&count=2' token 'token?prefix=sk_live&count=2' \
+    'token?prefix=' 'traceparent?count=2' 'uuidv7?count=10000'; do
+    for accept in text/plain application/json; do
+        got=$(curl -s -H "Accept: $accept" "$BASE/v1/ids/$t" | wc -c)
+        head_len=$(curl -s -I -H "Accept: $accept" "$BASE/v1/ids/$t" | tr -d '\r' |
+            sed -n 's/^Content-Length: //p')
+        expect "HEAD: Content-Length is the length of the GET's body for a fixed-length format ($t, $accept)" \
+            "${head_len:-none}" = "$got"
+    done
+done
+# HEAD makes the checks a GET makes: the same status line and headers.
+for t in 'ulid?count=0' 'ulid?count=10001' 'ulid?count=x' typeid 'uuidv7?prefix=user' \
+    'typeid?prefix=Bad' 'nosuch' 'ulid?cuont=2' 'ulid?count=1&count=1'; do
+    get_h=$(curl -s -D - -o /dev/null "$BASE/v1/ids/$t" | tr -d '\r' | grep -vE '^(Date|Server):')
+    head_h=$(curl -s -I "$BASE/v1/ids/$t" | tr -d '\r' | grep -vE '^(Date|Server):')
+    expect "HEAD is refused as a GET is, with the same status and headers ($t)" \
+        "$head_h" = "$get_h"
+done
+head_pipe=$(
+    {
+        printf 'HEAD /v1/ids/snowflake?count=2 HTTP/1.1\r\nHost: t\r\n\r\n'
+        printf 'HEAD /api/snowflake/get/x HTTP/1.1\r\nHost: t\r\n\r\n'
+        printf 'GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+    } | raw "$HTTP_PORT" 5 | tr -d '\r' | grep -vE '^(Date|Server):'
+)
+expect "HEAD without Content-Length on a kept-alive connection: the next response follows at once" \
+    "$head_pipe" = "HTTP/1.1 200 OK
+Content-Type: text/plain; charset=utf-8
+
+HTTP/1.1 200 OK
+Content-Type: text/plain; charset=utf-8
+
+HTTP/1.1 200 OK
+Content-Type: text/plain; charset=utf-8
+Content-Length: 3
+Connection: close
+
+ok"
+
+# --- query parameters --------------------------------------------------------------
+
+ERR_UNKNOWN="\\{\"error\": \"unknown query parameter '[^']*' \\(this route takes [^\"]+\\)\"\\}"
+before=$(minted_total)
+http "unknown query parameters are a 400, not ignored (a misspelt count)" \
+    -s 400 -h "$JSON" -o "{\"error\": \"unknown query parameter 'cuont' (this route takes count and prefix)\"}" \
+    -- '/v1/ids/ulid?cuont=5'
+expect "a refused query mints nothing" "$(minted_total)" = "$before"
+http "query parameter names are case-sensitive (Count is unknown)" \
+    -s 400 -O "$ERR_UNKNOWN" -- '/v1/ids/ulid?Count=2'
+http "a parameter given twice is a 400" \
+    -s 400 -h "$JSON" -o "{\"error\": \"query parameter 'count' is given more than once\"}" \
+    -- '/v1/ids/ulid?count=2&count=3'
+http "a parameter given twice is a 400 (once percent-encoded)" \
+    -s 400 -O '\{"error": "query parameter .* more than once"\}' -- '/v1/ids/typeid?prefix=a&pre%66ix=b'
+http "a parameter without a value is still a parameter (flag)" \
+    -s 400 -O "$ERR_UNKNOWN" -- '/v1/ids/ulid?count=2&verbose'
+for t in '/healthz?x=1' '/readyz?verbose' '/metrics?name[]=x' '/api/snowflake/get/k?key=1' \
+    '/v1/ids/uuidv7?=3' '/v1/ids/uuidv7?%zz=1'; do
+    http "unknown query parameters are a 400 on every route ($t)" -s 400 -h "$JSON" -O "$ERR_UNKNOWN" -- "$t"
+done
+http "empty pairs are skipped (?&count=2&)" -L "$ULID" -n 2 -- '/v1/ids/ulid?&count=2&'
+http "a percent-encoded name is its decoded name (pre%66ix)" \
+    -L "user_$SUFFIX" -n 2 -- '/v1/ids/typeid?pre%66ix=user&count=2'
+
+# --- absolute-form targets (RFC 9112 section 3.2.2) --------------------------------
+
+absolute=$(printf 'GET http://127.0.0.1:%s/v1/ids/ulid?count=2 HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n' \
+    "$HTTP_PORT" "$HTTP_PORT" | raw "$HTTP_PORT" 5 | tr -d '\r')
+expect "absolute-form targets are accepted: the path and query are used" \
+    "$(grep -E '^(HTTP/1.1 .*|[0-9A-Z]{26})$' <<<"$absolute" | paste -sd ' ')" \
+    =~ "^HTTP/1.1 200 OK $ULID $ULID\$"
+check "absolute-form: curl through idmintd as its proxy (GET http://idmint.invalid/...)" -L "$UUID7" -n 3 \
+    --sh "curl -s -f --proxy http://127.0.0.1:$HTTP_PORT 'http://idmint.invalid/v1/ids/uuidv7?count=3'"
+abs_req() {
+    printf 'GET %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n' "$1" | raw "$HTTP_PORT" 5 |
+        tr -d '\r' | sed -n '1p;$p' | paste -sd ' '
+}
+expect "absolute-form: the scheme in any case, https too (HTTPS://h/healthz)" \
+    "$(abs_req 'HTTPS://example.com:443/healthz')" = 'HTTP/1.1 200 OK ok'
+expect "absolute-form: the inspector's segment and query (http://h/v1/inspect/0?as=snowflake)" \
+    "$(abs_req 'http://h/v1/inspect/0?as=snowflake' | cut -c 1-15)" = 'HTTP/1.1 200 OK'
+expect "absolute-form: its query is checked like any other (unknown parameter)" \
+    "$(abs_req 'http://h/v1/ids/ulid?n=2' | cut -c 1-24)" = 'HTTP/1.1 400 Bad Request'
+expect "absolute-form: an unknown path is a 404 (http://h, no path)" \
+    "$(abs_req 'http://h' | cut -c 1-22)" = 'HTTP/1.1 404 Not Found'
+expect "absolute-form: an http URI with an empty host is a 400 (RFC 9110 section 4.2.1)" \
+    "$(abs_req 'http:///v1/ids/ulid')" = \
+    'HTTP/1.1 400 Bad Request {"error": "an http URI with an empty host (RFC 9110 section 4.2.1)"}'
 
 # --- keep-alive and pipelining ---------------------------------------------------
 

@@ -474,6 +474,109 @@ static void http_split_target_cases(void)
     }
 }
 
+/* idms_http_target_form on an exact-size copy of target. */
+static void http_target_form_cases(void)
+{
+    static const struct {
+        const char *target;
+        int form;
+        const char *rest, *authority;
+    } cases[] = {
+        {"/v1/ids/uuidv7?count=5", IDMS_HTTP_ORIGIN_FORM, "/v1/ids/uuidv7?count=5", ""},
+        {"http://127.0.0.1:8080/v1/ids/ulid?count=2", IDMS_HTTP_ABSOLUTE_FORM,
+         "/v1/ids/ulid?count=2", "127.0.0.1:8080"},
+        {"https://h/healthz", IDMS_HTTP_ABSOLUTE_FORM, "/healthz", "h"},
+        {"HTTP://H:1/x", IDMS_HTTP_ABSOLUTE_FORM, "/x", "H:1"},
+        {"HtTpS://[::1]:8080/a#f", IDMS_HTTP_ABSOLUTE_FORM, "/a#f", "[::1]:8080"},
+        {"http://h", IDMS_HTTP_ABSOLUTE_FORM, "", "h"},
+        {"http://h?q=1", IDMS_HTTP_ABSOLUTE_FORM, "?q=1", "h"},
+        {"http://u@h#x", IDMS_HTTP_ABSOLUTE_FORM, "#x", "u@h"},
+        {"http:///v1/ids/ulid", IDMS_HTTP_INVALID, "http:///v1/ids/ulid", ""},
+        {"http://", IDMS_HTTP_INVALID, "http://", ""},
+        {"https://?x", IDMS_HTTP_INVALID, "https://?x", ""},
+        /* not absolute-form for this server: routed (and refused) as they are */
+        {"*", IDMS_HTTP_ORIGIN_FORM, "*", ""},
+        {"example.com:443", IDMS_HTTP_ORIGIN_FORM, "example.com:443", ""},
+        {"ftp://h/x", IDMS_HTTP_ORIGIN_FORM, "ftp://h/x", ""},
+        {"http:/h/x", IDMS_HTTP_ORIGIN_FORM, "http:/h/x", ""},
+        {"httpx://h/x", IDMS_HTTP_ORIGIN_FORM, "httpx://h/x", ""},
+        {"https:/", IDMS_HTTP_ORIGIN_FORM, "https:/", ""},
+        {"http:", IDMS_HTTP_ORIGIN_FORM, "http:", ""},
+        {"/http://h/x", IDMS_HTTP_ORIGIN_FORM, "/http://h/x", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t len = strlen(cases[i].target);
+        char *copy = test_exact_copy(cases[i].target, len);
+        const char *rest = NULL, *auth = NULL;
+        size_t rest_len = 99, auth_len = 99;
+        int form = idms_http_target_form(copy, len, &rest, &rest_len, &auth, &auth_len);
+        int ok = form == cases[i].form && span_is(rest, rest_len, cases[i].rest) &&
+                 span_is(auth, auth_len, cases[i].authority) && rest >= copy &&
+                 rest + rest_len == copy + len && auth >= copy && auth + auth_len <= copy + len;
+        free(copy);
+        if (!ok)
+            TEST_FAIL_("case %zu \"%s\": form %d, rest \"%.*s\", authority \"%.*s\"", i,
+                       cases[i].target, form, (int)rest_len, rest, (int)auth_len, auth);
+    }
+}
+
+/* idms_http_query_check on an exact-size copy of query: the result, and the
+ * offending name ("" when none). */
+static int query_check(const char *query, const char *const *names, char *bad, size_t cap)
+{
+    size_t len = strlen(query);
+    char *copy = test_exact_copy(query, len);
+    const char *name = "untouched";
+    size_t name_len = strlen(name);
+    int rc = idms_http_query_check(copy, len, names, &name, &name_len);
+    if (rc != 0 && (name < copy || name + name_len > copy + len))
+        rc = -99; /* the name points outside the query */
+    snprintf(bad, cap, "%.*s", (int)name_len, name);
+    free(copy);
+    return rc;
+}
+
+static void http_query_check_cases(void)
+{
+    static const char *const ids[] = {"count", "prefix", NULL};
+    static const char *const none[] = {NULL};
+    static const struct {
+        const char *query;
+        int ids_rc;
+        const char *ids_bad;
+        int none_rc;
+    } cases[] = {
+        {"", 0, "untouched", 0},
+        {"&&", 0, "untouched", 0},
+        {"count=5", 0, "untouched", IDMS_HTTP_QUERY_UNKNOWN},
+        {"count=5&prefix=user", 0, "untouched", IDMS_HTTP_QUERY_UNKNOWN},
+        {"&prefix=a&&count=1&", 0, "untouched", IDMS_HTTP_QUERY_UNKNOWN},
+        {"pre%66ix=a&count", 0, "untouched", IDMS_HTTP_QUERY_UNKNOWN},
+        {"cuont=5", IDMS_HTTP_QUERY_UNKNOWN, "cuont", IDMS_HTTP_QUERY_UNKNOWN},
+        {"count=5&Count=1", IDMS_HTTP_QUERY_UNKNOWN, "Count", IDMS_HTTP_QUERY_UNKNOWN},
+        {"count=1&count=1", IDMS_HTTP_QUERY_REPEATED, "count", IDMS_HTTP_QUERY_UNKNOWN},
+        {"prefix=a&co%75nt=1&count=2", IDMS_HTTP_QUERY_REPEATED, "count", IDMS_HTTP_QUERY_UNKNOWN},
+        {"count=1&x&count=2", IDMS_HTTP_QUERY_UNKNOWN, "x", IDMS_HTTP_QUERY_UNKNOWN},
+        {"=1", IDMS_HTTP_QUERY_UNKNOWN, "", IDMS_HTTP_QUERY_UNKNOWN},
+        {"%zz=1", IDMS_HTTP_QUERY_UNKNOWN, "%zz", IDMS_HTTP_QUERY_UNKNOWN},
+        {"cou%nt=1", IDMS_HTTP_QUERY_UNKNOWN, "cou%nt", IDMS_HTTP_QUERY_UNKNOWN},
+        {"count%00=1", IDMS_HTTP_QUERY_UNKNOWN, "count%00", IDMS_HTTP_QUERY_UNKNOWN},
+        {"count+=1", IDMS_HTTP_QUERY_UNKNOWN, "count+", IDMS_HTTP_QUERY_UNKNOWN},
+        {"count=a=b", 0, "untouched", IDMS_HTTP_QUERY_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char bad[64];
+        int rc = query_check(cases[i].query, ids, bad, sizeof bad);
+        if (rc != cases[i].ids_rc || strcmp(bad, cases[i].ids_bad) != 0)
+            TEST_FAIL_("\"%s\": got %d '%s', want %d '%s'", cases[i].query, rc, bad,
+                       cases[i].ids_rc, cases[i].ids_bad);
+        rc = query_check(cases[i].query, none, bad, sizeof bad);
+        if (rc != cases[i].none_rc)
+            TEST_FAIL_("\"%s\" with no keys: got %d, want %d", cases[i].query, rc,
+                       cases[i].none_rc);
+    }
+}
+
 /* idms_http_query_get on an exact-size copy of query into a dst of cap. */
 static int query_get(const char *query, const char *key, char *dst, size_t cap, size_t *out_len)
 {
@@ -642,6 +745,8 @@ static const struct test_case tests[] = {
     TEST(http_every_prefix_of_a_valid_head_is_incomplete),
     TEST(http_header_get_ignores_case_and_takes_the_first),
     TEST(http_split_target_cases),
+    TEST(http_target_form_cases),
+    TEST(http_query_check_cases),
     TEST(http_query_get_finds_and_decodes),
     TEST(http_query_get_refuses_bad_values),
     TEST(http_percent_decode_cases),
