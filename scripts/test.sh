@@ -3,7 +3,8 @@
 #
 # On a Debian 12 machine, as root (or through sudo) it:
 #   1. installs the missing Debian packages the build and the tests need,
-#      and the npm packages of the interop tests (tests/interop);
+#      and the npm packages of the interop tests (tests/interop) and of the
+#      Redis client tests (tests/clients);
 #   2. builds with gcc and -Werror into build/ and runs ctest;
 #   3. builds with clang, ASan+UBSan and -Werror into build-asan/ and runs
 #      ctest (with LeakSanitizer when it works on this machine);
@@ -113,9 +114,9 @@ run_ctest() {
 # ---------------------------------------------------------------------------
 section "dependencies"
 t0=$SECONDS
-# The server tests run real clients (curl, redis-cli, redis-benchmark) and
-# step idmintd's clock with libfaketime.
-packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools faketime libfaketime)
+# The server tests run real clients (curl, redis-cli, redis-benchmark,
+# redis-py) and step idmintd's clock with libfaketime.
+packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime)
 if ! command -v node >/dev/null 2>&1; then
     packages+=(nodejs)
 fi
@@ -142,6 +143,18 @@ if [ ! -f "$INTEROP/node_modules/.package-lock.json" ] ||
     fi
 else
     echo "npm: tests/interop/node_modules is up to date"
+fi
+# The Redis client libraries of tests/server/test_resp_clients.sh, pinned
+# by tests/clients/package-lock.json, the same way.
+CLIENTS="$ROOT/tests/clients"
+if [ ! -f "$CLIENTS/node_modules/.package-lock.json" ] ||
+    [ "$CLIENTS/package-lock.json" -nt "$CLIENTS/node_modules/.package-lock.json" ]; then
+    echo "npm: installing the Redis client test packages into tests/clients/node_modules"
+    if ! (cd "$CLIENTS" && npm ci --no-audit --no-fund --ignore-scripts --loglevel=error); then
+        echo "test.sh: npm ci failed; the Redis client tests will fail" >&2
+    fi
+else
+    echo "npm: tests/clients/node_modules is up to date"
 fi
 echo "dependencies took $((SECONDS - t0))s"
 SUMMARY+=("$(printf '%-34s %5ss' "dependencies (apt, npm)" $((SECONDS - t0)))")

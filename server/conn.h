@@ -7,6 +7,7 @@
 
 #include "buf.h"
 #include "mint.h"
+#include "resp/resp_session.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,6 +63,7 @@ typedef struct idms_conn {
     int64_t park_until_ns;
     int64_t park_clock_ns; /* the clock when it last parked */
     idms_mint_job job;
+    idms_resp_session resp; /* RESP connections: the session (resp_server.c) */
     struct idms_conn *prev, *next;
 } idms_conn;
 

@@ -1,24 +1,72 @@
 /*
- * resp_server.c - the Redis-protocol (RESP2) adapter, so that every Redis
- * client library can mint IDs:
+ * resp_server.c - the Redis-protocol adapter (RESP2, and RESP3 after
+ * HELLO 3), so that every Redis client library can mint IDs with its
+ * default options:
  *
- *   PING [message]               +PONG, or the message
- *   NEXT format [count [prefix]] a bulk string, or an array for count > 1
- *   INFO [section]               server facts as a bulk string
- *   QUIT                         +OK, then the connection closes
+ *   NEXT format [count] [prefix]  a bulk string without a count, an array
+ *                                 of bulk strings with one (even count 1)
+ *   PING [message], ECHO message, INFO [section...], QUIT, RESET
+ *   HELLO [2|3] [AUTH user pass] [SETNAME name]
+ *   AUTH [user] pass              as Redis without a password configured
+ *   CLIENT ID|GETNAME|SETNAME|SETINFO|INFO|LIST
+ *   COMMAND [COUNT|DOCS|INFO|LIST], CONFIG GET param..., SELECT 0
  *
- * and what clients send while connecting: CONFIG GET (redis-benchmark
- * waits for any reply), COMMAND (redis-cli), CLIENT, SELECT 0, ECHO.
- * Every complete command in the buffer is answered in order (pipelining).
+ * Replies follow Redis 7's for the same command, including its error
+ * wording where clients match it (ioredis looks for "without any password
+ * configured for the default user"); RESP3 changes only the replies where
+ * Redis sends a map, a set, a null or a verbatim string. Every complete
+ * command in the buffer is answered in order (pipelining).
+ *
+ * Redis's cross-protocol guard: a connection whose command is "POST",
+ * "Host:" or an HTTP request line (a browser tricked into posting to this
+ * port) is closed without a reply and nothing after it runs.
+ *
+ * Left out: authentication (there is no password: AUTH answers as a Redis
+ * whose default user has none), databases other than 0, CLIENT LIST
+ * filters, COMMAND's subcommand entries and argument docs.
  */
 #include "idmintd.h"
 
 #include "resp/resp_parser.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+
+/* The connection and command being answered. */
+typedef struct req {
+    idms_conn *c;
+    idms_server *s;
+    idms_resp_session *ss;
+    const idms_resp_command *cmd;
+    idms_buf *out;
+} req;
+
+/* What a command did: answered (maybe with an error), parked, or the
+ * connection is to close after the replies so far. */
+enum { RUN_DONE, RUN_PARKED, RUN_CLOSE };
+
+typedef struct command {
+    const char *name; /* lower case, as COMMAND reports it */
+    size_t min_argc;  /* with the command name */
+    size_t max_argc;  /* 0: no upper bound */
+    const char *usage;
+    const char *flags; /* COMMAND's flags and ACL categories, space-separated */
+    const char *acl;
+    const char *group;
+    const char *summary;
+    int (*run)(req *r);
+} command;
+
+/* CLIENT IDs count up from 1 and are never reused while the process runs,
+ * as Redis's are. One server per process, used only on the loop thread. */
+static uint64_t last_client_id;
+
+/* The last second the cross-protocol guard was logged (at most once a
+ * second: each attempt is only a connection). Loop thread only. */
+static int64_t guard_logged_s = -1;
 
 static bool is(const idms_resp_arg *a, const char *word)
 {
@@ -26,13 +74,47 @@ static bool is(const idms_resp_arg *a, const char *word)
     return a->len == n && strncasecmp(a->ptr, word, n) == 0;
 }
 
-static void error_reply(idms_buf *out, const char *msg)
+static bool is3(const req *r)
 {
-    /* A RESP error is one line: no CR or LF inside. */
-    idms_buf_puts(out, "-ERR ");
+    return r->ss->protocol == 3;
+}
+
+/* "-CODE message": one line, so CR and LF become spaces. */
+static void error_code(idms_buf *out, const char *code, const char *msg)
+{
+    idms_buf_printf(out, "-%s ", code);
     for (const char *p = msg; *p; p++)
         idms_buf_append(out, (*p == '\r' || *p == '\n') ? " " : p, 1);
     idms_buf_puts(out, "\r\n");
+}
+
+static void errorf(idms_buf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void errorf(idms_buf *out, const char *fmt, ...)
+{
+    char msg[640];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    error_code(out, "ERR", msg);
+}
+
+/* An argument quoted in an error: printable ASCII, other bytes as '?', at
+ * most 40 bytes and then "...". */
+static const char *shown(const idms_resp_arg *a, char dst[48])
+{
+    size_t n = a->len > 40 ? 40 : a->len, i;
+    for (i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)a->ptr[i];
+        dst[i] = (ch >= 0x20 && ch < 0x7F) ? (char)ch : '?';
+    }
+    if (a->len > n) {
+        memcpy(dst + i, "...", 3);
+        i += 3;
+    }
+    dst[i] = '\0';
+    return dst;
 }
 
 static void bulk(idms_buf *out, const char *p, size_t n)
@@ -42,69 +124,473 @@ static void bulk(idms_buf *out, const char *p, size_t n)
     idms_buf_puts(out, "\r\n");
 }
 
-/* Returns true when the request parked (nothing written). */
-static bool cmd_next(idms_conn *c, const idms_resp_command *cmd, idms_buf *out)
+static void bulk_str(idms_buf *out, const char *s)
 {
-    if (cmd->argc < 2 || cmd->argc > 4) {
-        error_reply(out, "wrong number of arguments for 'next' command (NEXT format [count [prefix]])");
+    bulk(out, s, strlen(s));
+}
+
+static void integer(idms_buf *out, int64_t v)
+{
+    idms_buf_printf(out, ":%" PRId64 "\r\n", v);
+}
+
+/* RESP3 has maps, sets, a null and verbatim strings; RESP2 sends flat
+ * arrays, arrays, $-1 and bulk strings instead (as Redis does). */
+static void map_header(const req *r, size_t pairs)
+{
+    idms_buf_printf(r->out, "%c%zu\r\n", is3(r) ? '%' : '*', is3(r) ? pairs : 2 * pairs);
+}
+
+static void set_header(const req *r, size_t n)
+{
+    idms_buf_printf(r->out, "%c%zu\r\n", is3(r) ? '~' : '*', n);
+}
+
+static void null_reply(const req *r)
+{
+    idms_buf_puts(r->out, is3(r) ? "_\r\n" : "$-1\r\n");
+}
+
+static void text_reply(const req *r, const char *p, size_t n)
+{
+    if (!is3(r)) {
+        bulk(r->out, p, n);
+        return;
+    }
+    idms_buf_printf(r->out, "=%zu\r\ntxt:", n + 4);
+    idms_buf_append(r->out, p, n);
+    idms_buf_puts(r->out, "\r\n");
+}
+
+/* A whole number of at most 19 digits, nothing else (no sign, no spaces,
+ * no NUL: "5\0xyz" is not 5). */
+static bool parse_count(const idms_resp_arg *a, uint64_t *v)
+{
+    if (a->len == 0 || a->len > 19)
+        return false;
+    uint64_t x = 0;
+    for (size_t i = 0; i < a->len; i++) {
+        if (a->ptr[i] < '0' || a->ptr[i] > '9')
+            return false;
+        x = x * 10 + (uint64_t)(a->ptr[i] - '0');
+    }
+    *v = x;
+    return true;
+}
+
+/* A signed integer as Redis's string2ll reads it: optional '-', digits,
+ * no leading zeros, within int64. */
+static bool parse_int(const idms_resp_arg *a, int64_t *v)
+{
+    const char *p = a->ptr;
+    size_t n = a->len;
+    bool neg = n > 0 && p[0] == '-';
+    if (neg) {
+        p++;
+        n--;
+    }
+    uint64_t mag;
+    if (n == 0 || (n > 1 && p[0] == '0') || !parse_count(&(idms_resp_arg){p, n}, &mag))
+        return false;
+    if (mag > (uint64_t)INT64_MAX + (neg ? 1u : 0u))
+        return false;
+    *v = neg ? (mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+    return true;
+}
+
+/* Redis's rule for client names and library names: no spaces, newlines
+ * or other bytes outside '!'..'~'. */
+static bool printable_word(const idms_resp_arg *a)
+{
+    for (size_t i = 0; i < a->len; i++) {
+        if (a->ptr[i] < '!' || a->ptr[i] > '~')
+            return false;
+    }
+    return true;
+}
+
+/* Whether a is a valid client name (an error reply if not). */
+static bool name_ok(req *r, const idms_resp_arg *a)
+{
+    if (!printable_word(a)) {
+        errorf(r->out, "Client names cannot contain spaces, newlines or special characters.");
         return false;
     }
+    if (a->len > IDMS_RESP_NAME_MAX) {
+        errorf(r->out, "client name longer than %d bytes", IDMS_RESP_NAME_MAX);
+        return false;
+    }
+    return true;
+}
+
+/* Sets a name that name_ok accepted ("" clears it). */
+static void set_name(req *r, const idms_resp_arg *a)
+{
+    memcpy(r->ss->name, a->ptr, a->len);
+    r->ss->name[a->len] = '\0';
+}
+
+/* --- NEXT ------------------------------------------------------------------------------- */
+
+static const char *next_usage(const idmx_format *f, char *dst, size_t cap)
+{
+    static const char *const tail[] = {
+        [IDMX_PREFIX_NONE] = "[count]",
+        [IDMX_PREFIX_OPTIONAL] = "[count] [prefix]",
+        [IDMX_PREFIX_REQUIRED] = "[count] prefix",
+    };
+    snprintf(dst, cap, "NEXT %s %s", f->name, tail[f->prefix]);
+    return dst;
+}
+
+/* Whether NEXT's third argument is a count rather than a prefix: prefixes
+ * are [a-z_] and never start with a digit or a sign. */
+static bool count_like(const idms_resp_arg *a)
+{
+    return a->len == 0 || (a->ptr[0] >= '0' && a->ptr[0] <= '9') || a->ptr[0] == '-' ||
+           a->ptr[0] == '+';
+}
+
+static int cmd_next(req *r)
+{
+    const idms_resp_command *cmd = r->cmd;
+    char shown_buf[48], usage[64];
     const idmx_format *f = idmx_format_by_name(cmd->argv[1].ptr, cmd->argv[1].len);
     if (f == NULL) {
-        char names[IDMX_FORMAT_LIST_CAP], msg[IDMX_FORMAT_LIST_CAP + 32];
+        char names[IDMX_FORMAT_LIST_CAP];
         if (idmx_format_list(names, sizeof names, IDMX_LIST_ALL, "or") == (size_t)-1)
             names[0] = '\0';
-        snprintf(msg, sizeof msg, "unknown format (expected %s)", names);
-        error_reply(out, msg);
-        return false;
+        errorf(r->out, "unknown format '%s' (NEXT format [count] [prefix]; format is %s)",
+               shown(&cmd->argv[1], shown_buf), names);
+        return RUN_DONE;
+    }
+    const idms_resp_arg *count_arg = NULL, *prefix_arg = NULL;
+    if (cmd->argc == 4) {
+        count_arg = &cmd->argv[2];
+        prefix_arg = &cmd->argv[3];
+    } else if (cmd->argc == 3) {
+        if (f->prefix != IDMX_PREFIX_NONE && !count_like(&cmd->argv[2]))
+            prefix_arg = &cmd->argv[2];
+        else
+            count_arg = &cmd->argv[2];
     }
     uint64_t count = 1;
-    if (cmd->argc >= 3) {
-        char n[24];
-        if (cmd->argv[2].len == 0 || cmd->argv[2].len >= sizeof n) {
-            error_reply(out, "count must be a whole number");
-            return false;
-        }
-        memcpy(n, cmd->argv[2].ptr, cmd->argv[2].len);
-        n[cmd->argv[2].len] = '\0';
-        if (idmx_parse_u64(n, &count) != 0) {
-            error_reply(out, "count must be a whole number");
-            return false;
-        }
+    uint64_t max = r->s->opt.max_count;
+    if (count_arg != NULL && (!parse_count(count_arg, &count) || count == 0 || count > max)) {
+        errorf(r->out, "count must be a whole number from 1 to %" PRIu64 ", got '%s' (%s)", max,
+               shown(count_arg, shown_buf), next_usage(f, usage, sizeof usage));
+        return RUN_DONE;
     }
-    char prefix[IDM_TYPEID_PREFIX_MAX + 2];
-    const char *pp = NULL;
-    if (cmd->argc == 4) {
-        if (cmd->argv[3].len >= sizeof prefix) {
-            error_reply(out, "invalid prefix: at most 63 characters of [a-z_]");
-            return false;
+    char prefix[IDM_TYPEID_PREFIX_MAX + 1];
+    if (prefix_arg != NULL) {
+        if (f->prefix == IDMX_PREFIX_NONE) {
+            char names[IDMX_FORMAT_LIST_CAP];
+            if (idmx_format_list(names, sizeof names, IDMX_LIST_PREFIXED, "and") == (size_t)-1)
+                names[0] = '\0';
+            errorf(r->out, "prefix applies only to %s, not %s (%s)", names, f->name,
+                   next_usage(f, usage, sizeof usage));
+            return RUN_DONE;
         }
-        memcpy(prefix, cmd->argv[3].ptr, cmd->argv[3].len);
-        prefix[cmd->argv[3].len] = '\0';
-        if (strlen(prefix) != cmd->argv[3].len) {
-            error_reply(out, "invalid prefix: NUL byte");
-            return false;
+        idm_error err = {0};
+        if (idm_typeid_check_prefix(prefix_arg->ptr, prefix_arg->len, &err) != IDM_OK) {
+            errorf(r->out, "invalid prefix '%s': %s (%s)", shown(prefix_arg, shown_buf), err.msg,
+                   next_usage(f, usage, sizeof usage));
+            return RUN_DONE;
         }
-        pp = prefix;
+        /* Checked: at most IDM_TYPEID_PREFIX_MAX bytes of [a-z_]. */
+        memcpy(prefix, prefix_arg->ptr, prefix_arg->len);
+        prefix[prefix_arg->len] = '\0';
+    } else if (f->prefix == IDMX_PREFIX_REQUIRED) {
+        errorf(r->out, "%s needs a prefix (%s, e.g. NEXT %s user)", f->name,
+               next_usage(f, usage, sizeof usage), f->name);
+        return RUN_DONE;
     }
-    idms_mint_result r;
-    idms_mint(c, f->id, pp, count, IDMS_OUT_RESP, out, &r);
-    if (r.status == IDMS_MINT_PARKED)
+    /* The mint service answers a count of 1 with a bulk string; a count
+     * given is always answered with an array, so the array header for one
+     * goes first (and is taken back if the request is not answered). */
+    size_t before = r->out->len;
+    if (count_arg != NULL && count == 1)
+        idms_buf_puts(r->out, "*1\r\n");
+    idms_mint_result m;
+    idms_mint(r->c, f->id, prefix_arg ? prefix : NULL, count, IDMS_OUT_RESP, r->out, &m);
+    if (m.status == 200)
+        return RUN_DONE;
+    r->out->len = before;
+    if (m.status == IDMS_MINT_PARKED)
+        return RUN_PARKED;
+    if (m.retry_after_s > 0)
+        errorf(r->out, "%s (retry in %" PRId64 " s)", m.message, m.retry_after_s);
+    else
+        errorf(r->out, "%s", m.message);
+    return RUN_DONE;
+}
+
+/* --- connection commands ----------------------------------------------------------------- */
+
+static int cmd_ping(req *r)
+{
+    if (r->cmd->argc > 1)
+        bulk(r->out, r->cmd->argv[1].ptr, r->cmd->argv[1].len);
+    else
+        idms_buf_puts(r->out, "+PONG\r\n");
+    return RUN_DONE;
+}
+
+static int cmd_echo(req *r)
+{
+    bulk(r->out, r->cmd->argv[1].ptr, r->cmd->argv[1].len);
+    return RUN_DONE;
+}
+
+static int cmd_quit(req *r)
+{
+    idms_buf_puts(r->out, "+OK\r\n");
+    return RUN_CLOSE;
+}
+
+static int cmd_reset(req *r)
+{
+    r->ss->protocol = 2;
+    r->ss->name[0] = '\0';
+    idms_buf_puts(r->out, "+RESET\r\n");
+    return RUN_DONE;
+}
+
+static int cmd_select(req *r)
+{
+    int64_t db;
+    if (!parse_int(&r->cmd->argv[1], &db))
+        errorf(r->out, "value is not an integer or out of range");
+    else if (db != 0)
+        errorf(r->out, "DB index is out of range (idmintd has only database 0)");
+    else
+        idms_buf_puts(r->out, "+OK\r\n");
+    return RUN_DONE;
+}
+
+/* There is no password: as in a Redis whose default user has none (its
+ * default configuration), the default user's AUTH succeeds with any
+ * password, other users are refused, and AUTH with a password alone gets
+ * Redis's error, which clients recognise and ignore. */
+static bool auth_user(req *r, const idms_resp_arg *user)
+{
+    static const idms_resp_arg def = {"default", 7};
+    if (user->len == def.len && memcmp(user->ptr, def.ptr, def.len) == 0)
         return true;
-    if (r.status != 200) {
-        if (r.retry_after_s > 0) {
-            char msg[sizeof r.message + 48];
-            snprintf(msg, sizeof msg, "%s (retry in %" PRId64 " s)", r.message, r.retry_after_s);
-            error_reply(out, msg);
-        } else {
-            error_reply(out, r.message);
-        }
-    }
+    error_code(r->out, "WRONGPASS", "invalid username-password pair or user is disabled.");
     return false;
 }
 
-static void cmd_info(idms_server *s, idms_buf *out)
+static int cmd_auth(req *r)
 {
+    if (r->cmd->argc == 2) {
+        errorf(r->out, "AUTH <password> called without any password configured for the default "
+                       "user. Are you sure your configuration is correct?");
+    } else if (r->cmd->argc > 3) {
+        errorf(r->out, "syntax error");
+    } else if (auth_user(r, &r->cmd->argv[1])) {
+        idms_buf_puts(r->out, "+OK\r\n");
+    }
+    return RUN_DONE;
+}
+
+static int cmd_hello(req *r)
+{
+    const idms_resp_command *cmd = r->cmd;
+    int64_t ver = 0;
+    if (cmd->argc >= 2) {
+        if (!parse_int(&cmd->argv[1], &ver)) {
+            errorf(r->out, "Protocol version is not an integer or out of range");
+            return RUN_DONE;
+        }
+        if (ver < 2 || ver > 3) {
+            error_code(r->out, "NOPROTO", "unsupported protocol version");
+            return RUN_DONE;
+        }
+    }
+    const idms_resp_arg *user = NULL, *name = NULL;
+    for (size_t j = 2; j < cmd->argc; j++) {
+        size_t more = cmd->argc - 1 - j;
+        if (is(&cmd->argv[j], "AUTH") && more >= 2) {
+            user = &cmd->argv[j + 1];
+            j += 2;
+        } else if (is(&cmd->argv[j], "SETNAME") && more >= 1) {
+            name = &cmd->argv[j + 1];
+            if (!name_ok(r, name))
+                return RUN_DONE;
+            j++;
+        } else {
+            char b[48];
+            errorf(r->out, "Syntax error in HELLO option '%s'", shown(&cmd->argv[j], b));
+            return RUN_DONE;
+        }
+    }
+    /* Nothing changes unless every option is valid and AUTH succeeds. */
+    if (user != NULL && !auth_user(r, user))
+        return RUN_DONE;
+    if (name != NULL)
+        set_name(r, name);
+    if (ver != 0)
+        r->ss->protocol = (int)ver;
+    map_header(r, 7);
+    bulk_str(r->out, "server");
+    bulk_str(r->out, "idmintd");
+    bulk_str(r->out, "version");
+    bulk_str(r->out, idm_version());
+    bulk_str(r->out, "proto");
+    integer(r->out, r->ss->protocol);
+    bulk_str(r->out, "id");
+    integer(r->out, (int64_t)r->ss->id);
+    bulk_str(r->out, "mode");
+    bulk_str(r->out, "standalone");
+    bulk_str(r->out, "role");
+    bulk_str(r->out, "master");
+    bulk_str(r->out, "modules");
+    idms_buf_puts(r->out, "*0\r\n");
+    return RUN_DONE;
+}
+
+/* --- CLIENT ----------------------------------------------------------------------------- */
+
+static void sock_name(uv_tcp_t *tcp, bool peer, char *dst, size_t cap)
+{
+    struct sockaddr_storage sa;
+    int len = (int)sizeof sa;
+    char host[64] = "?";
+    int port = 0;
+    int rc = peer ? uv_tcp_getpeername(tcp, (struct sockaddr *)&sa, &len)
+                  : uv_tcp_getsockname(tcp, (struct sockaddr *)&sa, &len);
+    if (rc == 0 && sa.ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)&sa;
+        uv_ip4_name(in, host, sizeof host);
+        port = ntohs(in->sin_port);
+    } else if (rc == 0 && sa.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&sa;
+        uv_ip6_name(in6, host, sizeof host);
+        port = ntohs(in6->sin6_port);
+    }
+    snprintf(dst, cap, "%s:%d", host, port);
+}
+
+static idms_resp_session *session(idms_conn *c)
+{
+    idms_resp_session *ss = &c->resp;
+    if (ss->id == 0) {
+        ss->id = ++last_client_id;
+        ss->protocol = 2;
+        ss->start_ms = uv_now(c->server->loop);
+        ss->last_ms = ss->start_ms;
+    }
+    return ss;
+}
+
+/* One line of CLIENT INFO / CLIENT LIST, in Redis's field order (the
+ * fields idmintd has no use for keep Redis's neutral values). */
+static void client_line(idms_buf *text, idms_conn *c)
+{
+    idms_resp_session *ss = session(c);
+    char addr[80], laddr[80];
+    sock_name(&c->tcp, true, addr, sizeof addr);
+    sock_name(&c->tcp, false, laddr, sizeof laddr);
+    uv_os_fd_t fd = -1;
+    if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0)
+        fd = -1;
+    uint64_t now = uv_now(c->server->loop);
+    idms_buf_printf(text,
+                    "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRIu64 " idle=%" PRIu64
+                    " flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 qbuf=%zu qbuf-free=0 "
+                    "argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 omem=0 tot-mem=%zu events=r "
+                    "cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+                    ss->id, addr, laddr, (int)fd, ss->name, (now - ss->start_ms) / 1000,
+                    (now - ss->last_ms) / 1000, c->in_len, c->in_cap, c->in_cap,
+                    ss->last_cmd ? ss->last_cmd : "NULL", ss->protocol, ss->lib_name, ss->lib_ver);
+}
+
+static int cmd_client(req *r)
+{
+    const idms_resp_command *cmd = r->cmd;
+    const idms_resp_arg *sub = &cmd->argv[1];
+    static const struct {
+        const char *name;
+        size_t argc;
+    } subs[] = {{"id", 2},      {"getname", 2}, {"setname", 3},
+                {"setinfo", 4}, {"info", 2},    {"list", 2}};
+    size_t k;
+    for (k = 0; k < sizeof subs / sizeof subs[0]; k++) {
+        if (is(sub, subs[k].name))
+            break;
+    }
+    char b[48];
+    if (k == sizeof subs / sizeof subs[0]) {
+        errorf(r->out,
+               "CLIENT %s is not supported by idmintd (it serves CLIENT ID, GETNAME, SETNAME, "
+               "SETINFO, INFO and LIST)",
+               shown(sub, b));
+        return RUN_DONE;
+    }
+    if (cmd->argc != subs[k].argc) {
+        if (k == 5) /* LIST */
+            errorf(r->out,
+                   "CLIENT LIST takes no filters in idmintd (TYPE and ID are not supported)");
+        else
+            errorf(r->out, "wrong number of arguments for 'client|%s' command", subs[k].name);
+        return RUN_DONE;
+    }
+    if (is(sub, "ID")) {
+        integer(r->out, (int64_t)r->ss->id);
+    } else if (is(sub, "GETNAME")) {
+        if (r->ss->name[0] == '\0')
+            null_reply(r);
+        else
+            bulk_str(r->out, r->ss->name);
+    } else if (is(sub, "SETNAME")) {
+        if (name_ok(r, &cmd->argv[2])) {
+            set_name(r, &cmd->argv[2]);
+            idms_buf_puts(r->out, "+OK\r\n");
+        }
+    } else if (is(sub, "SETINFO")) {
+        const idms_resp_arg *attr = &cmd->argv[2], *val = &cmd->argv[3];
+        char *dst = is(attr, "LIB-NAME")  ? r->ss->lib_name
+                    : is(attr, "LIB-VER") ? r->ss->lib_ver
+                                          : NULL;
+        if (dst == NULL) {
+            errorf(r->out, "Unrecognized option '%s'", shown(attr, b));
+        } else if (!printable_word(val)) {
+            errorf(r->out, "%s cannot contain spaces, newlines or special characters.",
+                   dst == r->ss->lib_name ? "lib-name" : "lib-ver");
+        } else if (val->len > IDMS_RESP_LIB_MAX) {
+            errorf(r->out, "%s longer than %d bytes",
+                   dst == r->ss->lib_name ? "lib-name" : "lib-ver", IDMS_RESP_LIB_MAX);
+        } else {
+            memcpy(dst, val->ptr, val->len);
+            dst[val->len] = '\0';
+            idms_buf_puts(r->out, "+OK\r\n");
+        }
+    } else {
+        idms_buf text;
+        idms_buf_init(&text);
+        if (is(sub, "INFO")) {
+            client_line(&text, r->c);
+        } else {
+            for (idms_conn *c = r->s->conns; c != NULL; c = c->next) {
+                if (c->proto == &idms_resp_proto)
+                    client_line(&text, c);
+            }
+        }
+        if (text.failed)
+            errorf(r->out, "out of memory");
+        else
+            text_reply(r, text.data, text.len);
+        idms_buf_free(&text);
+    }
+    return RUN_DONE;
+}
+
+/* --- INFO, CONFIG --------------------------------------------------------------------------- */
+
+static int cmd_info(req *r)
+{
+    idms_server *s = r->s;
     idms_buf text;
     idms_buf_init(&text);
     char why[256];
@@ -112,19 +598,272 @@ static void cmd_info(idms_server *s, idms_buf *out)
     uint64_t total = 0;
     for (int f = 0; f < IDMX_FMT_COUNT; f++)
         total += s->metrics.minted[f];
-    idms_buf_printf(&text,
-                    "# Server\r\nidmint_version:%s\r\nprocess_id:%d\r\ntcp_port_http:%s\r\ntcp_port_resp:%s\r\n"
-                    "\r\n# Generator\r\nnode:%" PRIu64 "\r\nlayout:%s\r\nmax_rewind_ms:%" PRId64
-                    "\r\nready:%d\r\n\r\n# Stats\r\nids_minted:%" PRIu64 "\r\nconnected_clients:%" PRIu64 "\r\n",
-                    idm_version(), (int)uv_os_getpid(), s->opt.http, s->opt.resp, s->opt.node,
-                    s->layout_name, s->opt.max_rewind_ms, ready ? 1 : 0, total,
-                    s->metrics.connections_open);
-    if (text.failed) {
-        error_reply(out, "out of memory");
-    } else {
-        bulk(out, text.data, text.len);
-    }
+    idms_buf_printf(
+        &text,
+        "# Server\r\nidmint_version:%s\r\nprocess_id:%d\r\ntcp_port_http:%s\r\ntcp_port_resp:%s\r\n"
+        "\r\n# Generator\r\nnode:%" PRIu64 "\r\nlayout:%s\r\nmax_rewind_ms:%" PRId64
+        "\r\nready:%d\r\n\r\n# Stats\r\nids_minted:%" PRIu64 "\r\nconnected_clients:%" PRIu64
+        "\r\n",
+        idm_version(), (int)uv_os_getpid(), s->opt.http, s->opt.resp, s->opt.node, s->layout_name,
+        s->opt.max_rewind_ms, ready ? 1 : 0, total, s->metrics.connections_open);
+    if (text.failed)
+        errorf(r->out, "out of memory");
+    else
+        text_reply(r, text.data, text.len);
     idms_buf_free(&text);
+    return RUN_DONE;
+}
+
+static int cmd_config(req *r)
+{
+    const idms_resp_command *cmd = r->cmd;
+    char b[48];
+    if (!is(&cmd->argv[1], "GET")) {
+        errorf(r->out,
+               "CONFIG %s is not supported by idmintd (it has no Redis settings; CONFIG GET "
+               "answers each parameter with an empty value)",
+               shown(&cmd->argv[1], b));
+        return RUN_DONE;
+    }
+    if (cmd->argc < 3) {
+        errorf(r->out, "wrong number of arguments for 'config|get' command");
+        return RUN_DONE;
+    }
+    /* redis-benchmark asks CONFIG GET save and appendonly before it starts
+     * (any reply will do): each parameter with an empty value, as a Redis
+     * without persistence answers. */
+    map_header(r, cmd->argc - 2);
+    for (size_t k = 2; k < cmd->argc; k++) {
+        bulk(r->out, cmd->argv[k].ptr, cmd->argv[k].len);
+        idms_buf_puts(r->out, "$0\r\n\r\n");
+    }
+    return RUN_DONE;
+}
+
+/* --- COMMAND ---------------------------------------------------------------------------------- */
+
+static int cmd_command(req *r);
+
+static const command commands[] = {
+    {"next", 2, 4, "NEXT format [count] [prefix]", "write", "@write @fast", "idmint",
+     "Mints IDs: a bulk string without a count, an array with one", cmd_next},
+    {"ping", 1, 2, "PING [message]", "fast", "@fast @connection", "connection",
+     "Returns PONG, or the message", cmd_ping},
+    {"echo", 2, 2, "ECHO message", "fast", "@fast @connection", "connection", "Returns the message",
+     cmd_echo},
+    {"info", 1, 0, "INFO [section ...]", "loading stale", "@slow", "server",
+     "Version, generator settings, readiness and counters", cmd_info},
+    {"hello", 1, 0, "HELLO [2|3] [AUTH user pass] [SETNAME name]",
+     "noscript loading stale fast no_auth", "@fast @connection", "connection",
+     "Chooses the protocol (2 or 3) and describes the server", cmd_hello},
+    {"auth", 2, 0, "AUTH [user] pass", "noscript loading stale fast no_auth", "@fast @connection",
+     "connection", "No password is configured: the default user is accepted", cmd_auth},
+    {"client", 2, 0, "CLIENT ID|GETNAME|SETNAME|SETINFO|INFO|LIST", "noscript loading stale",
+     "@slow @connection", "connection", "The connection's ID, name and library", cmd_client},
+    {"command", 1, 0, "COMMAND [COUNT|DOCS|INFO|LIST]", "loading stale", "@slow @connection",
+     "server", "The commands idmintd serves", cmd_command},
+    {"config", 2, 0, "CONFIG GET parameter [parameter ...]", "admin noscript loading stale",
+     "@admin @slow", "server", "Answers each parameter with an empty value", cmd_config},
+    {"select", 2, 2, "SELECT 0", "loading stale fast", "@fast @connection", "connection",
+     "Database 0 is the only one", cmd_select},
+    {"reset", 1, 1, "RESET", "noscript loading stale fast no_auth", "@fast @connection",
+     "connection", "Back to RESP2 and no client name", cmd_reset},
+    {"quit", 1, 0, "QUIT", "noscript loading stale fast no_auth", "@fast @connection", "connection",
+     "Replies +OK and closes the connection", cmd_quit},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static const command *find_command(const idms_resp_arg *a)
+{
+    for (size_t k = 0; k < N_COMMANDS; k++) {
+        if (is(a, commands[k].name))
+            return &commands[k];
+    }
+    return NULL;
+}
+
+static size_t count_words(const char *s)
+{
+    size_t n = 0;
+    for (const char *p = s; *p;) {
+        while (*p == ' ')
+            p++;
+        if (*p == '\0')
+            break;
+        n++;
+        while (*p && *p != ' ')
+            p++;
+    }
+    return n;
+}
+
+static void put_words(const req *r, const char *s, bool status)
+{
+    set_header(r, count_words(s));
+    for (const char *p = s; *p;) {
+        while (*p == ' ')
+            p++;
+        const char *start = p;
+        while (*p && *p != ' ')
+            p++;
+        if (p > start) {
+            if (status)
+                idms_buf_printf(r->out, "+%.*s\r\n", (int)(p - start), start);
+            else
+                bulk(r->out, start, (size_t)(p - start));
+        }
+    }
+}
+
+/* COMMAND INFO's entry: Redis 7's ten fields (no keys, tips or
+ * subcommands). */
+static void command_entry(const req *r, const command *k)
+{
+    int64_t arity = k->max_argc == k->min_argc ? (int64_t)k->min_argc : -(int64_t)k->min_argc;
+    idms_buf_puts(r->out, "*10\r\n");
+    bulk_str(r->out, k->name);
+    integer(r->out, arity);
+    put_words(r, k->flags, true);
+    idms_buf_puts(r->out, ":0\r\n:0\r\n:0\r\n");
+    put_words(r, k->acl, true);
+    idms_buf_puts(r->out, "*0\r\n*0\r\n*0\r\n");
+}
+
+static void command_docs(const req *r, const command *k)
+{
+    bulk_str(r->out, k->name);
+    map_header(r, 4);
+    bulk_str(r->out, "summary");
+    bulk_str(r->out, k->summary);
+    bulk_str(r->out, "since");
+    bulk_str(r->out, "0.1.0");
+    bulk_str(r->out, "group");
+    bulk_str(r->out, k->group);
+    bulk_str(r->out, "syntax");
+    bulk_str(r->out, k->usage);
+}
+
+static int cmd_command(req *r)
+{
+    const idms_resp_command *cmd = r->cmd;
+    if (cmd->argc == 1) {
+        idms_buf_printf(r->out, "*%zu\r\n", N_COMMANDS);
+        for (size_t k = 0; k < N_COMMANDS; k++)
+            command_entry(r, &commands[k]);
+        return RUN_DONE;
+    }
+    const idms_resp_arg *sub = &cmd->argv[1];
+    if (is(sub, "COUNT") || is(sub, "LIST")) {
+        if (cmd->argc != 2) {
+            errorf(r->out, "wrong number of arguments for 'command|%s' command",
+                   is(sub, "COUNT") ? "count" : "list");
+        } else if (is(sub, "COUNT")) {
+            integer(r->out, (int64_t)N_COMMANDS);
+        } else {
+            idms_buf_printf(r->out, "*%zu\r\n", N_COMMANDS);
+            for (size_t k = 0; k < N_COMMANDS; k++)
+                bulk_str(r->out, commands[k].name);
+        }
+    } else if (is(sub, "INFO")) {
+        /* Every command without names; a null for each unknown name. */
+        size_t n = cmd->argc == 2 ? N_COMMANDS : cmd->argc - 2;
+        idms_buf_printf(r->out, "*%zu\r\n", n);
+        for (size_t j = 0; j < n; j++) {
+            const command *k = cmd->argc == 2 ? &commands[j] : find_command(&cmd->argv[j + 2]);
+            if (k != NULL)
+                command_entry(r, k);
+            else
+                null_reply(r);
+        }
+    } else if (is(sub, "DOCS")) {
+        /* Every command without names; unknown names are left out. */
+        size_t n = 0;
+        for (size_t j = 2; j < cmd->argc; j++)
+            n += find_command(&cmd->argv[j]) != NULL;
+        if (cmd->argc == 2)
+            n = N_COMMANDS;
+        map_header(r, n);
+        if (cmd->argc == 2) {
+            for (size_t k = 0; k < N_COMMANDS; k++)
+                command_docs(r, &commands[k]);
+        }
+        for (size_t j = 2; j < cmd->argc; j++) {
+            const command *k = find_command(&cmd->argv[j]);
+            if (k != NULL)
+                command_docs(r, k);
+        }
+    } else {
+        char b[48];
+        errorf(r->out,
+               "unknown subcommand '%s' for 'command' (idmintd serves COMMAND, COMMAND COUNT, "
+               "DOCS, INFO and LIST)",
+               shown(sub, b));
+    }
+    return RUN_DONE;
+}
+
+/* --- the loop over the input ----------------------------------------------------------------- */
+
+/* Redis's cross-protocol guard: "POST" or "Host:" as a command (Redis
+ * checks these two), or any HTTP request line ("GET / HTTP/1.1"). */
+static bool looks_like_http(const idms_resp_command *cmd)
+{
+    if (is(&cmd->argv[0], "POST") || is(&cmd->argv[0], "HOST:"))
+        return true;
+    const idms_resp_arg *v = &cmd->argv[cmd->argc - 1];
+    return cmd->argc == 3 && v->len >= 6 && memcmp(v->ptr, "HTTP/", 5) == 0;
+}
+
+static void guard(idms_conn *c)
+{
+    idms_server *s = c->server;
+    s->metrics.protocol_errors++;
+    idms_metrics_count_request(s, IDMS_ROUTE_RESP, 400);
+    int64_t now_s = (int64_t)(uv_now(s->loop) / 1000);
+    if (now_s != guard_logged_s) {
+        guard_logged_s = now_s;
+        idms_log(IDMS_LOG_WARN,
+                 "closing a RESP connection that sent an HTTP request (POST, Host: or a request "
+                 "line): possibly a cross-protocol attack; nothing it sent was run");
+    }
+}
+
+static void unknown_command(idms_buf *out, const idms_resp_arg *a)
+{
+    char names[160], b[48];
+    size_t used = 0;
+    for (size_t k = 0; k < N_COMMANDS; k++) {
+        int n =
+            snprintf(names + used, sizeof names - used, "%s%s", k ? ", " : "", commands[k].name);
+        if (n < 0 || (size_t)n >= sizeof names - used)
+            break;
+        for (int i = 0; i < n; i++) {
+            char ch = names[used + (size_t)i];
+            if (ch >= 'a' && ch <= 'z')
+                names[used + (size_t)i] = (char)(ch - 'a' + 'A');
+        }
+        used += (size_t)n;
+    }
+    errorf(out, "unknown command '%s' (idmintd serves %s)", shown(a, b), names);
+}
+
+/* Runs one command; RUN_* as its handler says. */
+static int run(idms_conn *c, const idms_resp_command *cmd, idms_buf *out)
+{
+    idms_server *s = c->server;
+    req r = {c, s, session(c), cmd, out};
+    const command *k = find_command(&cmd->argv[0]);
+    r.ss->last_ms = uv_now(s->loop);
+    if (k == NULL) {
+        unknown_command(out, &cmd->argv[0]);
+        return RUN_DONE;
+    }
+    r.ss->last_cmd = k->name;
+    if (cmd->argc < k->min_argc || (k->max_argc != 0 && cmd->argc > k->max_argc)) {
+        errorf(out, "wrong number of arguments for '%s' command (%s)", k->name, k->usage);
+        return RUN_DONE;
+    }
+    return k->run(&r);
 }
 
 /* Whether buf[0..len) starts with another command (complete or malformed). */
@@ -151,56 +890,29 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             break;
         if (n < 0) {
             s->metrics.protocol_errors++;
-            error_reply(out, why);
+            error_code(out, "ERR", why);
             idms_metrics_count_request(s, IDMS_ROUTE_RESP, 400);
             return -1;
         }
-        used += (size_t)n;
-        if (cmd.argc == 0)
+        if (cmd.argc == 0) {
+            used += (size_t)n;
             continue;
-        const idms_resp_arg *a = &cmd.argv[0];
-        int status = 200;
-        if (is(a, "NEXT")) {
-            size_t before = out->len;
-            if (cmd_next(c, &cmd, out)) {
-                used -= (size_t)n; /* parked: offered again on resume */
-                break;
-            }
-            if (out->len > before && out->data[before] == '-')
-                status = 400;
-        } else if (is(a, "PING")) {
-            if (cmd.argc > 1)
-                bulk(out, cmd.argv[1].ptr, cmd.argv[1].len);
-            else
-                idms_buf_puts(out, "+PONG\r\n");
-        } else if (is(a, "ECHO") && cmd.argc == 2) {
-            bulk(out, cmd.argv[1].ptr, cmd.argv[1].len);
-        } else if (is(a, "INFO")) {
-            cmd_info(s, out);
-        } else if (is(a, "QUIT")) {
-            idms_buf_puts(out, "+OK\r\n");
-            idms_metrics_count_request(s, IDMS_ROUTE_RESP, 200);
+        }
+        if (looks_like_http(&cmd)) {
+            guard(c);
+            return -1;
+        }
+        size_t before = out->len;
+        int rc = run(c, &cmd, out);
+        if (rc == RUN_PARKED)
+            break; /* not consumed: offered again on resume */
+        used += (size_t)n;
+        bool error = out->len > before && out->data[before] == '-';
+        idms_metrics_count_request(s, IDMS_ROUTE_RESP, error ? 400 : 200);
+        if (rc == RUN_CLOSE) {
             c->close_after_write = true;
             return (ptrdiff_t)used;
-        } else if (is(a, "CONFIG") && cmd.argc == 3 && is(&cmd.argv[1], "GET")) {
-            /* redis-benchmark asks CONFIG GET save and appendonly before it
-             * starts: the parameter with an empty value (no persistence). */
-            idms_buf_puts(out, "*2\r\n");
-            bulk(out, cmd.argv[2].ptr, cmd.argv[2].len);
-            idms_buf_puts(out, "$0\r\n\r\n");
-        } else if (is(a, "CONFIG") || is(a, "COMMAND")) {
-            /* redis-cli asks COMMAND DOCS: nothing to tell. */
-            idms_buf_puts(out, "*0\r\n");
-        } else if (is(a, "CLIENT") || (is(a, "SELECT") && cmd.argc == 2)) {
-            idms_buf_puts(out, "+OK\r\n");
-        } else {
-            char msg[160];
-            snprintf(msg, sizeof msg, "unknown command '%.*s' (idmintd speaks PING, NEXT, INFO, QUIT)",
-                     (int)(a->len > 32 ? 32 : a->len), a->ptr);
-            error_reply(out, msg);
-            status = 400;
         }
-        idms_metrics_count_request(s, IDMS_ROUTE_RESP, status);
         /* Draining answers every command already received, then closes. */
         if (s->draining && !another_command(buf + used, len - used)) {
             c->close_after_write = true;
@@ -211,8 +923,6 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
 }
 
 const idms_proto idms_resp_proto = {
-    "resp",
-    resp_feed,
-    "-ERR max number of clients reached\r\n",
+    "resp", resp_feed, "-ERR max number of clients reached\r\n",
     1024 * 1024, /* the commands served are tiny; a megabyte is plenty */
 };

@@ -1,0 +1,66 @@
+"""tests/clients/clients.py PORT - redis-py (Debian's python3-redis) against
+idmintd's RESP port on 127.0.0.1:PORT with default options (only host and
+port given), checking the replies' types.
+
+Prints one "not ok - ..." line per failed check and nothing else, and exits
+1 when any failed (tests/server/test_resp_clients.sh runs it).
+"""
+import re
+import sys
+
+import redis
+
+failures = []
+
+
+def check(what, ok, got=None):
+    if not ok:
+        failures.append("not ok - redis-py: %s%s" % (what, "" if got is None else " (got %r)" % (got,)))
+
+
+SNOWFLAKE = re.compile(rb"^[1-9][0-9]{0,18}$")
+UUID7 = re.compile(rb"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+
+
+def main(port):
+    r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=10)
+    check("ping() is True", r.ping() is True)
+    three = r.execute_command("NEXT", "snowflake", "3")
+    check(
+        "NEXT snowflake 3 is a list of 3 increasing snowflakes",
+        isinstance(three, list)
+        and len(three) == 3
+        and all(SNOWFLAKE.match(s) for s in three)
+        and int(three[0]) < int(three[1]) < int(three[2]),
+        three,
+    )
+    one = r.execute_command("NEXT", "uuidv7")
+    check("NEXT uuidv7 is bytes", isinstance(one, bytes) and UUID7.match(one), one)
+    arr1 = r.execute_command("NEXT", "uuidv7", "1")
+    check("NEXT uuidv7 1 is a list of 1", isinstance(arr1, list) and len(arr1) == 1 and UUID7.match(arr1[0]), arr1)
+    try:
+        r.execute_command("NEXT", "uuidv9")
+        check("NEXT uuidv9 raises ResponseError", False, "no error")
+    except redis.exceptions.ResponseError as e:
+        check("NEXT uuidv9 raises ResponseError naming the format", str(e).startswith("unknown format 'uuidv9'"), str(e))
+    check("the connection stays usable after an error", r.ping() is True)
+    cid = r.client_id()
+    check("client_id() is an int", isinstance(cid, int) and cid > 0, cid)
+    check("client_getname() is None before a name is set", r.client_getname() is None, r.client_getname())
+    check("client_setname() is True", r.client_setname("idmint-test") is True)
+    check("client_getname() after client_setname()", r.client_getname() in (b"idmint-test", "idmint-test"))
+    info = r.client_info()
+    check("client_info() parses, with the id", isinstance(info, dict) and int(info.get("id", 0)) == cid, info)
+    check("info() parses, with ready 1", r.info().get("ready") == 1, r.info())
+    n = r.command_count()
+    check("command_count() is a positive int", isinstance(n, int) and n > 0, n)
+    r.close()
+
+
+try:
+    main(int(sys.argv[1]))
+except Exception as e:  # noqa: BLE001 - any failure is reported
+    failures.append("not ok - redis-py: %s: %s" % (type(e).__name__, e))
+for f in failures:
+    print(f)
+sys.exit(1 if failures else 0)
