@@ -7,12 +7,23 @@
  * protocol's max_request (a request that would need more is answered with
  * an error and the connection closed), and reading pauses while more than
  * MAX_PENDING_WRITE bytes of replies wait for a slow reader.
+ *
+ * Work per connection is bounded too: one batch of replies (IDMS_OUT_BATCH,
+ * or up to a park) per event. What is left - the rest of a pipeline whose
+ * batch the socket took at once, a time park due within the millisecond, an
+ * idle timer's verdict - goes to the turn queue, which a check handle runs
+ * after the loop's next poll: every other connection's input and output is
+ * served in between, in the order the connections queued. (A timer due at
+ * once would not do: libuv 1.44 runs a timer re-armed for "now" from its
+ * own callback again before it polls.)
  */
 #include "idmintd.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #define MAX_PENDING_WRITE (4u << 20)
 #define REPARSE_BYTES 1024
@@ -27,6 +38,98 @@ typedef struct write_req {
 
 static void conn_close(idms_conn *c);
 static void read_again(idms_conn *c);
+static void take_turn(idms_conn *c);
+
+static void on_turn_idle(uv_idle_t *h)
+{
+    /* Nothing to do: an active idle handle makes the poll not block while
+     * the turn queue holds work. */
+    (void)h;
+}
+
+/* Runs, after a poll, the work queued before it: each connection once, in
+ * queue order. Work queued meanwhile waits for the next turn. */
+static void on_turn_check(uv_check_t *h)
+{
+    idms_server *s = h->data;
+    uint64_t turn = s->turn++;
+    while (s->turn_head != NULL && s->turn_head->queued_turn <= turn) {
+        idms_conn *c = s->turn_head;
+        s->turn_head = c->turn_next;
+        if (s->turn_head != NULL)
+            s->turn_head->turn_prev = NULL;
+        else
+            s->turn_tail = NULL;
+        c->turn_next = c->turn_prev = NULL;
+        c->queued = false;
+        take_turn(c);
+    }
+    if (s->turn_head == NULL) {
+        uv_idle_stop(&s->turn_idle);
+        uv_check_stop(&s->turn_check);
+    }
+}
+
+static void turn_push(idms_conn *c)
+{
+    idms_server *s = c->server;
+    if (c->queued || c->closing)
+        return;
+    c->queued = true;
+    c->queued_turn = s->turn;
+    c->turn_next = NULL;
+    c->turn_prev = s->turn_tail;
+    if (s->turn_tail != NULL)
+        s->turn_tail->turn_next = c;
+    else
+        s->turn_head = c;
+    s->turn_tail = c;
+    uv_idle_start(&s->turn_idle, on_turn_idle);
+    uv_check_start(&s->turn_check, on_turn_check);
+}
+
+static void turn_remove(idms_conn *c)
+{
+    idms_server *s = c->server;
+    if (!c->queued)
+        return;
+    if (c->turn_prev != NULL)
+        c->turn_prev->turn_next = c->turn_next;
+    else
+        s->turn_head = c->turn_next;
+    if (c->turn_next != NULL)
+        c->turn_next->turn_prev = c->turn_prev;
+    else
+        s->turn_tail = c->turn_prev;
+    c->turn_next = c->turn_prev = NULL;
+    c->queued = false;
+}
+
+void idms_conn_init(idms_server *s)
+{
+    uv_idle_init(s->loop, &s->turn_idle);
+    uv_check_init(s->loop, &s->turn_check);
+    s->turn_idle.data = s;
+    s->turn_check.data = s;
+}
+
+void idms_conn_shutdown(idms_server *s)
+{
+    if (!uv_is_closing((uv_handle_t *)&s->turn_idle))
+        uv_close((uv_handle_t *)&s->turn_idle, NULL);
+    if (!uv_is_closing((uv_handle_t *)&s->turn_check))
+        uv_close((uv_handle_t *)&s->turn_check, NULL);
+}
+
+/* At most once a second (of loop time) per *last_s. */
+static bool log_due(idms_server *s, int64_t *last_s)
+{
+    int64_t now_s = (int64_t)(uv_now(s->loop) / 1000);
+    if (*last_s != 0 && now_s == *last_s)
+        return false;
+    *last_s = now_s;
+    return true;
+}
 
 static void on_handle_closed(uv_handle_t *h)
 {
@@ -76,24 +179,71 @@ static void conn_close(idms_conn *c)
         return;
     c->closing = true;
     c->server->metrics.connections_open--;
+    c->listener->conns_open--;
     set_parked(c, IDMS_PARK_NONE);
     unlink_conn(c);
+    turn_remove(c);
     uv_timer_stop(&c->idle);
     uv_timer_stop(&c->park_timer);
     close_handles(c);
 }
 
+static uint32_t idle_timeout_ms(const idms_conn *c)
+{
+    const idms_options *o = &c->server->opt;
+    return c->proto == &idms_resp_proto ? o->resp_idle_timeout_ms : o->idle_timeout_ms;
+}
+
+/* The idle timer's verdict waits for the next poll: when the loop has been
+ * stopped longer than the timeout (SIGSTOP, a paused VM), libuv runs the
+ * due timers before it reads what arrived meanwhile (epoll_wait returns
+ * EINTR after SIGCONT). take_turn then closes only a connection that
+ * nothing moved on. */
 static void on_idle(uv_timer_t *t)
 {
     idms_conn *c = t->data;
-    idms_log(IDMS_LOG_DEBUG, "closing an idle %s connection", c->proto->name);
-    conn_close(c);
+    c->idle_due = true;
+    c->idle_wq = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+    turn_push(c);
 }
 
+/* Restarts the idle timer: input was read or output written. A parked
+ * request is not idleness: its timer stays off until it resumes. */
 static void touch(idms_conn *c)
 {
-    if (c->server->opt.idle_timeout_ms > 0 && !c->closing)
-        uv_timer_start(&c->idle, on_idle, c->server->opt.idle_timeout_ms, 0);
+    c->idle_due = false;
+    if (c->closing)
+        return;
+    if (c->park != IDMS_PARK_NONE) {
+        uv_timer_stop(&c->idle);
+        return;
+    }
+    uint32_t ms = idle_timeout_ms(c);
+    if (ms > 0)
+        uv_timer_start(&c->idle, on_idle, ms, 0);
+}
+
+/* Bytes the kernel holds for us to read (FIONREAD), 0 if unknown. */
+static int unread_bytes(idms_conn *c)
+{
+    uv_os_fd_t fd;
+    int n = 0;
+    if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0 || ioctl(fd, FIONREAD, &n) != 0)
+        return 0;
+    return n;
+}
+
+/* After the idle timer fired and a poll ran: whether the connection is
+ * idle indeed. Not with requests buffered or parked, not with input
+ * waiting in the socket (unless replies are stuck: a client that sends but
+ * does not read is idle), not with replies that went out meanwhile. */
+static bool still_idle(idms_conn *c)
+{
+    if (c->turn_more || c->turn_park || c->park != IDMS_PARK_NONE)
+        return false;
+    if (c->writes_pending > 0)
+        return uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) >= c->idle_wq;
+    return unread_bytes(c) == 0;
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -132,6 +282,7 @@ static void on_written(uv_write_t *req, int status)
         conn_close(c);
         return;
     }
+    touch(c); /* a client reading its replies is not idle */
     read_again(c);
 }
 
@@ -199,6 +350,31 @@ static void on_park_timer(uv_timer_t *t)
     unpark(t->data);
 }
 
+static void take_turn(idms_conn *c)
+{
+    if (c->closing)
+        return;
+    if (c->idle_due) {
+        c->idle_due = false;
+        if (still_idle(c)) {
+            idms_log(IDMS_LOG_DEBUG, "closing an idle %s connection", c->proto->name);
+            conn_close(c);
+            return;
+        }
+        touch(c);
+    }
+    if (c->turn_park) {
+        c->turn_park = false;
+        if (c->park == IDMS_PARK_TIME)
+            unpark(c);
+        return;
+    }
+    if (c->turn_more) {
+        c->turn_more = false;
+        read_again(c);
+    }
+}
+
 /* The adapter left a parked request at the head of the buffer: read no
  * more (the request's successors wait behind it; a full buffer is the
  * client's backpressure), let no idle timer fire, and resume when the time
@@ -229,6 +405,11 @@ static void park(idms_conn *c)
     if (now_ns == c->park_clock_ns && ms == 0)
         ms = 1;
     c->park_clock_ns = now_ns;
+    if (ms == 0) {
+        c->turn_park = true;
+        turn_push(c);
+        return;
+    }
     if (ms > PARK_MAX_MS)
         ms = PARK_MAX_MS;
     uv_update_time(c->server->loop);
@@ -306,12 +487,15 @@ static void process(idms_conn *c)
     if (c->more || uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) >= MAX_PENDING_WRITE) {
         /* Replies wait for the reader (or the adapter stopped at its output
          * batch with requests left): read no more until they are written;
-         * on_written resumes, and resuming processes what is buffered. */
+         * on_written resumes, and resuming processes what is buffered. A
+         * batch the socket took at once resumes on the next loop turn,
+         * after the others have had theirs. */
         uv_read_stop((uv_stream_t *)&c->tcp);
         c->reading = false;
         if (c->more && c->writes_pending == 0) {
             c->more = false;
-            idms_conn_resume(c);
+            c->turn_more = true;
+            turn_push(c);
         }
     }
 }
@@ -359,12 +543,23 @@ void idms_conn_resume(idms_conn *c)
         process(c);
 }
 
+static int proto_index(const idms_proto *p)
+{
+    return p == &idms_resp_proto ? IDMS_PROTO_RESP : IDMS_PROTO_HTTP;
+}
+
 static void on_connection(uv_stream_t *server, int status)
 {
     idms_listener *l = server->data;
     idms_server *s = l->server;
     if (status < 0) {
-        idms_log(IDMS_LOG_WARN, "accept failed: %s", uv_strerror(status));
+        /* Out of file descriptors, say (main.c keeps --max-connections
+         * under RLIMIT_NOFILE so that this should not happen). */
+        uint64_t *n = &s->metrics.refused[proto_index(l->proto)][IDMS_REFUSED_ACCEPT];
+        (*n)++;
+        if (log_due(s, &s->accept_error_logged_s))
+            idms_log(IDMS_LOG_WARN, "cannot accept %s connections: %s (%" PRIu64 " failed so far)",
+                     l->proto->name, uv_strerror(status), *n);
         return;
     }
     idms_conn *c = calloc(1, sizeof *c);
@@ -372,6 +567,7 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     c->server = s;
     c->proto = l->proto;
+    c->listener = l;
     uv_tcp_init(s->loop, &c->tcp);
     uv_timer_init(s->loop, &c->idle);
     uv_timer_init(s->loop, &c->park_timer);
@@ -387,12 +583,23 @@ static void on_connection(uv_stream_t *server, int status)
     uv_tcp_nodelay(&c->tcp, 1);
     s->metrics.connections_total++;
     s->metrics.connections_open++;
+    l->conns_open++;
     c->next = s->conns;
     if (s->conns)
         s->conns->prev = c;
     s->conns = c;
-    if (s->metrics.connections_open > s->opt.max_connections || s->draining) {
+    if (l->conns_open > s->max_conns || s->draining) {
+        /* Each port counts its own: a flood on one does not lock out the
+         * other. The refused client gets the protocol's error reply. */
         s->metrics.connections_rejected++;
+        int reason = s->draining ? IDMS_REFUSED_DRAINING : IDMS_REFUSED_LIMIT;
+        uint64_t *n = &s->metrics.refused[proto_index(l->proto)][reason];
+        (*n)++;
+        if (!s->draining && log_due(s, &s->conn_refusal_logged_s))
+            idms_log(IDMS_LOG_WARN,
+                     "refusing %s connections: %" PRIu64 " open, the limit per port (%" PRIu64
+                     " refused so far)",
+                     l->proto->name, l->conns_open - 1, *n);
         idms_buf out;
         idms_buf_init(&out);
         idms_buf_puts(&out, l->proto->too_many);
@@ -467,15 +674,26 @@ void idms_conn_close_listeners(idms_server *s)
 
 void idms_conn_close_idle(idms_server *s)
 {
-    /* Connections with a request half-received or replies in flight finish
-     * them (process() closes them after the reply: draining answers with
-     * Connection: close); idle ones close now. */
+    /* Connections with requests buffered (complete, parked or
+     * half-received) answer them: the adapters close after the last one
+     * (HTTP with Connection: close). Those with only replies in flight
+     * close once they are written; idle ones close now. */
     idms_conn *next;
     for (idms_conn *c = s->conns; c != NULL; c = next) {
         next = c->next;
-        if (c->in_len == 0 && c->writes_pending == 0 && c->skip_body == 0)
+        if (c->in_len > 0 || c->skip_body > 0)
+            continue;
+        if (c->writes_pending == 0)
             conn_close(c);
         else
-            c->close_after_write = c->writes_pending > 0 || c->close_after_write;
+            c->close_after_write = true;
     }
+}
+
+void idms_conn_close_all(idms_server *s)
+{
+    /* Through conn_close, which closes a connection's handles once: a
+     * write cancelled by the close then finds it closing. */
+    while (s->conns != NULL)
+        conn_close(s->conns);
 }

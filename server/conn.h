@@ -19,7 +19,10 @@ struct idms_conn;
 
 /* An adapter stops taking requests from the buffer once its replies reach
  * this size; the rest waits until they are written (bounded memory for
- * clients that pipeline big requests and read slowly or not at all). */
+ * clients that pipeline big requests and read slowly or not at all) and,
+ * when the socket took them at once, until the next loop turn (conn.c):
+ * one batch per connection per turn, so that no client, however it
+ * pipelines, holds up the others. */
 #define IDMS_OUT_BATCH (1u << 20)
 
 typedef struct idms_proto {
@@ -64,7 +67,17 @@ typedef struct idms_conn {
     int64_t park_clock_ns; /* the clock when it last parked */
     idms_mint_job job;
     idms_resp_session resp; /* RESP connections: the session (resp_server.c) */
+    struct idms_listener *listener;
     struct idms_conn *prev, *next;
+    /* The turn queue (conn.c): work left for the next loop turn, after
+     * the poll that serves every other connection. */
+    bool queued;
+    bool turn_more; /* resume the buffered requests (the batch was full) */
+    bool turn_park; /* look again at a time park due within the ms */
+    bool idle_due;  /* the idle timer fired: close unless input or output moved */
+    uint64_t queued_turn;
+    size_t idle_wq; /* the write queue's size when the idle timer fired */
+    struct idms_conn *turn_prev, *turn_next;
 } idms_conn;
 
 typedef struct idms_listener {
@@ -72,11 +85,18 @@ typedef struct idms_listener {
     const idms_proto *proto;
     struct idms_server *server;
     bool open;
+    uint64_t conns_open; /* counted against idms_server.max_conns */
 } idms_listener;
 
+/* Sets up the turn queue's handles; idms_conn_shutdown closes them (after
+ * the loop has stopped). */
+void idms_conn_init(struct idms_server *s);
+void idms_conn_shutdown(struct idms_server *s);
 int idms_conn_listen(struct idms_server *s, idms_listener *l, const idms_proto *proto, const char *addr);
 void idms_conn_close_listeners(struct idms_server *s);
 void idms_conn_close_idle(struct idms_server *s);
+/* Closes every connection now (the drain's deadline), each once. */
+void idms_conn_close_all(struct idms_server *s);
 /* Starts (again) reading a connection paused by backpressure. */
 void idms_conn_resume(idms_conn *c);
 /* Resumes every connection parked for the ceiling (the mark is durable,

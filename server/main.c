@@ -3,9 +3,9 @@
  *
  * SIGTERM and SIGINT drain: the listeners close, idle connections close,
  * requests already received are answered (with Connection: close), and the
- * process exits when the last connection is gone (or after 10 s). The time
- * high-water mark then shrinks to the time actually used. SIGHUP reopens
- * the log file.
+ * process exits when the last connection is gone (or after 10 s, when the
+ * rest are closed, whatever their clients do). The time high-water mark
+ * then shrinks to the time actually used. SIGHUP reopens the log file.
  */
 #include "idmintd.h"
 #include "optvalue.h"
@@ -16,11 +16,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define DRAIN_TIMEOUT_MS 10000
+/* File descriptors beyond the connections': the standard three, the
+ * listeners, the state directory's lock and mark, the log, libuv's epoll,
+ * signal pipes, thread-pool wake-up and accept reserve, and room for the
+ * connections refused at the limit (each gets its reply, then closes). */
+#define FD_SPARE 32
 
 static idms_server server;
 
@@ -83,18 +89,74 @@ static int setup_generators(idms_server *s)
     return 0;
 }
 
-static void on_walk_close(uv_handle_t *h, void *arg)
+/* --max-connections per port needs that many descriptors on each port
+ * that is on, plus FD_SPARE: the soft RLIMIT_NOFILE is raised to that (up
+ * to the hard limit); if it cannot hold it, fewer connections are taken,
+ * and the log says so. Beyond the descriptors, accept fails with EMFILE and
+ * libuv closes the waiting clients unanswered; at the limit they get an
+ * error reply. */
+static void plan_fds(idms_server *s)
 {
-    (void)arg;
-    if (!uv_is_closing(h))
-        uv_close(h, NULL);
+    uint64_t ports = (uint64_t)(s->opt.http[0] != '\0') + (uint64_t)(s->opt.resp[0] != '\0');
+    uint64_t want = (uint64_t)s->opt.max_connections * ports + FD_SPARE;
+    s->max_conns = s->opt.max_connections;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        idms_log(IDMS_LOG_WARN, "cannot read the open-file limit (RLIMIT_NOFILE): %s",
+                 strerror(errno));
+        return;
+    }
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+        return;
+    uint64_t have = (uint64_t)rl.rlim_cur;
+    uint64_t target = want;
+    if (rl.rlim_max != RLIM_INFINITY && target > (uint64_t)rl.rlim_max)
+        target = (uint64_t)rl.rlim_max;
+    const char *why = "the hard limit";
+    if (target > have) {
+        struct rlimit raised = rl;
+        raised.rlim_cur = (rlim_t)target;
+        if (setrlimit(RLIMIT_NOFILE, &raised) == 0) {
+            idms_log(IDMS_LOG_INFO,
+                     "raised the open-file limit (RLIMIT_NOFILE) from %" PRIu64 " to %" PRIu64
+                     " for --max-connections %" PRIu32 " on %" PRIu64 " port(s)",
+                     have, target, s->opt.max_connections, ports);
+            have = target;
+        } else {
+            why = strerror(errno);
+        }
+    }
+    if (have >= want)
+        return;
+    uint64_t per_port = have > FD_SPARE ? (have - FD_SPARE) / ports : 0;
+    if (per_port < 1)
+        per_port = 1;
+    s->max_conns = per_port;
+    char hard[32] = "unlimited";
+    if (rl.rlim_max != RLIM_INFINITY)
+        snprintf(hard, sizeof hard, "%" PRIu64, (uint64_t)rl.rlim_max);
+    idms_log(IDMS_LOG_WARN,
+             "--max-connections %" PRIu32 " on %" PRIu64 " port(s) needs %" PRIu64
+             " open files, but the limit (RLIMIT_NOFILE) is %" PRIu64
+             " (hard limit %s; %s): taking at most %" PRIu64 " connections per port",
+             s->opt.max_connections, ports, want, have, hard, why, per_port);
 }
 
 static void on_drain_timeout(uv_timer_t *t)
 {
     idms_server *s = t->data;
-    idms_log(IDMS_LOG_WARN, "drain timed out; closing the remaining connections");
-    uv_walk(s->loop, on_walk_close, NULL);
+    idms_log(IDMS_LOG_WARN, "drain timed out; closing the remaining %" PRIu64 " connection(s)",
+             s->metrics.connections_open);
+    /* The connections close through conn.c (each handle once); what else
+     * is left in the loop no longer keeps it alive. */
+    idms_conn_close_all(s);
+}
+
+static void on_walk_close(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -145,6 +207,8 @@ int main(int argc, char **argv)
     if (rc != 0)
         return rc;
     s->loop = uv_default_loop();
+    plan_fds(s);
+    idms_conn_init(s);
     idms_hwm_start(s);
     signal(SIGPIPE, SIG_IGN);
     if ((s->opt.http[0] && idms_conn_listen(s, &s->http, &idms_http_proto, s->opt.http) != 0) ||
@@ -167,6 +231,11 @@ int main(int argc, char **argv)
     idms_hwm_close(s);
     idm_snowflake_free(s->sf);
     idm_gen_free(s->gen);
+    /* The handles that no longer kept the loop alive (the signals, the
+     * timers, the turn queue's) close now, each once. */
+    idms_conn_shutdown(s);
+    uv_walk(s->loop, on_walk_close, NULL);
+    uv_run(s->loop, UV_RUN_NOWAIT);
     idms_log(IDMS_LOG_INFO, "stopped");
     uv_loop_close(s->loop);
     return 0;

@@ -55,7 +55,8 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "# HELP idmint_connections_total Connections accepted.\n"
                     "# TYPE idmint_connections_total counter\n"
                     "idmint_connections_total %" PRIu64 "\n"
-                    "# HELP idmint_connections_rejected_total Connections turned away at the limit.\n"
+                    "# HELP idmint_connections_rejected_total Connections turned away at the "
+                    "limit or while draining (idmint_connections_refused_total has the detail).\n"
                     "# TYPE idmint_connections_rejected_total counter\n"
                     "idmint_connections_rejected_total %" PRIu64 "\n"
                     "# HELP idmint_protocol_errors_total Malformed or oversized requests.\n"
@@ -69,6 +70,26 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "idmint_high_water_mark_errors_total %" PRIu64 "\n",
                     m->connections_open, m->connections_total, m->connections_rejected,
                     m->protocol_errors, m->reserve_writes, m->reserve_errors);
+    static const char *const protos[2] = {"http", "resp"};
+    static const char *const reasons[IDMS_REFUSED_COUNT] = {"limit", "draining", "accept"};
+    idms_buf_puts(out, "# HELP idmint_connections_refused_total Connections refused, by protocol "
+                       "and reason (limit: over --max-connections, answered with an error; "
+                       "draining: during a drain; accept: the accept call failed, e.g. out of "
+                       "file descriptors).\n"
+                       "# TYPE idmint_connections_refused_total counter\n");
+    for (int p = 0; p < 2; p++) {
+        for (int r = 0; r < IDMS_REFUSED_COUNT; r++)
+            idms_buf_printf(out,
+                            "idmint_connections_refused_total{protocol=\"%s\",reason=\"%s\"} %" PRIu64
+                            "\n",
+                            protos[p], reasons[r], m->refused[p][r]);
+    }
+    idms_buf_printf(out,
+                    "# HELP idmint_connections_max Open connections each port takes at most "
+                    "(--max-connections, or less if the open-file limit is lower).\n"
+                    "# TYPE idmint_connections_max gauge\n"
+                    "idmint_connections_max %" PRIu64 "\n",
+                    s->max_conns);
     int64_t durable = s->hwm.enabled ? s->hwm.durable_ms : 0;
     idms_buf_printf(out,
                     "# HELP idmint_hwm_persisted_unix_ms The time high-water mark last made durable "

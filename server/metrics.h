@@ -13,6 +13,12 @@
 enum { IDMS_ROUTE_IDS, IDMS_ROUTE_INSPECT, IDMS_ROUTE_LEAF, IDMS_ROUTE_HEALTHZ, IDMS_ROUTE_READYZ,
        IDMS_ROUTE_METRICS, IDMS_ROUTE_OTHER, IDMS_ROUTE_RESP, IDMS_ROUTE_COUNT };
 
+enum { IDMS_PROTO_HTTP, IDMS_PROTO_RESP };
+/* Why a connection was refused: at the per-port limit (it gets its error
+ * reply), during a drain, or the accept call failed (EMFILE and the like:
+ * no connection to reply on). */
+enum { IDMS_REFUSED_LIMIT, IDMS_REFUSED_DRAINING, IDMS_REFUSED_ACCEPT, IDMS_REFUSED_COUNT };
+
 typedef struct idms_metrics {
     uint64_t minted[IDMX_FMT_COUNT];
     uint64_t requests[IDMS_ROUTE_COUNT][6]; /* by status class: 2xx..5xx; [0] other */
@@ -25,7 +31,9 @@ typedef struct idms_metrics {
     uint64_t parked;            /* requests parked now (a gauge) */
     uint64_t connections_open;
     uint64_t connections_total;
-    uint64_t connections_rejected;
+    uint64_t connections_rejected; /* refused at the limit or while draining */
+    /* Refused connections by protocol (IDMS_PROTO_*) and reason. */
+    uint64_t refused[2][IDMS_REFUSED_COUNT];
     uint64_t protocol_errors;
     uint64_t reserve_writes;    /* high-water mark fsyncs */
     uint64_t reserve_errors;    /* high-water mark writes that failed */

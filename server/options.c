@@ -37,6 +37,7 @@ enum {
     OPT_MAX_CONNECTIONS,
     OPT_MAX_COUNT,
     OPT_IDLE_TIMEOUT,
+    OPT_RESP_IDLE_TIMEOUT,
     OPT_RESERVE
 };
 
@@ -57,6 +58,7 @@ static const idmx_option options[] = {
     {"max-connections", 0, IDMX_REQUIRED_ARG, OPT_MAX_CONNECTIONS},
     {"max-count", 0, IDMX_REQUIRED_ARG, OPT_MAX_COUNT},
     {"idle-timeout", 0, IDMX_REQUIRED_ARG, OPT_IDLE_TIMEOUT},
+    {"resp-idle-timeout", 0, IDMX_REQUIRED_ARG, OPT_RESP_IDLE_TIMEOUT},
     {"reserve", 0, IDMX_REQUIRED_ARG, OPT_RESERVE},
     {NULL, 0, 0, 0},
 };
@@ -82,8 +84,11 @@ static const char help_text[] =
     "                            ~/.local/state/idmintd; 'none' keeps no state)\n"
     "      --reserve MS          time reserved (and fsynced) ahead of use (default 1000)\n"
     "      --max-count N         most IDs per request (default 10000)\n"
-    "      --max-connections N   open connections at most (default 10000)\n"
-    "      --idle-timeout MS     close connections idle this long (default 60000)\n"
+    "      --max-connections N   open connections per port at most (default 10000)\n"
+    "      --idle-timeout MS     close HTTP connections idle this long (default 60000;\n"
+    "                            0 never)\n"
+    "      --resp-idle-timeout MS\n"
+    "                            the same for the Redis protocol (default 0: never)\n"
     "      --log-file FILE       log there instead of stderr (SIGHUP reopens it)\n"
     "      --log-level L         error, warn, info (default) or debug\n"
     "  -h, --help                show this help and exit\n"
@@ -100,6 +105,7 @@ static void defaults(idms_options *o)
     o->max_connections = 10000;
     o->max_count = 10000;
     o->idle_timeout_ms = 60000;
+    o->resp_idle_timeout_ms = 0;
     o->reserve_ms = 1000;
     const char *home = getenv("HOME");
     if (geteuid() == 0 || home == NULL)
@@ -180,6 +186,11 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         if (idmx_parse_whole(name, v, &idmx_range_idle_timeout_ms, &x, err, err_cap) != 0)
             return -1;
         o->idle_timeout_ms = (uint32_t)x;
+        return 0;
+    case OPT_RESP_IDLE_TIMEOUT:
+        if (idmx_parse_whole(name, v, &idmx_range_idle_timeout_ms, &x, err, err_cap) != 0)
+            return -1;
+        o->resp_idle_timeout_ms = (uint32_t)x;
         return 0;
     case OPT_RESERVE:
         return idmx_parse_ms(name, v, &idmx_range_reserve_ms, &o->reserve_ms, err, err_cap);

@@ -19,9 +19,10 @@ typedef struct idms_options {
     char state_dir[1024];    /* "" = no persistence */
     char log_file[1024];     /* "" = stderr */
     int log_level;
-    uint32_t max_connections;
+    uint32_t max_connections; /* per port */
     uint64_t max_count;      /* per request */
-    uint32_t idle_timeout_ms;
+    uint32_t idle_timeout_ms;      /* HTTP; 0 = never */
+    uint32_t resp_idle_timeout_ms; /* RESP; 0 = never (the default, as Redis's) */
     int64_t reserve_ms;      /* time window reserved ahead of use */
 } idms_options;
 

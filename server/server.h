@@ -32,6 +32,17 @@ typedef struct idms_server {
     int64_t start_ms;
     uv_timer_t drain_timer;
     int64_t refusal_logged_s; /* the last second a refusal was logged */
+    /* Connections per port at most: --max-connections, or less when the
+     * open-file limit cannot hold that many (main.c). */
+    uint64_t max_conns;
+    /* The turn queue (conn.c): the check handle runs it after each poll,
+     * the idle handle keeps that poll from blocking while it is not empty. */
+    uv_check_t turn_check;
+    uv_idle_t turn_idle;
+    idms_conn *turn_head, *turn_tail;
+    uint64_t turn;
+    int64_t conn_refusal_logged_s; /* the last second (loop time) a refusal was logged */
+    int64_t accept_error_logged_s; /* ... an accept error was logged */
 } idms_server;
 
 #endif

@@ -1,7 +1,8 @@
 # test_limits.sh - bad input and limits: counts, formats and prefixes out of
 # range (400 with a JSON error), oversized request lines (414) and headers
-# (431), malformed requests (400), too many connections (503 / RESP error),
-# idle and slow clients, malformed RESP, and random bytes at both ports,
+# (431), malformed requests (400), too many connections (503 / RESP error,
+# counted per port, logged and in /metrics), the open-file limit checked
+# against --max-connections at start, idle and slow clients, malformed RESP, and random bytes at both ports,
 # after which normal requests are still served in bounded memory.
 # Usage: bash tests/server/test_limits.sh IDMINTD IDMINT LOADCLIENT
 . "$(dirname "$0")/lib.sh"
@@ -132,39 +133,137 @@ expect "malformed RESP after good commands: the replies, then the error, then cl
 
 # --- too many connections ------------------------------------------------------------
 
-# Five connections (the limit): four HTTP, one RESP, each seen to be served.
+# Each port takes five connections (the limit), each seen to be served.
 fds=()
-for i in 1 2 3 4; do
+for i in 1 2 3 4 5; do
     exec {fd}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
     send "$fd" 'GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n'
     read -r -t 5 line <&"$fd"
     fds+=("$fd")
 done
-exec {rfd}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
-send "$rfd" 'PING\r\n'
-read -r -t 5 line <&"$rfd"
-expect "five connections are served at --max-connections 5" "${line%$'\r'}" = '+PONG'
+expect "five HTTP connections are served at --max-connections 5" "${line%$'\r'}" = 'HTTP/1.1 200 OK'
 expect "--max-connections N: further clients get an error reply and are closed (HTTP 503)" \
     "$(printf 'GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n' | raw "$HTTP_PORT" 5 | tr -d '\r' | sed -n '1p;$p' | paste -sd ' ')" \
     = 'HTTP/1.1 503 Service Unavailable {"error": "too many open connections"}'
+rfds=()
+for i in 1 2 3 4 5; do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+    send "$fd" 'PING\r\n'
+    read -r -t 5 line <&"$fd"
+    rfds+=("$fd")
+done
+expect "--max-connections N applies to each port: a full HTTP port leaves the RESP port its own five" \
+    "${line%$'\r'}" = '+PONG'
 expect "--max-connections N: further clients get an error reply and are closed (RESP)" \
     "$(printf 'PING\r\n' | raw "$RESP_PORT" 5 | tr -d '\r')" = '-ERR max number of clients reached'
-send "${fds[0]}" 'GET /v1/ids/ulid HTTP/1.1\r\nHost: t\r\n\r\n'
-resp=$(timeout 1 cat <&"${fds[0]}" | tr -d '\r' | grep '^HTTP/' | tail -n 1)
+send "${fds[0]}" 'GET /v1/ids/ulid HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+resp=$(timeout 5 cat <&"${fds[0]}" | tr -d '\r' | grep '^HTTP/' | tail -n 1)
 expect "the connections already open keep being served" "$resp" = 'HTTP/1.1 200 OK'
-exec {rfd}>&-
+fd=${fds[0]}
+exec {fd}>&-
 sleep 0.2
 http "a closed connection frees its place" -L "$ULID" -n 1 -- /v1/ids/ulid
 expect "/metrics: rejected connections are counted" "$(metric idmint_connections_rejected_total)" -ge 2
-for fd in "${fds[@]}"; do
+expect "/metrics: refused connections are counted by protocol and reason (HTTP)" \
+    "$(metric 'idmint_connections_refused_total{protocol="http",reason="limit"}')" -ge 1
+expect "/metrics: refused connections are counted by protocol and reason (RESP)" \
+    "$(metric 'idmint_connections_refused_total{protocol="resp",reason="limit"}')" -ge 1
+expect "/metrics: the limit per port" "$(metric idmint_connections_max)" = 5
+check "refused connections are logged" -O '.* idmintd warn: refusing (http|resp) connections: 5 open, the limit per port \(1 refused so far\)' \
+    --sh "grep -m 1 'refusing' '$SRV_LOG'"
+# Thirty more refusals in a burst: logged at most once a second.
+for _ in $(seq 1 30); do
+    printf 'PING\r\n' | raw "$RESP_PORT" 5 >/dev/null
+done
+expect "refusals are logged at most once a second (30 refused in a burst: a few lines)" \
+    "$(grep -c 'refusing resp' "$SRV_LOG")" -lt 10
+expect "... and all counted" "$(metric 'idmint_connections_refused_total{protocol="resp",reason="limit"}')" -ge 31
+for fd in "${fds[@]:1}" "${rfds[@]}"; do
     exec {fd}>&-
 done
 stop_server TERM
 expect "exits 0 after the limits tests" "$SRV_STATUS" = 0
 
+# --- the open-file limit against --max-connections ---------------------------------------
+
+# idmintd started under `ulimit -n` (soft and hard) by a wrapper: the
+# default --max-connections 10000 on two ports does not fit in 128 file
+# descriptors; idmintd says so at start and takes what fits (128 less 32
+# spare, over two ports: 48 each). The 49th HTTP client gets its 503, not
+# a silent close.
+real_idmintd=$IDMINTD
+# with_nofile SOFT HARD: IDMINTD becomes a wrapper that starts idmintd
+# with those limits (HARD empty: the hard limit is left as it is).
+with_nofile() {
+    local w=$T_DIR/idmintd-nofile-$1
+    {
+        echo '#!/bin/bash'
+        echo "ulimit -S -n $1 || exit 99"
+        [ -n "$2" ] && echo "ulimit -H -n $2 || exit 99"
+        echo "exec '$real_idmintd' \"\$@\""
+    } >"$w"
+    chmod +x "$w"
+    IDMINTD=$w
+}
+with_nofile 128 128
+start_server
+IDMINTD=$real_idmintd
+check "start-up logs that the open-file limit cannot hold --max-connections, and what it takes instead" \
+    -O '.* idmintd warn: --max-connections 10000 on 2 port\(s\) needs 20032 open files, but the limit \(RLIMIT_NOFILE\) is 128 \(hard limit 128; the hard limit\): taking at most 48 connections per port' \
+    --sh "grep 'RLIMIT_NOFILE' '$SRV_LOG'"
+expect "/metrics: the limit per port taken" "$(metric idmint_connections_max)" = 48
+fds=()
+served=0
+for i in $(seq 1 48); do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
+    send "$fd" 'GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n'
+    read -r -t 5 line <&"$fd" && [ "${line%$'\r'}" = 'HTTP/1.1 200 OK' ] && served=$((served + 1))
+    fds+=("$fd")
+done
+expect "ulimit -n 128: 48 HTTP connections are served" "$served" = 48
+http "ulimit -n 128: the 49th gets 503 (an error reply, not a silent close)" -s 503 \
+    -O '\{"error": "too many open connections"\}.?' -- /v1/ids/ulid
+check "ulimit -n 128: the RESP port still takes its own" -o PONG -- redis-cli -p "$RESP_PORT" PING
+for fd in "${fds[@]}"; do
+    exec {fd}>&-
+done
+stop_server TERM
+expect "exits 0 after the small open-file limit" "$SRV_STATUS" = 0
+
+# A soft limit under the hard one is raised to what the connections need.
+hard=$(ulimit -H -n)
+if [ "$hard" = unlimited ] || [ "$hard" -ge 2032 ]; then
+    with_nofile 128 ''
+    start_server --max-connections 1000
+    IDMINTD=$real_idmintd
+    check "a soft open-file limit below what --max-connections needs is raised (up to the hard limit), and logged" \
+        -O '.* idmintd info: raised the open-file limit \(RLIMIT_NOFILE\) from 128 to 2032 for --max-connections 1000 on 2 port\(s\)' \
+        --sh "grep 'RLIMIT_NOFILE' '$SRV_LOG'"
+    check "... in effect for the process" -O '2032 +[0-9]+ +files *' --sh "grep '^Max open files' /proc/$SRV_PID/limits | sed 's/^Max open files *//'"
+    # 300 connections (more than the 128 it was started with) are all served.
+    fds=()
+    for i in $(seq 1 300); do
+        exec {fd}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+        fds+=("$fd")
+    done
+    for fd in "${fds[@]}"; do
+        send "$fd" 'PING\r\n'
+    done
+    pongs=0
+    for fd in "${fds[@]}"; do
+        read -r -t 5 line <&"$fd" && [ "${line%$'\r'}" = '+PONG' ] && pongs=$((pongs + 1))
+    done
+    expect "after raising the limit: 300 RESP connections are all served (started under ulimit -n 128)" "$pongs" = 300
+    for fd in "${fds[@]}"; do
+        exec {fd}>&-
+    done
+    stop_server TERM
+    expect "exits 0 after raising the open-file limit" "$SRV_STATUS" = 0
+fi
+
 # --- idle and slow clients -------------------------------------------------------------
 
-start_server --idle-timeout 500
+start_server --idle-timeout 500 --resp-idle-timeout 500
 elapsed_ms() {
     local t0=${EPOCHREALTIME/./}
     "$@" >/dev/null
@@ -186,7 +285,7 @@ resp_half() {
     printf '*2\r\n$4\r\nNEXT\r\n$4\r\nul' | raw "$RESP_PORT" 5
 }
 ms=$(elapsed_ms resp_half)
-expect "--idle-timeout 500: a half-sent RESP command is closed (after 0.4-2 s: $ms ms)" \
+expect "--resp-idle-timeout 500: a half-sent RESP command is closed (after 0.4-2 s: $ms ms)" \
     "$( ((ms >= 400 && ms < 2000)) && echo ok)" = ok
 # Twenty clients trickling a request byte by byte hold their connections;
 # everyone else is served meanwhile.
@@ -211,6 +310,23 @@ for p in "${trickle_pids[@]}"; do
 done
 stop_server TERM
 expect "exits 0 after the idle tests" "$SRV_STATUS" = 0
+
+# The RESP port's idle timeout defaults to 0 (never), as Redis's: with
+# --idle-timeout 500 for HTTP, a RESP connection quiet for 1.5 s is open.
+start_server --idle-timeout 500
+exec {r}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+exec {h}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
+send "$r" 'PING\r\n'
+read -r -t 5 line <&"$r"
+sleep 1.5
+send "$r" 'PING\r\n'
+read -r -t 5 line <&"$r"
+expect "--resp-idle-timeout defaults to 0: a quiet RESP connection stays open" "${line%$'\r'}" = '+PONG'
+check "... while --idle-timeout closes the HTTP one" --sh "timeout 5 cat <&$h >/dev/null"
+exec {r}>&-
+exec {h}>&-
+stop_server TERM
+expect "exits 0 after the default RESP idle timeout" "$SRV_STATUS" = 0
 
 # --- clients that do not read their replies -------------------------------------------
 

@@ -97,6 +97,72 @@ exec {rhalf}>&-
 stop_server TERM
 expect "exit 0 after draining pipelined requests" "$SRV_STATUS" = 0
 
+# --- SIGTERM while clients have replies queued and do not read -------------------------
+
+# One RESP and one HTTP connection pipeline far more than the sockets hold
+# and never read: the drain cannot finish their replies, so at its deadline
+# (10 s) it closes them, and the process still exits 0 having shrunk the
+# mark to the time last used.
+start_server
+for _ in $(seq 1 600); do printf 'NEXT uuidv7 10000\r\n'; done >"$T_DIR/big.resp"
+for _ in $(seq 1 300); do printf 'GET /v1/ids/uuidv7?count=10000 HTTP/1.1\r\nHost: t\r\n\r\n'; done >"$T_DIR/big.http"
+exec {stuck_r}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+timeout 5 cat "$T_DIR/big.resp" 1>&"$stuck_r" 2>/dev/null
+exec {stuck_h}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
+timeout 5 cat "$T_DIR/big.http" 1>&"$stuck_h" 2>/dev/null
+wait_until 10 test "$(metric idmint_connections_open)" = 3
+mark_before=$(hwm_mark "$T_DIR/state")
+stop_server TERM
+expect "SIGTERM with unread replies queued: exit 0 (no abort)" "$SRV_STATUS" = 0
+check "... the drain's deadline closes them" -O '.*drain timed out; closing the remaining 2 connection\(s\)' \
+    --sh "grep 'drain timed out' '$SRV_LOG'"
+check "... and the mark is still written (shrunk to the time last used)" \
+    -O '.*time high-water mark set to the last time used' --sh "grep 'high-water mark set' '$SRV_LOG'"
+expect "... the mark on disk is below the reserve written at start" "$(hwm_mark "$T_DIR/state")" -lt "$mark_before"
+check "... and the log ends with the stop" -O '.* idmintd info: stopped' --sh "tail -n 1 '$SRV_LOG'"
+exec {stuck_r}>&-
+exec {stuck_h}>&-
+
+# --- requests sent while idmintd is stopped longer than the idle timeout ---------------
+
+# SIGSTOP for 1.5 s with 500 ms idle timeouts on both ports; the clients
+# send meanwhile. After SIGCONT, libuv finds the idle timers due before it
+# has read anything (epoll_wait returns EINTR after SIGCONT): the requests
+# must be answered, not the connections closed.
+start_server --idle-timeout 500 --resp-idle-timeout 500
+exec {h}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
+send "$h" 'GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n'
+read -r -t 5 line <&"$h"
+expect "before the stop: HTTP served" "${line%$'\r'}" = 'HTTP/1.1 200 OK'
+exec {r}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+send "$r" 'PING\r\n'
+read -r -t 5 line <&"$r"
+expect "before the stop: RESP served" "${line%$'\r'}" = '+PONG'
+exec {h2}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
+exec {r2}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+# All four accepted (and their idle timers running) before the stop.
+wait_until 10 test "$(metric idmint_connections_open)" = 5
+kill -STOP "$SRV_PID"
+sleep 1.5
+send "$h2" 'GET /v1/ids/ulid HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+send "$r2" 'NEXT ulid\r\nQUIT\r\n'
+sleep 0.2
+kill -CONT "$SRV_PID"
+got=$(timeout 5 cat <&"$h2" | tr -d '\r')
+expect "a request sent during a stop longer than --idle-timeout is answered (HTTP)" "$(head -n 1 <<<"$got")" = 'HTTP/1.1 200 OK'
+expect "... with its ULID" "$(tail -n 1 <<<"$got")" =~ "^$ULID\$"
+got=$(timeout 5 cat <&"$r2" | tr -d '\r' | paste -sd ' ')
+expect "a request sent during a stop longer than --resp-idle-timeout is answered (RESP)" "$got" =~ "^\\\$26 $ULID \\+OK\$"
+exec {h2}>&-
+exec {r2}>&-
+check "connections that got nothing meanwhile still close when idle after the stop (HTTP)" \
+    --sh "timeout 5 cat <&$h >/dev/null"
+check "... (RESP)" --sh "timeout 5 cat <&$r >/dev/null"
+exec {h}>&-
+exec {r}>&-
+stop_server TERM
+expect "exit 0 after SIGSTOP and SIGCONT" "$SRV_STATUS" = 0
+
 # --- SIGINT --------------------------------------------------------------------------------
 
 start_server

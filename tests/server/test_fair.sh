@@ -1,0 +1,117 @@
+# test_fair.sh - one client cannot stop the server for everyone: a
+# connection that pipelines thousands of big requests and reads its replies
+# gets one batch per loop turn, and /healthz, /metrics and the RESP port
+# answer on other connections while it runs; its replies stay whole and in
+# order.
+# Every check is causal, not timed: twitter snowflakes come at most 4,096
+# per millisecond, so 2,000 x NEXT snowflake 10000 (20 million IDs) take at
+# least 4.9 s to mint; /healthz answered and idmint_ids_minted_total still
+# below that total means /healthz was served while the pipeline ran. (A
+# loop that runs one client's pipeline to its end answers /healthz only
+# afterwards, with every ID minted.) The pipelines run with --reserve
+# 60000: the time high-water mark then needs no write while they run, so
+# the only thing that can give others a turn is the loop's fairness (a
+# write of the mark completing would interrupt a greedy loop too, every
+# half reserve). Waits are bounded only so that a server that blocks fails
+# instead of hanging the test.
+# Usage: bash tests/server/test_fair.sh IDMINTD IDMINT LOADCLIENT
+. "$(dirname "$0")/lib.sh"
+
+SNOWFLAKE='[1-9][0-9]{0,18}'
+
+# minted FORMAT: idmint_ids_minted_total for FORMAT (empty if /metrics
+# does not answer in 60 s).
+minted() {
+    curl -s -m 60 "$BASE/metrics" | awk -v k="idmint_ids_minted_total{format=\"$1\"}" '$1 == k { print $2 }'
+}
+
+# --- RESP: one connection pipelines 2,000 x NEXT snowflake 10000 and reads ----------
+
+start_server --reserve 60000
+N=2000
+for _ in $(seq 1 $N); do printf 'NEXT snowflake 10000\r\n'; done >"$T_DIR/pipe.resp"
+printf 'QUIT\r\n' >>"$T_DIR/pipe.resp"
+exec {pfd}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+# The reader counts the arrays as they come (grep reads far faster than
+# snowflakes can be minted), and notes when the server has closed.
+(
+    grep -c '^\*10000' <&"$pfd" >"$T_DIR/pipe.count"
+    touch "$T_DIR/pipe.done"
+) &
+reader=$!
+track "$reader"
+timeout 10 cat "$T_DIR/pipe.resp" 1>&"$pfd"
+sleep 0.3
+http "a client pipelining NEXT snowflake 10000 does not hold up /healthz on another connection" \
+    -o ok -- /healthz -m 60
+during=$(minted snowflake)
+expect "... /healthz and /metrics were answered while the pipeline ran (snowflakes minted then: $during of $((N * 10000)))" \
+    "${during:-0}" -lt $((N * 10000))
+expect "... the pipelining client had not received all its replies yet" "$([ -e "$T_DIR/pipe.done" ] && echo done || echo running)" = running
+check "... nor does it hold up the RESP port (another connection)" -L "$SNOWFLAKE" -n 3 \
+    -- redis-cli -p "$RESP_PORT" NEXT snowflake 3
+wait_until 120 test -e "$T_DIR/pipe.done"
+expect "the pipelining client gets every reply, then the close after QUIT" "$(cat "$T_DIR/pipe.count")" = $N
+exec {pfd}>&-
+stop_server TERM
+expect "exit 0 after the RESP pipeline" "$SRV_STATUS" = 0
+
+# --- HTTP: one connection pipelines 1,000 x GET /v1/ids/snowflake?count=10000 --------
+
+start_server --reserve 60000
+N=1000
+for i in $(seq 1 $N); do
+    close=
+    [ "$i" = $N ] && close='Connection: close\r\n'
+    printf "GET /v1/ids/snowflake?count=10000 HTTP/1.1\r\nHost: t\r\n$close\r\n"
+done >"$T_DIR/pipe.http"
+rm -f "$T_DIR/pipe.done"
+exec {pfd}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
+(
+    grep -c '^HTTP/1.1 200 OK' <&"$pfd" >"$T_DIR/pipe.count"
+    touch "$T_DIR/pipe.done"
+) &
+reader=$!
+track "$reader"
+timeout 10 cat "$T_DIR/pipe.http" 1>&"$pfd" &
+track $!
+sleep 0.3
+http "a client pipelining HTTP count=10000 requests does not hold up /healthz" -o ok -- /healthz -m 60
+during=$(minted snowflake)
+expect "... /healthz and /metrics were answered while the pipeline ran (snowflakes minted then: $during of $((N * 10000)))" \
+    "${during:-0}" -lt $((N * 10000))
+expect "... the pipelining client had not received all its replies yet" "$([ -e "$T_DIR/pipe.done" ] && echo done || echo running)" = running
+wait_until 120 test -e "$T_DIR/pipe.done"
+expect "the pipelining HTTP client gets every reply" "$(cat "$T_DIR/pipe.count")" = $N
+exec {pfd}>&-
+stop_server TERM
+expect "exit 0 after the HTTP pipeline" "$SRV_STATUS" = 0
+
+# --- replies stay whole and in order across the turns ----------------------------------
+
+start_server
+# 40 x (NEXT snowflake 10000, ECHO i), then QUIT: every reply comes back in
+# request order, the snowflakes strictly increasing across the replies.
+for i in $(seq 1 40); do printf 'NEXT snowflake 10000\r\nECHO e%d\r\n' "$i"; done >"$T_DIR/order.resp"
+printf 'QUIT\r\n' >>"$T_DIR/order.resp"
+raw "$RESP_PORT" 60 <"$T_DIR/order.resp" | tr -d '\r' >"$T_DIR/order.out"
+expect "in order: 40 arrays of 10000 and 40 echoes, interleaved as asked, then +OK" \
+    "$(grep -vE "^(\\\$[0-9]+|$SNOWFLAKE)\$" "$T_DIR/order.out" | paste -sd ' ')" \
+    = "$(for i in $(seq 1 40); do printf '*10000 e%d ' "$i"; done)+OK"
+grep -E "^$SNOWFLAKE\$" "$T_DIR/order.out" >"$T_DIR/order.ids"
+expect "in order: 400,000 snowflakes" "$(wc -l <"$T_DIR/order.ids")" = 400000
+check "in order: the snowflakes strictly increase across replies" -- sort -n -u -c "$T_DIR/order.ids"
+# Many clients at once, each checked by loadclient (whole replies, IDs
+# unique and increasing per connection), with /healthz answered meanwhile.
+"$LOADCLIENT" --resp "127.0.0.1:$RESP_PORT" --cmd 'NEXT snowflake 10000' --cmd 'NEXT ulid 5000' \
+    --conns 4 --pipeline 64 --batches 3 --duration-ms 60000 --ids "$T_DIR/many.ids" >"$T_DIR/many.out" 2>"$T_DIR/many.err" &
+load=$!
+track $load
+sleep 0.3
+http "several pipelining clients: /healthz still answers" -o ok -- /healthz -m 60
+wait $load
+expect "several pipelining clients: every reply whole and valid" "$?:$(cat "$T_DIR/many.err")" = '0:'
+expect "several pipelining clients: every request answered" "$(kv "$T_DIR/many.out" s200)" = $((4 * 64 * 3))
+stop_server TERM
+expect "exit 0 after the order checks" "$SRV_STATUS" = 0
+finish
