@@ -15,7 +15,11 @@
  * after the loop's next poll: every other connection's input and output is
  * served in between, in the order the connections queued. (A timer due at
  * once would not do: libuv 1.44 runs a timer re-armed for "now" from its
- * own callback again before it polls.)
+ * own callback again before it polls.) Across connections, a loop turn
+ * spends about TURN_BUDGET_NS on requests: past it, a connection with
+ * requests to answer (read, resumed or unparked) queues for the next turn
+ * instead, so that many greedy clients together do not hold up a new one
+ * either. Each turn answers at least the first connection queued.
  */
 #include "idmintd.h"
 
@@ -29,6 +33,7 @@
 #define REPARSE_BYTES 1024
 #define READ_CHUNK 65536
 #define PARK_MAX_MS 100
+#define TURN_BUDGET_NS 2000000u
 
 typedef struct write_req {
     uv_write_t req;
@@ -53,7 +58,11 @@ static void on_turn_check(uv_check_t *h)
 {
     idms_server *s = h->data;
     uint64_t turn = s->turn++;
-    while (s->turn_head != NULL && s->turn_head->queued_turn <= turn) {
+    /* The turn's budget starts here; what the next timers and poll spend
+     * counts against it too, until the next check. */
+    s->turn_work_ns = 0;
+    while (s->turn_head != NULL && s->turn_head->queued_turn <= turn &&
+           s->turn_work_ns < TURN_BUDGET_NS) {
         idms_conn *c = s->turn_head;
         s->turn_head = c->turn_next;
         if (s->turn_head != NULL)
@@ -119,6 +128,21 @@ void idms_conn_shutdown(idms_server *s)
         uv_close((uv_handle_t *)&s->turn_idle, NULL);
     if (!uv_is_closing((uv_handle_t *)&s->turn_check))
         uv_close((uv_handle_t *)&s->turn_check, NULL);
+}
+
+static bool over_budget(const idms_server *s)
+{
+    return s->turn_work_ns >= TURN_BUDGET_NS;
+}
+
+/* process(), its time counted against the turn's budget. */
+static void process(idms_conn *c);
+static void process_timed(idms_conn *c)
+{
+    idms_server *s = c->server;
+    uint64_t t0 = uv_hrtime();
+    process(c);
+    s->turn_work_ns += uv_hrtime() - t0;
 }
 
 /* At most once a second (of loop time) per *last_s. */
@@ -324,8 +348,6 @@ static void send_buf(idms_conn *c, idms_buf *out)
     c->writes_pending++;
 }
 
-static void process(idms_conn *c);
-
 /* Reads again, unless replies wait for the reader or a request is parked. */
 static void read_again(idms_conn *c)
 {
@@ -338,7 +360,12 @@ static void unpark(idms_conn *c)
 {
     if (c->closing)
         return;
-    process(c);
+    if (over_budget(c->server)) {
+        c->turn_park = true; /* still parked: take_turn unparks it */
+        turn_push(c);
+        return;
+    }
+    process_timed(c);
     if (!c->closing && c->park == IDMS_PARK_NONE) {
         touch(c);
         read_again(c);
@@ -365,7 +392,7 @@ static void take_turn(idms_conn *c)
     }
     if (c->turn_park) {
         c->turn_park = false;
-        if (c->park == IDMS_PARK_TIME)
+        if (c->park != IDMS_PARK_NONE)
             unpark(c);
         return;
     }
@@ -530,17 +557,29 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         return;
     c->in_len += (size_t)nread;
     touch(c);
-    process(c);
+    if (over_budget(c->server)) {
+        uv_read_stop(stream);
+        c->reading = false;
+        c->turn_more = true;
+        turn_push(c);
+        return;
+    }
+    process_timed(c);
 }
 
 void idms_conn_resume(idms_conn *c)
 {
     if (c->closing || c->reading)
         return;
+    if (c->in_len > 0 && over_budget(c->server)) {
+        c->turn_more = true;
+        turn_push(c);
+        return;
+    }
     c->reading = true;
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
     if (c->in_len > 0)
-        process(c);
+        process_timed(c);
 }
 
 static int proto_index(const idms_proto *p)

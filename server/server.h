@@ -41,6 +41,7 @@ typedef struct idms_server {
     uv_idle_t turn_idle;
     idms_conn *turn_head, *turn_tail;
     uint64_t turn;
+    uint64_t turn_work_ns; /* spent on requests since the last check */
     int64_t conn_refusal_logged_s; /* the last second (loop time) a refusal was logged */
     int64_t accept_error_logged_s; /* ... an accept error was logged */
 } idms_server;
