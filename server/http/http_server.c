@@ -18,8 +18,8 @@
  * mints nothing (head_of_mint). Other methods get 405.
  *
  * Client input never gets a 5xx other than the 501 and 505 the parser
- * gives for what RFC 9112 says to answer so (a transfer coding or an HTTP
- * major version not implemented); 500 and 503 come from the mint service
+ * gives for what RFC 9112 says to answer so (a transfer coding, or an HTTP
+ * major version other than 1); 500 and 503 come from the mint service
  * (out of memory, the clock, the durable mark).
  */
 #include "idmintd.h"

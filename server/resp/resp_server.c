@@ -162,6 +162,16 @@ static void text_reply(const req *r, const char *p, size_t n)
     idms_buf_puts(r->out, "\r\n");
 }
 
+/* Replies with a text built in a buffer of its own, and frees it. */
+static void text_reply_buf(const req *r, idms_buf *text)
+{
+    if (text->failed)
+        errorf(r->out, "out of memory");
+    else
+        text_reply(r, text->data, text->len);
+    idms_buf_free(text);
+}
+
 /* A whole number of at most 19 digits, nothing else (no sign, no spaces,
  * no NUL: "5\0xyz" is not 5). */
 static bool parse_count(const idms_resp_arg *a, uint64_t *v)
@@ -577,11 +587,7 @@ static int cmd_client(req *r)
                     client_line(&text, c);
             }
         }
-        if (text.failed)
-            errorf(r->out, "out of memory");
-        else
-            text_reply(r, text.data, text.len);
-        idms_buf_free(&text);
+        text_reply_buf(r, &text);
     }
     return RUN_DONE;
 }
@@ -606,11 +612,7 @@ static int cmd_info(req *r)
         "\r\n",
         idm_version(), (int)uv_os_getpid(), s->opt.http, s->opt.resp, s->opt.node, s->layout_name,
         s->opt.max_rewind_ms, ready ? 1 : 0, total, s->metrics.connections_open);
-    if (text.failed)
-        errorf(r->out, "out of memory");
-    else
-        text_reply(r, text.data, text.len);
-    idms_buf_free(&text);
+    text_reply_buf(r, &text);
     return RUN_DONE;
 }
 
