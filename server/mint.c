@@ -129,12 +129,12 @@ static int mint_more(idms_server *s, idms_mint_job *j, const char *prefix, int64
     return IDM_OK;
 }
 
-/* Starts a job after checking the request; false (and r filled) when the
- * request is refused. */
-static bool start_job(idms_server *s, idms_mint_job *j, int format, const char *prefix,
-                      uint64_t count, idms_mint_result *r)
+bool idms_mint_check(const idms_server *s, int format, const char *prefix, uint64_t count,
+                     idms_mint_result *r)
 {
     const idmx_format *f = &idmx_formats[format];
+    memset(r, 0, sizeof *r);
+    r->status = 200;
     if (count == 0 || count > s->opt.max_count) {
         char msg[64];
         snprintf(msg, sizeof msg, "count must be from 1 to %" PRIu64, s->opt.max_count);
@@ -160,6 +160,16 @@ static bool start_job(idms_server *s, idms_mint_job *j, int format, const char *
         fail(r, 400, msg);
         return false;
     }
+    return true;
+}
+
+/* Starts a job after checking the request; false (and r filled) when the
+ * request is refused. */
+static bool start_job(idms_server *s, idms_mint_job *j, int format, const char *prefix,
+                      uint64_t count, idms_mint_result *r)
+{
+    if (!idms_mint_check(s, format, prefix, count, r))
+        return false;
     memset(j, 0, sizeof *j);
     idms_buf_init(&j->text);
     j->active = true;

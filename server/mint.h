@@ -52,6 +52,12 @@ enum { IDMS_OUT_LINES, IDMS_OUT_JSON, IDMS_OUT_RESP };
 void idms_mint(struct idms_conn *c, int format, const char *prefix, uint64_t count, int style,
                idms_buf *out, idms_mint_result *r);
 
+/* The checks idms_mint makes before minting (count, prefix), without
+ * minting: true, or false with r->status 400 and the message idms_mint
+ * would give (HEAD answers a GET's status without minting). */
+bool idms_mint_check(const struct idms_server *s, int format, const char *prefix, uint64_t count,
+                     idms_mint_result *r);
+
 /* Whether the service can mint right now; why says why not (or "ready"). */
 bool idms_ready(struct idms_server *s, char *why, size_t cap);
 

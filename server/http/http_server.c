@@ -203,36 +203,6 @@ static bool query_ok(const char *query, size_t query_len, const char *const *nam
  * (503) by the clock or the durable mark where HEAD answers 200: that
  * depends on minting. test_http.sh holds the two to the same answers.
  * Returns false with r filled (400) when the request is refused. */
-static bool head_checks(const idms_server *s, const idmx_format *f, const char *prefix,
-                        uint64_t count, response *r)
-{
-    char msg[IDMX_FORMAT_LIST_CAP + IDM_ERROR_MSG_CAP + 64];
-    if (count == 0 || count > s->opt.max_count) {
-        snprintf(msg, sizeof msg, "count must be from 1 to %" PRIu64, s->opt.max_count);
-        json_error(r, 400, msg);
-        return false;
-    }
-    if (prefix != NULL && f->prefix == IDMX_PREFIX_NONE) {
-        char names[IDMX_FORMAT_LIST_CAP];
-        if (idmx_format_list(names, sizeof names, IDMX_LIST_PREFIXED, "and") == (size_t)-1)
-            names[0] = '\0';
-        snprintf(msg, sizeof msg, "prefix applies only to %s, not %s", names, f->name);
-        json_error(r, 400, msg);
-        return false;
-    }
-    if (prefix == NULL && f->prefix == IDMX_PREFIX_REQUIRED) {
-        json_error(r, 400, "typeid needs a prefix (e.g. prefix=user)");
-        return false;
-    }
-    idm_error err = {0};
-    if (prefix != NULL && idm_typeid_check_prefix(prefix, strlen(prefix), &err) != IDM_OK) {
-        snprintf(msg, sizeof msg, "invalid prefix: %s", err.msg);
-        json_error(r, 400, msg);
-        return false;
-    }
-    return true;
-}
-
 /* The Content-Length of a GET's 200 for count IDs of f, when every such ID
  * has the same length: all formats but snowflakes, whose digits grow with
  * time (Leaf's route is a snowflake too). A prefix P adds "P_" (typeid,
@@ -296,7 +266,10 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
     const char *type = json ? "application/json" : "text/plain; charset=utf-8";
     const char *p = has_prefix == 1 ? prefix : NULL;
     if (head) {
-        if (head_checks(c->server, f, p, count, r)) {
+        idms_mint_result res;
+        if (!idms_mint_check(c->server, f->id, p, count, &res)) {
+            json_error(r, res.status, res.message);
+        } else {
             uint64_t length = 0;
             bool known = fixed_length(f, p, count, json, &length);
             head_of_mint(r, type, known, length);
