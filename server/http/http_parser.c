@@ -11,6 +11,7 @@
  */
 #include "http/http_parser.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 enum { STEP_OK = 0, STEP_BAD = -1, STEP_MORE = -2 };
@@ -647,25 +648,39 @@ int idms_http_target_form(const char *target, size_t len, const char **rest, siz
     return IDMS_HTTP_ABSOLUTE_FORM;
 }
 
+/* The next non-empty pair of a query from *i on: name at [start, eq),
+ * value (after the '=', if any) at (eq, end). Empty pairs ("a=1&&b=2",
+ * "") are skipped, as WHATWG does. False when there is none left. */
+static bool next_pair(const char *query, size_t len, size_t *i, size_t *start, size_t *eq,
+                      size_t *end)
+{
+    while (*i <= len) {
+        size_t s = *i, e = s;
+        while (e < len && query[e] != '&') {
+            e++;
+        }
+        *i = e + 1; /* past the '&'; past len ends the iteration */
+        if (s == e) {
+            continue;
+        }
+        size_t q = s;
+        while (q < e && query[q] != '=') {
+            q++;
+        }
+        *start = s;
+        *eq = q;
+        *end = e;
+        return true;
+    }
+    return false;
+}
+
 int idms_http_query_check(const char *query, size_t len, const char *const *names,
                           const char **name, size_t *name_len)
 {
     uint64_t seen = 0;
-    size_t i = 0;
-    while (i < len) {
-        size_t start = i;
-        while (i < len && query[i] != '&') {
-            i++;
-        }
-        size_t end = i;
-        i++; /* past the '&' (or the end) */
-        if (start == end) {
-            continue;
-        }
-        size_t eq = start;
-        while (eq < end && query[eq] != '=') {
-            eq++;
-        }
+    size_t i = 0, start, eq, end;
+    while (next_pair(query, len, &i, &start, &eq, &end)) {
         int result = IDMS_HTTP_QUERY_UNKNOWN;
         for (size_t k = 0; names[k] != NULL && k < IDMS_HTTP_QUERY_MAX_KEYS; k++) {
             if (name_matches(query + start, eq - start, names[k])) {
@@ -690,21 +705,8 @@ int idms_http_query_get(const char *query, size_t len, const char *key, char *ds
     if (out_len != NULL) {
         *out_len = 0;
     }
-    size_t i = 0;
-    while (i <= len) {
-        size_t start = i;
-        while (i < len && query[i] != '&') {
-            i++;
-        }
-        size_t end = i;
-        i = end + 1; /* past the '&'; past len ends the loop */
-        if (start == end) {
-            continue; /* empty pairs ("a=1&&b=2", "") are skipped, as WHATWG does */
-        }
-        size_t eq = start;
-        while (eq < end && query[eq] != '=') {
-            eq++;
-        }
+    size_t i = 0, start, eq, end;
+    while (next_pair(query, len, &i, &start, &eq, &end)) {
         if (name_matches(query + start, eq - start, key)) {
             size_t vstart = eq < end ? eq + 1 : end;
             ptrdiff_t n = decode(query + vstart, end - vstart, dst, cap, 1);
