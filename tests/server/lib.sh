@@ -40,7 +40,11 @@
 # UNIX_MS (that clock stopped at a time), clock_at UNIX_MS (that clock
 # running from a time), now_ms (the real clock), hwm_mark DIR (the mark in a
 # state directory), wait_until SECONDS COMMAND... (a bounded poll),
-# random_port, rss_kib PID, running PID.
+# random_port, rss_kib PID, peak_kib PID, running PID, exchange PORT
+# SECONDS (raw's reply, then whether the server closed).
+#
+# ATTACK is tests/server/attack.c's client (next to LOADCLIENT): many
+# connections that send without reading, half-sent requests, slow-loris.
 #
 # Usage of a test: bash test_X.sh IDMINTD IDMINT LOADCLIENT
 
@@ -57,7 +61,8 @@ abs() {
 IDMINTD=$(abs "$IDMINTD")
 IDMINT=$(abs "$IDMINT")
 LOADCLIENT=$(abs "$LOADCLIENT")
-export IDMINTD IDMINT LOADCLIENT
+ATTACK=$(dirname "$LOADCLIENT")/attack
+export IDMINTD IDMINT LOADCLIENT ATTACK
 export LC_ALL=C
 # Debian's libfaketime, for this machine's architecture.
 FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
@@ -226,6 +231,11 @@ rss_kib() {
     awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
 }
 
+# The peak resident set of a process (VmHWM), in KiB.
+peak_kib() {
+    awk '/^VmHWM:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0
+}
+
 # kv FILE KEY: the value of KEY=VALUE on the last line of FILE holding it.
 kv() {
     grep -Eo "(^| )$2=[^ ]*" "$1" | tail -n 1 | sed 's/.*=//'
@@ -329,6 +339,17 @@ raw() {
     exec {fd}>&-
     rm -f "$in"
     return "$rc"
+}
+
+# exchange PORT SECONDS [stream]: raw's reply with its CRs removed and one
+# line end, then a line "closed" (the server closed or reset the
+# connection) or "open" (it had not after SECONDS).
+exchange() {
+    local reply rc
+    reply=$(raw "$@" | tr -d '\r'; exit "${PIPESTATUS[0]}")
+    rc=$?
+    printf '%s\n' "$reply"
+    [ $rc = 0 ] && echo closed || echo open
 }
 
 # send FD FORMAT [ARGS...]: printf's output to the open connection FD in
