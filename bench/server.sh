@@ -4,10 +4,12 @@
 #
 #   bench/server.sh [--quick] [--only SECTION[,SECTION...]] [--old IDMINTD]
 #
-# 1. installs what is missing of wrk, nginx-light, redis-server, redis-tools
-#    and curl (Debian's packages; apt-get update only when something is);
+# 1. installs what is missing of wrk, nginx-light, redis-server, redis-tools,
+#    curl and openssl (Debian's packages; apt-get update only when something
+#    is);
 # 2. builds idmintd in Release into build-srvbench/, and the /healthz
-#    prober bench/healthz_probe.c next to it;
+#    prober bench/healthz_probe.c and the hostile client
+#    tests/server/attack.c next to it;
 # 3. starts idmintd (--state-dir in the build dir, --log-level warn, default
 #    node), nginx twice (1 and 2 worker processes, a generated nginx.conf
 #    whose only location returns a one-line static body) and redis-server
@@ -27,7 +29,18 @@
 #    /v1/ids/snowflake?count=10000 on --layout sonyflake (and count=600 on
 #    time=41,node=10,seq=8,unit=1s) in a loop: 3 rounds of 10 s per layout,
 #    each on a fresh idmintd, for this tree's idmintd and, with --old, for
-#    another build in the same run, side by side;
+#    another build in the same run, side by side; pipeline: the same probe
+#    while one RESP connection pipelines `NEXT snowflake 10000` back to back
+#    and one HTTP connection `count=10000`, both reading their replies (this
+#    tree and --old, side by side, 3 rounds of 10 s); memory: idmintd's
+#    resident set (idle, peak, 5 s after) under 400 RESP connections that
+#    pipeline `NEXT typeid 10000 PREFIX` and never read, and under 300
+#    half-sent 1 MiB multibulk frames, this tree and --old, with
+#    redis-server under the same clients for reference; tls: wrk over TLS
+#    against idmintd (--tls-cert/--tls-key, when this idmintd has them) and
+#    nginx with `listen ... ssl`, interleaved, 3 rounds of 5 s, and
+#    redis-benchmark --tls against idmintd's RESP port and a redis-server
+#    with --tls-port (when redis-benchmark has --tls);
 # 5. checks that idmintd survived every run, answered no error (wrk's
 #    "Non-2xx or 3xx responses", socket errors, /metrics error classes) and
 #    that its /metrics counters match what the clients counted;
@@ -35,10 +48,12 @@
 #    build-srvbench/server-results.md (raw tool output: build-srvbench/srvbench/).
 #
 # --quick: 1 round, of 2 s per HTTP line, -n 100,000 / 400,000 for RESP,
-# 3 s per healthz layout. --only runs some of the sections http, resp and
-# healthz (default: all). --old IDMINTD (or IDMINTD_OLD=IDMINTD; a binary or
-# a build directory holding one) adds that idmintd to the healthz section,
-# e.g. a build of the commit before a change. IDM_SRVBENCH_BUILD moves the
+# 3 s per healthz layout and pipeline round, a quarter of the memory
+# section's connections. --only runs some of the sections http, resp,
+# healthz, pipeline, memory and tls (default: all). --old IDMINTD (or
+# IDMINTD_OLD=IDMINTD; a binary or a build directory holding one) adds that
+# idmintd to the healthz, pipeline and memory sections, e.g. a build of the
+# commit before a change. IDM_SRVBENCH_BUILD moves the
 # build directory, IDM_SRVBENCH_PORT the first port tried (default: a
 # random one from 20000 to 59999). A report, not a test: exit 0 when goals
 # are missed; non-zero only when something failed to build or run, or a
@@ -48,10 +63,11 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${IDM_SRVBENCH_BUILD:-$root/build-srvbench}
 quick=0
-only=http,resp,healthz
+all_sections=http,resp,healthz,pipeline,memory,tls
+only=$all_sections
 old=${IDMINTD_OLD-}
 usage() {
-    echo "usage: bench/server.sh [--quick] [--only http,resp,healthz] [--old IDMINTD]" >&2
+    echo "usage: bench/server.sh [--quick] [--only $all_sections] [--old IDMINTD]" >&2
     exit 2
 }
 while (($#)); do
@@ -73,17 +89,20 @@ while (($#)); do
     esac
     shift
 done
-do_http=0 do_resp=0 do_healthz=0
+do_http=0 do_resp=0 do_healthz=0 do_pipeline=0 do_memory=0 do_tls=0
 IFS=, read -ra sections <<<"$only"
 for sec in "${sections[@]}"; do
     case $sec in
     http) do_http=1 ;;
     resp) do_resp=1 ;;
     healthz) do_healthz=1 ;;
+    pipeline) do_pipeline=1 ;;
+    memory) do_memory=1 ;;
+    tls) do_tls=1 ;;
     *) usage ;;
     esac
 done
-((do_http + do_resp + do_healthz)) || usage
+((do_http + do_resp + do_healthz + do_pipeline + do_memory + do_tls)) || usage
 if [[ -n $old ]]; then
     [[ -d $old ]] && old=$old/idmintd
     if [[ ! -x $old ]]; then
@@ -107,9 +126,13 @@ rb_conns=50
 if ((quick)); then
     wrk_secs=2 rounds=1 rb_rounds=1 rb_n=100000 rb_np=400000
     hz_secs=3 hz_rounds=1 hz_idle_secs=1 hz_alone_n=1
+    pl_secs=3 pl_rounds=1 mem_pipe_conns=100 mem_half_conns=75 mem_hold_max=8
+    tls_rb_n=50000 tls_rb_np=200000
 else
     wrk_secs=5 rounds=3 rb_rounds=3 rb_n=1000000 rb_np=4000000
     hz_secs=10 hz_rounds=3 hz_idle_secs=2 hz_alone_n=3
+    pl_secs=10 pl_rounds=3 mem_pipe_conns=400 mem_half_conns=300 mem_hold_max=20
+    tls_rb_n=300000 tls_rb_np=1200000
 fi
 rb_pipe=16
 rb_timeout=120 # s; a hung server would keep redis-benchmark waiting forever
@@ -120,15 +143,24 @@ hz_clients=4      # wrk connections requesting COUNT in a loop
 hz_interval_ms=5  # one /healthz probe due every 5 ms
 hz_warm=1         # s of load before the probe starts
 hz_wrk_timeout=60 # s; wrk's per-request timeout (4 clients at 256 IDs/s: ~9 s a request)
+# pipeline: what each pipelining connection has to send, in bytes (2 MB of
+# `NEXT snowflake 10000` asks for 900 million IDs: never used up in a round).
+pl_bytes=2000000
+# memory: bytes each non-reading connection pipelines (about 900 requests of
+# NEXT typeid 10000 with a 63-character prefix: 900 MB of replies asked for);
+# after the hold, how long the clients have been gone when RSS is read.
+mem_pipe_bytes=100000
+mem_after_secs=5
 
 # --- 1. dependencies ----------------------------------------------------------
 
 # command -> Debian package
 deps=(curl:curl)
-((do_http || do_healthz)) && deps+=(wrk:wrk)
-((do_http)) && deps+=(nginx:nginx-light)
-((do_resp)) && deps+=(redis-server:redis-server redis-benchmark:redis-tools redis-cli:redis-tools)
-((do_healthz)) && deps+=(cc:gcc)
+((do_http || do_healthz || do_tls)) && deps+=(wrk:wrk)
+((do_http || do_tls)) && deps+=(nginx:nginx-light)
+((do_tls)) && deps+=(openssl:openssl)
+((do_resp || do_memory || do_tls)) && deps+=(redis-server:redis-server redis-benchmark:redis-tools redis-cli:redis-tools)
+((do_healthz || do_pipeline || do_memory)) && deps+=(cc:gcc)
 missing=()
 for d in "${deps[@]}"; do
     cmd=${d%%:*} pkg=${d#*:}
@@ -159,9 +191,16 @@ if ! cmake -S "$root" -B "$out" -DCMAKE_BUILD_TYPE=Release -DIDM_TESTS=OFF -DIDM
 fi
 idmintd=$out/idmintd
 probe=$out/healthz_probe
-if ((do_healthz)) &&
+if ((do_healthz || do_pipeline)) &&
     ! "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -o "$probe" "$root/bench/healthz_probe.c" >&2; then
     log "FAILED: the build of bench/healthz_probe.c"
+    exit 1
+fi
+attack=$out/attack
+# -D_GNU_SOURCE as the CMake build defines it for every target.
+if ((do_pipeline || do_memory)) &&
+    ! "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -o "$attack" "$root/tests/server/attack.c" >&2; then
+    log "FAILED: the build of tests/server/attack.c"
     exit 1
 fi
 
@@ -324,14 +363,18 @@ start_idmintd() {
 }
 
 # nginx: temp paths inside the prefix, so nothing is written outside it.
-nginx_conf() { # PREFIX PORT WORKERS
-    local prefix=$1 t m temps=
+nginx_conf() { # PREFIX PORT WORKERS [CERT KEY]: with CERT and KEY, over TLS
+    local prefix=$1 t m temps='' ssl='' tls=''
     for t in client_body proxy fastcgi uwsgi scgi; do
         case $t in client_body) m=http_client_body ;; *) m=http_$t ;; esac
         if ! nginx -V 2>&1 | grep -q -- "--without-${m}_module"; then
             temps+="    ${t}_temp_path $prefix/tmp/$t;"$'\n'
         fi
     done
+    if [[ -n ${4-} ]]; then
+        ssl=' ssl'
+        tls="        ssl_certificate $4;"$'\n'"        ssl_certificate_key $5;"$'\n'
+    fi
     cat <<EOF
 # Generated by bench/server.sh: a one-line static response, the ceiling
 # of an HTTP server on this machine.
@@ -347,25 +390,26 @@ http {
     keepalive_timeout 65s;
     keepalive_requests 1000000;
 $temps    server {
-        listen 127.0.0.1:$2;
-        location / {
+        listen 127.0.0.1:$2$ssl;
+$tls        location / {
             return 200 "1234567890123456789\n";
         }
     }
 }
 EOF
 }
-start_nginx() { # NAME WORKERS -> sets started_pid, started_port
-    local prefix=$work/$1
+start_nginx() { # NAME WORKERS [CERT KEY] -> sets started_pid, started_port
+    local prefix=$work/$1 scheme=http
     free_port
     started_port=$port
     mkdir -p "$prefix/tmp" || return 1
-    nginx_conf "$prefix" "$started_port" "$2" >"$prefix/nginx.conf"
+    nginx_conf "$prefix" "$started_port" "$2" "${3-}" "${4-}" >"$prefix/nginx.conf"
+    [[ -n ${3-} ]] && scheme=https
     nginx -p "$prefix" -e "$prefix/error.log" -c "$prefix/nginx.conf" -g 'daemon off;' \
         >"$work/$1.log" 2>&1 &
     started_pid=$!
     pids+=("$started_pid")
-    wait_ready "$started_pid" "$1" curl -sf "http://127.0.0.1:$started_port/"
+    wait_ready "$started_pid" "$1" curl -sfk "$scheme://127.0.0.1:$started_port/"
 }
 start_redis() {
     free_port
@@ -683,22 +727,23 @@ hz_probe() {
     fi
     read -r _ _ _ pr_p50 _ pr_p99 _ pr_max _ pr_late <<<"$line"
 }
-# hz_stop TAG: SIGTERM, then up to 30 s for the drain (the old idmintd may
-# first finish requests that block its loop for seconds).
+# hz_stop TAG [SECTION]: SIGTERM to hz_pid, then up to 30 s for the drain
+# (the old idmintd may first finish requests that block its loop for
+# seconds). SECTION names the section (default healthz) and its log.
 hz_stop() {
-    local i rc
+    local i rc sec=${2:-healthz}
     kill -TERM "$hz_pid" 2>/dev/null
     for ((i = 0; i < 300; i++)); do
         kill -0 "$hz_pid" 2>/dev/null || break
         sleep 0.1
     done
     if kill -0 "$hz_pid" 2>/dev/null; then
-        check_fail "healthz, idmintd ($1) had not exited 30 s after SIGTERM (killed; see $work/healthz-$1.log)"
+        check_fail "$sec, idmintd ($1) had not exited 30 s after SIGTERM (killed; see $work/$sec-$1.log)"
         kill -KILL "$hz_pid" 2>/dev/null
     fi
     wait "$hz_pid"
     rc=$?
-    ((rc == 0 || rc == 137)) || check_fail "healthz, idmintd ($1) exited $rc on SIGTERM (see $work/healthz-$1.log)"
+    ((rc == 0 || rc == 137)) || check_fail "$sec, idmintd ($1) exited $rc on SIGTERM (see $work/$sec-$1.log)"
 }
 # hz_alone_run TAG I: hz_alone_n requests of COUNT one after the other, no
 # other client: how long one takes when only the layout's ceiling holds it
@@ -802,6 +847,328 @@ if ((do_healthz)); then
     pids=()
 fi
 
+# --- 4e. /healthz while one client of each protocol pipelines -----------------
+
+# A fresh idmintd per tag (both ports, the default twitter layout, its own
+# state directory), side by side. Per round and tag: one RESP connection
+# sends `NEXT snowflake 10000` back to back (pl_bytes of them, which the
+# server reads as it goes) and reads the replies, one HTTP connection does
+# the same with count=10000 (tests/server/attack.c --read always), and the
+# probe runs pl_secs s from hz_warm s in. IDs/s: snowflakes minted over the
+# round (/metrics), both clients together.
+declare -A pl pl_ran pl_idle # pl: FIELD:TAG:ROUND, FIELD p50 p99 max late rate
+pl_start() { # TAG STATE-DIR -> hz_pid, hz_port (HTTP), pl_resp
+    free_port
+    hz_port=$port
+    free_port
+    pl_resp=$port
+    "$(hz_bin "$1")" --http "127.0.0.1:$hz_port" --resp "127.0.0.1:$pl_resp" --state-dir "$2" \
+        --log-level warn >>"$work/pipeline-$1.log" 2>&1 &
+    hz_pid=$!
+    pids+=("$hz_pid")
+    wait_ready "$hz_pid" "pipeline-$1" curl -sf "http://127.0.0.1:$hz_port/healthz"
+}
+# attack_kv FILE KEY: a count from the attack client's summary line (0 if none).
+attack_kv() {
+    sed -n 's/^summary: //p' "$1" 2>/dev/null | tr ' ' '\n' |
+        awk -F= -v k="$2" '$1 == k { v = $2 } END { print v + 0 }'
+}
+# pl_client TAG FILE WHAT FIRST: the attack client's report FILE shows a
+# connection that stayed open, received replies and whose first reply's
+# first line is FIRST.
+pl_client() {
+    if (($(attack_kv "$2" conns) != 1 || $(attack_kv "$2" closed) != 0 || $(attack_kv "$2" received) == 0)) ||
+        ! grep -qxF "reply 1 $4" "$2"; then
+        check_fail "pipeline, idmintd ($1): the $3 client was refused, closed or not answered $4 (see $2)"
+    fi
+}
+pl_round() { # TAG, on hz_pid, hz_port, pl_resp
+    local tag=$1 f=$work/pipeline-$1-r$round hold=$(((hz_warm + pl_secs) * 1000 + 500)) a1 a2 m0 m1 t0 t1
+    log "pipeline: round $round of $pl_rounds, idmintd ($tag): RESP and HTTP clients pipelining count 10000, probe ${pl_secs} s"
+    m0=$(metric 'idmint_ids_minted_total{format="snowflake"}' "$hz_port")
+    t0=${EPOCHREALTIME/./}
+    "$attack" "127.0.0.1:$pl_resp" --fill 'NEXT snowflake 10000\r\n' "$pl_bytes" --read always \
+        --hold-ms "$hold" >"$f-resp.txt" 2>&1 &
+    a1=$!
+    "$attack" "127.0.0.1:$hz_port" --fill 'GET /v1/ids/snowflake?count=10000 HTTP/1.1\r\nHost: bench\r\n\r\n' \
+        "$pl_bytes" --read always --hold-ms "$hold" >"$f-http.txt" 2>&1 &
+    a2=$!
+    pids+=("$a1" "$a2")
+    sleep "$hz_warm"
+    if hz_probe "$f" "$pl_secs"; then
+        pl[p50:$tag:$round]=$pr_p50 pl[p99:$tag:$round]=$pr_p99
+        pl[max:$tag:$round]=$pr_max pl[late:$tag:$round]=$pr_late
+        pl_ran[$tag]=$((${pl_ran[$tag]:-0} + 1))
+    fi
+    wait "$a1" "$a2"
+    t1=${EPOCHREALTIME/./}
+    m1=$(metric 'idmint_ids_minted_total{format="snowflake"}' "$hz_port")
+    pl[rate:$tag:$round]=$(awk -v d=$((m1 - m0)) -v us=$((t1 - t0)) 'BEGIN { printf "%.0f", d * 1e6 / us }')
+    pl_client "$tag" "$f-resp.txt" RESP '*10000'
+    pl_client "$tag" "$f-http.txt" HTTP 'HTTP/1.1 200 OK'
+    # The clients are gone; the server drops what they left.
+    curl -s -o /dev/null --max-time 60 "http://127.0.0.1:$hz_port/healthz"
+}
+if ((do_pipeline)); then
+    declare -A t_pid t_port t_resp
+    for tag in "${hz_tags[@]}"; do
+        rm -rf "$work/pipeline-$tag-state"
+        if ! start pl_start "$tag" "$work/pipeline-$tag-state"; then
+            check_fail "pipeline: idmintd ($tag) did not start"
+            continue
+        fi
+        t_pid[$tag]=$hz_pid t_port[$tag]=$hz_port t_resp[$tag]=$pl_resp
+        log "pipeline: idmintd ($tag): idle probe (${hz_idle_secs} s)"
+        hz_probe "$work/pipeline-$tag-idle" "$hz_idle_secs" && pl_idle[$tag]="$pr_p99 $pr_max"
+    done
+    for ((round = 1; round <= pl_rounds; round++)); do
+        for tag in "${hz_tags[@]}"; do
+            [[ -n ${t_pid[$tag]-} ]] || continue
+            hz_pid=${t_pid[$tag]} hz_port=${t_port[$tag]} pl_resp=${t_resp[$tag]}
+            kill -0 "$hz_pid" 2>/dev/null || continue
+            pl_round "$tag"
+        done
+    done
+    for tag in "${hz_tags[@]}"; do
+        [[ -n ${t_pid[$tag]-} ]] || continue
+        hz_pid=${t_pid[$tag]}
+        if ! kill -0 "$hz_pid" 2>/dev/null; then
+            check_fail "pipeline, idmintd ($tag): it exited during the rounds (see $work/pipeline-$tag.log)"
+            wait "$hz_pid"
+            continue
+        fi
+        check_ok "pipeline, idmintd ($tag): ${pl_ran[$tag]:-0} of $pl_rounds loaded probe runs, every /healthz answered 200"
+        hz_stop "$tag" pipeline
+    done
+    pids=()
+fi
+
+# --- 4f. memory under clients that do not read --------------------------------
+
+# Each line on a fresh server: idmintd of each tag with its defaults, and
+# redis-server for reference, under the same clients (tests/server/attack.c):
+#   pipe: mem_pipe_conns RESP connections each pipeline mem_pipe_bytes of
+#         `NEXT typeid 10000 PREFIX` (63 characters; redis-server: `INCR x`)
+#         with a small TCP window (--small-window: the server's kernel
+#         buffers only kilobytes of the replies, so they pile up where the
+#         server keeps them) and read nothing;
+#   half: mem_half_conns connections each send the start of a 1 MiB
+#         multibulk frame (NEXT and 19 arguments of 50,000 bytes; about
+#         490 KB of it) and read the reply once they have sent it.
+# The hold lasts until what the server does for them (IDs minted; redis:
+# the counter) has not moved for a second, at most mem_hold_max s; then the
+# clients close. RSS idle (after one ordinary request), the peak (VmHWM of
+# the fresh process) and RSS mem_after_secs s after the clients left.
+declare -A mem # FIELD:SCENARIO:SERVER, FIELD idle peak after sent matched closed
+mem_prefix=$(printf 'a%.0s' $(seq 1 63))
+mem_servers=("${hz_tags[@]}" redis)
+mem_start() { # SERVER STATE-DIR -> mem_pid, mem_port (RESP), mem_http (idmintd)
+    free_port
+    mem_port=$port
+    if [[ $1 == redis ]]; then
+        redis-server --bind 127.0.0.1 --port "$mem_port" --save '' --appendonly no --daemonize no \
+            --dir "$work" --logfile "$work/memory-redis.log" >/dev/null 2>&1 &
+        mem_pid=$!
+        pids+=("$mem_pid")
+        wait_ready "$mem_pid" memory-redis redis-cli -h 127.0.0.1 -p "$mem_port" ping
+        return
+    fi
+    free_port
+    mem_http=$port
+    "$(hz_bin "$1")" --http "127.0.0.1:$mem_http" --resp "127.0.0.1:$mem_port" --state-dir "$2" \
+        --log-level warn >>"$work/memory-$1.log" 2>&1 &
+    mem_pid=$!
+    pids+=("$mem_pid")
+    wait_ready "$mem_pid" "memory-$1" curl -sf "http://127.0.0.1:$mem_http/healthz"
+}
+# mem_progress SERVER: what moves while the server works for the clients,
+# or "?" when it does not answer within 10 s.
+mem_progress() {
+    local m
+    if [[ $1 == redis ]]; then
+        timeout 10 redis-cli -h 127.0.0.1 -p "$mem_port" GET x 2>/dev/null || echo '?'
+    elif m=$(curl -sf --max-time 10 "http://127.0.0.1:$mem_http/metrics"); then
+        awk '/^idmint_ids_minted_total/ { s += $2 } END { print s + 0 }' <<<"$m"
+    else
+        echo '?'
+    fi
+}
+# mem_line SCENARIO SERVER ATTACK-ARGS...
+mem_line() {
+    local sc=$1 srv=$2 f=$work/memory-$1-$2.txt prev='' cur i a ok
+    shift 2
+    rm -rf "$work/memory-$srv-state"
+    if ! start mem_start "$srv" "$work/memory-$srv-state"; then
+        check_fail "memory: $srv did not start"
+        return 1
+    fi
+    if [[ $srv == redis ]]; then
+        redis-cli -h 127.0.0.1 -p "$mem_port" INCR x >/dev/null
+    else
+        redis-cli -h 127.0.0.1 -p "$mem_port" NEXT typeid 10000 "$mem_prefix" >/dev/null
+    fi
+    mem[idle:$sc:$srv]=$(status_kib "$mem_pid" VmRSS)
+    log "memory: $sc, $srv"
+    "$attack" "127.0.0.1:$mem_port" "$@" --hold-ms $(((mem_hold_max + 30) * 1000)) >"$f" 2>&1 &
+    a=$!
+    pids+=("$a")
+    for ((i = 0; i < mem_hold_max; i++)); do
+        sleep 1
+        cur=$(mem_progress "$srv")
+        [[ $cur != '?' && $cur == "$prev" ]] && grep -q '^sent' "$f" && break
+        prev=$cur
+    done
+    mem[peak:$sc:$srv]=$(status_kib "$mem_pid" VmHWM)
+    kill -TERM "$a" 2>/dev/null
+    wait "$a"
+    sleep "$mem_after_secs"
+    mem[after:$sc:$srv]=$(status_kib "$mem_pid" VmRSS)
+    mem[sent:$sc:$srv]=$(attack_kv "$f" sent)
+    mem[matched:$sc:$srv]=$(attack_kv "$f" matched)
+    mem[closed:$sc:$srv]=$(attack_kv "$f" closed)
+    if [[ $srv == redis ]]; then
+        timeout 10 redis-cli -h 127.0.0.1 -p "$mem_port" ping >/dev/null 2>&1 && ok=1 || ok=0
+    else
+        curl -sf --max-time 10 -o /dev/null "http://127.0.0.1:$mem_http/healthz" && ok=1 || ok=0
+    fi
+    if ((ok)) && (($(attack_kv "$f" conns) > 0)); then
+        check_ok "memory, $sc, $srv: $(attack_kv "$f" conns) connections, still serving after them"
+    else
+        check_fail "memory, $sc, $srv: not serving after the clients, or they could not connect (see $f)"
+    fi
+    if [[ $srv == redis ]]; then
+        kill -TERM "$mem_pid" 2>/dev/null
+        wait "$mem_pid" 2>/dev/null
+    else
+        hz_pid=$mem_pid
+        hz_stop "$srv" memory
+    fi
+}
+# shellcheck disable=SC2016 # the $ of RESP lengths, for the attack client
+if ((do_memory)); then
+    mem_half=(--send '*20\r\n$4\r\nNEXT\r\n')
+    for ((i = 0; i < 9; i++)); do
+        mem_half+=(--send '$50000\r\n' --fill a 50000 --send '\r\n')
+    done
+    mem_half+=(--send '$50000\r\n' --fill a 40000)
+    for srv in "${mem_servers[@]}"; do
+        if [[ $srv == redis ]]; then
+            frame='*2\r\n$4\r\nINCR\r\n$1\r\nx\r\n'
+        else
+            frame="*4\\r\\n\$4\\r\\nNEXT\\r\\n\$6\\r\\ntypeid\\r\\n\$5\\r\\n10000\\r\\n\$63\\r\\n$mem_prefix\\r\\n"
+        fi
+        mem_line pipe "$srv" --conns "$mem_pipe_conns" --small-window --fill "$frame" "$mem_pipe_bytes"
+        mem_line half "$srv" --conns "$mem_half_conns" "${mem_half[@]}" --read after --expect '-ERR'
+    done
+    pids=()
+fi
+
+# --- 4g. TLS --------------------------------------------------------------------
+
+# idmintd with --tls-cert/--tls-key (both ports over TLS) against nginx
+# with `listen ... ssl` (1 worker, the same static body), wrk over TLS,
+# interleaved rounds as in the HTTP section; redis-benchmark --tls against
+# idmintd's RESP port and a redis-server with --tls-port. One self-signed
+# P-256 certificate for 127.0.0.1, made with openssl in the build dir.
+tls_note=
+tls_rb=0
+tls_idm_started() { # the TLS idmintd answers /healthz over TLS
+    curl -sfk "https://127.0.0.1:$tls_http/healthz"
+}
+tls_start_idmintd() {
+    free_port
+    tls_http=$port
+    free_port
+    tls_resp=$port
+    "$idmintd" --http "127.0.0.1:$tls_http" --resp "127.0.0.1:$tls_resp" --tls-cert "$tls_dir/cert.pem" \
+        --tls-key "$tls_dir/key.pem" --state-dir "$work/tls-idmintd-state" --log-level warn \
+        >>"$work/tls-idmintd.log" 2>&1 &
+    tls_pid=$!
+    pids+=("$tls_pid")
+    wait_ready "$tls_pid" tls-idmintd tls_idm_started
+}
+tls_start_redis() {
+    free_port
+    tls_redis_port=$port
+    redis-server --bind 127.0.0.1 --port 0 --tls-port "$tls_redis_port" --tls-cert-file "$tls_dir/cert.pem" \
+        --tls-key-file "$tls_dir/key.pem" --tls-auth-clients no --save '' --appendonly no --daemonize no \
+        --dir "$work" --logfile "$work/tls-redis-server.log" >/dev/null 2>&1 &
+    tls_redis_pid=$!
+    pids+=("$tls_redis_pid")
+    wait_ready "$tls_redis_pid" tls-redis-server redis-cli --tls --insecure -h 127.0.0.1 -p "$tls_redis_port" ping
+}
+tls_errors() { # responses not 2xx on /v1/ids, from /metrics over TLS
+    curl -sk --max-time 5 "https://127.0.0.1:$tls_http/metrics" |
+        awk 'index($0, "idmint_requests_total{route=\"/v1/ids\",") == 1 && $0 !~ /status="2xx"/ { s += $2 }
+             END { print s + 0 }'
+}
+if ((do_tls)); then
+    tls_dir=$work/tls
+    if ! "$idmintd" --help 2>&1 | grep -q -- --tls-cert; then
+        tls_note="skipped: this idmintd has no TLS"
+        log "tls: $tls_note"
+        checks+=("- info: tls: $tls_note (no --tls-cert in idmintd --help)")
+    elif ! mkdir -p "$tls_dir" || ! openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+        -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout "$tls_dir/key.pem" \
+        -out "$tls_dir/cert.pem" 2>"$tls_dir/openssl.err"; then
+        log "FAILED: openssl req (see $tls_dir/openssl.err)"
+        exit 1
+    else
+        start tls_start_idmintd || exit 1
+        start start_nginx nginx-tls 1 "$tls_dir/cert.pem" "$tls_dir/key.pem" || exit 1
+        tls_ngx_pid=$started_pid tls_ngx_port=$started_port
+        if redis-benchmark --help 2>&1 | grep -q -- '--tls'; then
+            if start tls_start_redis; then
+                tls_rb=1
+            else
+                checks+=("- info: tls: redis-server would not start with --tls-port (see $work/tls-redis-server.log); redis-benchmark --tls ran against idmintd only")
+                tls_rb=2
+            fi
+        else
+            checks+=("- info: tls: this redis-benchmark has no --tls: the RESP lines were skipped")
+        fi
+        tls_ngx_url="https://127.0.0.1:$tls_ngx_port/"
+        tls_idm_url="https://127.0.0.1:$tls_http/v1/ids/snowflake"
+        log "tls: warm-up (1 s each)"
+        for u in "$tls_ngx_url" "$tls_idm_url"; do
+            timeout 30 wrk -t"$wrk_threads" -c"$wrk_conns" -d1s "$u" >>"$work/wrk-tls-warmup.txt" 2>&1
+        done
+        e0=$(tls_errors)
+        for ((round = 1; round <= rounds; round++)); do
+            log "tls: round $round of $rounds (wrk -t$wrk_threads -c$wrk_conns -d${wrk_secs}s --latency, https)"
+            run_wrk tls_nginx1 "$tls_ngx_url" && keep_best tls_nginx1 || failed=1
+            if run_wrk tls_sf "$tls_idm_url"; then
+                keep_best tls_sf
+                [[ -n $w_non2xx ]] && check_fail "tls: $tls_idm_url: wrk saw $w_non2xx non-2xx/3xx responses"
+                [[ -n $w_sockerr ]] && check_fail "tls: $tls_idm_url: wrk: $w_sockerr"
+            else
+                failed=1
+            fi
+            if ((tls_rb)); then
+                ((tls_rb == 1)) && { run_rb tls_redis1 "$tls_redis_port" "$tls_rb_n" 1 --tls --insecure INCR counter || failed=1; }
+                run_rb tls_idm1 "$tls_resp" "$tls_rb_n" 1 --tls --insecure NEXT snowflake || failed=1
+                ((tls_rb == 1)) && { run_rb tls_redis16 "$tls_redis_port" "$tls_rb_np" "$rb_pipe" --tls --insecure INCR counter || failed=1; }
+                run_rb tls_idm16 "$tls_resp" "$tls_rb_np" "$rb_pipe" --tls --insecure NEXT snowflake || failed=1
+            fi
+        done
+        e1=$(tls_errors)
+        if ! kill -0 "$tls_pid" 2>/dev/null; then
+            check_fail "tls: idmintd exited during the runs (see $work/tls-idmintd.log)"
+        elif ((e1 != e0)); then
+            check_fail "tls: /metrics counts $((e1 - e0)) error responses on /v1/ids"
+        else
+            check_ok "tls: idmintd served every wrk and redis-benchmark run over TLS, no error responses on /v1/ids"
+        fi
+        hz_pid=$tls_pid
+        hz_stop idmintd tls
+        for p in $tls_ngx_pid ${tls_redis_pid-}; do
+            kill -TERM "$p" 2>/dev/null
+            wait "$p" 2>/dev/null
+        done
+    fi
+    pids=()
+fi
+
 # --- 5. report ----------------------------------------------------------------
 
 lat() { # P50 P99
@@ -833,12 +1200,12 @@ http_row() { # LABEL KEY PEERKEY PEERNAME GOAL
     row " $1 " " ${rps[$2]:+$(fmt_int "${rps[$2]}")}${extra} " " $(lat "${p50[$2]-}" "${p99[$2]-}") " " $4 " \
         " ${rps[$3]:+$(fmt_int "${rps[$3]}")} " " $(lat "${p50[$3]-}" "${p99[$3]-}") " " $r " " $rr_cells " " $rr_goal "
 }
-rb_row() { # LABEL KEY PEERKEY GOAL
-    local r
+rb_row() { # LABEL KEY PEERKEY GOAL [PEERNAME]
+    local r peer=${5:-"redis-server \`INCR counter\`"}
     r=$(ratio "${rb_rps[$2]-}" "${rb_rps[$3]-}")
     ratio_cells "$2" "$3" "$4"
     row " $1 " " ${rb_rps[$2]:+$(fmt_int "${rb_rps[$2]}")} " " $(lat "${rb_p50[$2]-}" "${rb_p99[$2]-}") " \
-        " redis-server \`INCR counter\` " " ${rb_rps[$3]:+$(fmt_int "${rb_rps[$3]}")} " \
+        " $peer " " ${rb_rps[$3]:+$(fmt_int "${rb_rps[$3]}")} " \
         " $(lat "${rb_p50[$3]-}" "${rb_p99[$3]-}") " " $r " " $rr_cells " " $rr_goal "
 }
 mem_row() { # LABEL IDM PEERNAME PEER
@@ -901,12 +1268,85 @@ if ((do_healthz)); then
     done
 fi
 
+# The pipeline table: per tag, the idle probe and the rounds' figures.
+pl_values() { # FIELD TAG -> the rounds' values
+    local r
+    for ((r = 1; r <= pl_rounds; r++)); do
+        [[ -n ${pl[$1:$2:$r]-} ]] && echo "${pl[$1:$2:$r]}"
+    done
+}
+pl_rows=()
+pl_sums=()
+declare -A pl_med99 pl_medmax
+if ((do_pipeline)); then
+    for tag in "${hz_tags[@]}"; do
+        if [[ $tag == old ]]; then who="--old (commit $old_rev)"; else who="this tree"; fi
+        read -r i99 imax <<<"${pl_idle[$tag]-}"
+        read -r _ m50 <<<"$(pl_values p50 "$tag" | minmed)"
+        read -r n99 m99 <<<"$(pl_values p99 "$tag" | minmed)"
+        read -r nmax mmax <<<"$(pl_values max "$tag" | minmed)"
+        read -r _ mlate <<<"$(pl_values late "$tag" | minmed)"
+        read -r _ mrate <<<"$(pl_values rate "$tag" | minmed)"
+        pl_med99[$tag]=$m99 pl_medmax[$tag]=$mmax
+        pl_rows+=("| 1 RESP × \`NEXT snowflake 10000\` + 1 HTTP × \`count=10000\`, pipelined | $who | $(us "$i99") / $(us "$imax") | $(us "$m50") | $(us "$n99") / $(us "$m99") | $(us "$nmax") / $(us "$mmax") | $(us "$mlate") | ${mrate:+$(fmt_int "$mrate")} | ${pl_ran[$tag]:-0} |")
+    done
+    if [[ -n $old && -n ${pl_med99[new]-} && -n ${pl_med99[old]-} ]]; then
+        pl_sums+=("- median p99 $(us "${pl_med99[old]}") with --old, $(us "${pl_med99[new]}") with this tree ($(xratio "${pl_med99[old]}" "${pl_med99[new]}") lower); median max $(us "${pl_medmax[old]}") and $(us "${pl_medmax[new]}") ($(xratio "${pl_medmax[old]}" "${pl_medmax[new]}") lower).")
+    fi
+fi
+
+# The memory table: a line per scenario and server.
+mem_rows=()
+mem_sums=()
+if ((do_memory)); then
+    for sc in pipe half; do
+        if [[ $sc == pipe ]]; then
+            what="$mem_pipe_conns RESP, $(fmt_int "$mem_pipe_bytes") bytes pipelined each, never read"
+        else
+            what="$mem_half_conns half-sent 1 MiB frames (~490 KB each)"
+        fi
+        for srv in "${mem_servers[@]}"; do
+            key=$sc:$srv
+            [[ -n ${mem[peak:$key]-} ]] || continue
+            case $srv in
+            new) who="idmintd, this tree" ;;
+            old) who="idmintd, --old (commit $old_rev)" ;;
+            redis) who="redis-server (\`INCR x\`)" ;;
+            esac
+            [[ $sc == half && $srv == redis ]] && who="redis-server"
+            if [[ $sc == pipe ]]; then
+                got="sent $(fmt_mib $((${mem[sent:$key]:-0} / 1024))), read nothing"
+            else
+                got="${mem[matched:$key]:-0} answered -ERR, ${mem[closed:$key]:-0} closed by the server"
+            fi
+            mem_rows+=("| $what | $who | $(fmt_mib "${mem[idle:$key]}") | $(fmt_mib "${mem[peak:$key]}") | $(fmt_mib "${mem[after:$key]}") | $got |")
+        done
+        if [[ -n $old && -n ${mem[peak:$sc:new]-} && -n ${mem[peak:$sc:old]-} ]]; then
+            mem_sums+=("- $what: peak $(fmt_mib "${mem[peak:$sc:old]}") with --old, $(fmt_mib "${mem[peak:$sc:new]}") with this tree ($(xratio "${mem[peak:$sc:old]}" "${mem[peak:$sc:new]}") lower).")
+        fi
+    done
+fi
+
+# The TLS table: the main table's lines, for the TLS runs.
+tls_rows=()
+if ((do_tls)) && [[ -z $tls_note ]]; then
+    main_rows=("${rows[@]}")
+    rows=()
+    http_row "HTTPS \`GET /v1/ids/snowflake\`" tls_sf tls_nginx1 "nginx, 1 worker, TLS" ""
+    if ((tls_rb)); then
+        rb_row "RESP over TLS \`NEXT snowflake\`, no pipelining" tls_idm1 tls_redis1 "" "redis-server \`INCR counter\`, TLS"
+        rb_row "RESP over TLS \`NEXT snowflake\`, -P $rb_pipe" tls_idm16 tls_redis16 "" "redis-server \`INCR counter\`, TLS"
+    fi
+    tls_rows=("${rows[@]}")
+    rows=("${main_rows[@]}")
+fi
+
 t_total=$(($(date +%s) - t_start))
 report=$out/server-results.md
 {
     echo "### Machine"
     echo
-    echo "- command: \`bench/server.sh$( ((quick)) && echo ' --quick')$([[ $only != http,resp,healthz ]] && echo " --only $only")$([[ -n $old ]] && echo " --old $old")\`"
+    echo "- command: \`bench/server.sh$( ((quick)) && echo ' --quick')$([[ $only != "$all_sections" ]] && echo " --only $only")$([[ -n $old ]] && echo " --old $old")\`"
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "- CPU: ${cpu:-unknown}, $(nproc) cores (nproc), ${mem_gib} GiB"
     echo "- kernel: $(uname -srm)"
@@ -970,6 +1410,60 @@ report=$out/server-results.md
         printf '%s\n' "${hz_rows[@]}"
         echo
         ((${#hz_sums[@]})) && printf '%s\n' "${hz_sums[@]}" && echo
+    fi
+    if ((do_pipeline)); then
+        echo "### /healthz while clients pipeline count=10000"
+        echo
+        echo "A fresh idmintd per build (both ports, default layout; with --old, both side by side, rounds"
+        echo "alternating). Per round: one RESP connection sends \`NEXT snowflake 10000\` back to back and one HTTP"
+        echo "connection \`GET /v1/ids/snowflake?count=10000\` (tests/server/attack.c, $(fmt_int "$pl_bytes") bytes of requests each,"
+        echo "read by the server as it goes), both reading their replies; \`bench/healthz_probe\` as above, from"
+        echo "${hz_warm} s in for ${pl_secs} s; $pl_rounds round(s), min / median. IDs/s: snowflakes minted per second over the round, both"
+        echo "clients together (the twitter layout's ceiling: 4,096,000/s)."
+        echo
+        echo "| load | idmintd | idle p99 / max | load p50 (median) | load p99 min / median | load max min / median | probe late | IDs/s (median) | rounds |"
+        echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+        printf '%s\n' "${pl_rows[@]}"
+        echo
+        ((${#pl_sums[@]})) && printf '%s\n' "${pl_sums[@]}" && echo
+    fi
+    if ((do_memory)); then
+        echo "### Memory under clients that do not read"
+        echo
+        echo "Each line on a fresh server with its default options. Pipelining: each RESP connection sends"
+        echo "\`NEXT typeid 10000 PREFIX\` (a 63-character prefix; redis-server: \`INCR x\`) over and over, reads nothing,"
+        echo "and has a small TCP window (\`--small-window\`: a 4 KiB receive buffer and 536-byte segments), so that"
+        echo "the server's kernel buffers only kilobytes of its replies instead of megabytes per connection."
+        echo "Half-sent frames: \`*20\`, \`NEXT\` and 19 arguments of 50,000 bytes, of which ~490 KB are sent; each"
+        echo "connection reads once it has sent that. The clients hold until the server's work for them stops"
+        echo "moving (IDs minted; redis: the counter) for a second, at most ${mem_hold_max} s, then close. RSS idle: after one"
+        echo "ordinary request; peak: VmHWM; after: VmRSS ${mem_after_secs} s after the clients closed."
+        echo
+        echo "| clients | server | RSS idle | peak RSS (VmHWM) | RSS ${mem_after_secs} s after they left | the clients |"
+        echo "|---|---|---:|---:|---:|---|"
+        printf '%s\n' "${mem_rows[@]}"
+        echo
+        ((${#mem_sums[@]})) && printf '%s\n' "${mem_sums[@]}" && echo
+    fi
+    if ((do_tls)); then
+        echo "### TLS"
+        echo
+        if [[ -n $tls_note ]]; then
+            echo "$tls_note."
+        else
+            echo "idmintd with \`--tls-cert/--tls-key\` (both ports over TLS) against nginx with \`listen ... ssl\` (1 worker,"
+            echo "the same one-line body), one self-signed P-256 certificate: \`wrk -t$wrk_threads -c$wrk_conns -d${wrk_secs}s --latency https://...\`,"
+            echo "$rounds round(s) interleaved$( ((tls_rb)) && echo "; \`redis-benchmark -c $rb_conns --tls --insecure\`, -n $(fmt_int "$tls_rb_n") / -n $(fmt_int "$tls_rb_np") with -P $rb_pipe,")"
+            ((tls_rb == 1)) && echo "against idmintd and a redis-server with \`--tls-port\`."
+            echo
+            echo "| test | idmintd req/s | idmintd p50 / p99 | peer | peer req/s | peer p50 / p99 | best / best | rounds: min / median | goal (median) |"
+            echo "|---|---:|---:|---|---:|---:|---:|---:|---|"
+            printf '%s\n' "${tls_rows[@]}"
+            echo
+            echo "Every run, req/s: idmintd ${runs[tls_sf]-}; nginx ${runs[tls_nginx1]-}."
+            ((tls_rb)) && echo "RESP: idmintd ${runs[tls_idm1]-} (-P $rb_pipe: ${runs[tls_idm16]-}); redis-server ${runs[tls_redis1]-} (-P $rb_pipe: ${runs[tls_redis16]-})."
+        fi
+        echo
     fi
     echo "### Checks on idmintd"
     echo
