@@ -23,6 +23,7 @@ const idmx_range idmx_range_max_rewind_ms = {0, INT64_MAX / 1000000, "ms"};
 const idmx_range idmx_range_reserve_ms = {10, 3600000, "ms"};
 const idmx_range idmx_range_idle_timeout_ms = {0, 86400000, "ms"};
 const idmx_range idmx_range_max_connections = {1, 1000000, NULL};
+const idmx_range idmx_range_max_buffered = {UINT64_C(1) << 20, UINT64_C(1) << 40, "bytes"};
 const idmx_range idmx_range_node = {0, (UINT64_C(1) << 62) - 1, NULL};
 /* clang-format on */
 
@@ -100,6 +101,48 @@ int idmx_parse_ms(const char *name, const char *text, const idmx_range *r, int64
         return -1;
     }
     *out = (int64_t)v;
+    return 0;
+}
+
+/* The multiple a size suffix stands for, 0 when it is not one. */
+static uint64_t size_suffix(const char *s)
+{
+    static const char letters[] = "KMGT";
+    if (s[0] == '\0')
+        return 1;
+    const char *l = strchr(letters, s[0] >= 'a' ? s[0] - 'a' + 'A' : s[0]);
+    if (l == NULL)
+        return 0;
+    if (s[1] != '\0' && strcmp(s + 1, "iB") != 0)
+        return 0;
+    return UINT64_C(1) << (10 * (l - letters + 1));
+}
+
+int idmx_parse_size(const char *name, const char *text, const idmx_range *r, uint64_t *out,
+                    char *msg, size_t cap)
+{
+    const char *t = text != NULL ? text : "";
+    size_t digits = strspn(t, "0123456789");
+    uint64_t mult = digits > 0 && digits < 24 ? size_suffix(t + digits) : 0;
+    char num[24];
+    uint64_t v = 0;
+    if (mult != 0) {
+        memcpy(num, t, digits);
+        num[digits] = '\0';
+        if (idmx_parse_u64(num, &v) != 0 || v > UINT64_MAX / mult)
+            mult = 0;
+    }
+    if (mult == 0 || v * mult < r->min || v * mult > r->max) {
+        set_msg(msg, cap,
+                "invalid %s '%.64s': %s (expected %" PRIu64 " to %" PRIu64
+                " bytes; K, M, G and T multiply by 1024)",
+                name, t, mult == 0 && (digits == 0 || size_suffix(t + digits) == 0)
+                             ? "not a size"
+                             : "out of range",
+                r->min, r->max);
+        return -1;
+    }
+    *out = v * mult;
     return 0;
 }
 

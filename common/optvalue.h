@@ -47,6 +47,7 @@ extern const idmx_range idmx_range_max_rewind_ms;   /* --max-rewind: 0 to INT64_
 extern const idmx_range idmx_range_reserve_ms;      /* --reserve: 10 to 3600000 ms */
 extern const idmx_range idmx_range_idle_timeout_ms; /* --idle-timeout: 0 to 86400000 ms */
 extern const idmx_range idmx_range_max_connections; /* --max-connections: 1 to 1000000 */
+extern const idmx_range idmx_range_max_buffered;    /* --max-buffered: 1 MiB to 1 TiB, bytes */
 /* --node before the layout is known: any layout's (0 to 2^62-1, as a
  * layout has at least one time and one sequence bit); idmx_check_node
  * then holds it to the layout's. */
@@ -61,6 +62,12 @@ int idmx_parse_whole(const char *name, const char *text, const idmx_range *r, ui
 /* The same for a milliseconds option (r->max must be at most INT64_MAX). */
 int idmx_parse_ms(const char *name, const char *text, const idmx_range *r, int64_t *out, char *msg,
                   size_t cap);
+
+/* Parses a size in bytes: a whole number, optionally followed by one of
+ * K, M, G, T (binary multiples, 1K = 1024; "KiB" and "k" too), within r
+ * (r->min and r->max in bytes). "64M" is 67108864. */
+int idmx_parse_size(const char *name, const char *text, const idmx_range *r, uint64_t *out,
+                    char *msg, size_t cap);
 
 /* Parses an epoch: Unix milliseconds ("1288834974657", "-1000"; within
  * int64_t), or an RFC 3339 time (idm_time_parse: "2025-01-01T00:00:00Z",

@@ -10,6 +10,8 @@
  *    sentence inside its buffer and the output is untouched;
  *  - an accepted whole number or millisecond count lies in its range, and
  *    its decimal text is accepted again as the same value;
+ *  - an accepted size lies in its range and its decimal text in bytes is
+ *    accepted again as the same value;
  *  - an accepted epoch, printed as Unix ms, is accepted again unchanged;
  *  - an accepted layout formats, and the formatted layout resolves to the
  *    same layout; a node accepted for it is at most its largest node.
@@ -38,6 +40,23 @@ static void whole(const char *text, const idmx_range *r)
     char back[32];
     snprintf(back, sizeof back, "%" PRIu64, v);
     FUZZ_CHECK(idmx_parse_whole("-n", back, r, &again, msg, sizeof msg) == 0 && again == v);
+}
+
+static void size_value(const char *text)
+{
+    char msg[IDMX_OPT_MSG_CAP];
+    const idmx_range *r = &idmx_range_max_buffered;
+    uint64_t v = 7, again = 0;
+    if (idmx_parse_size("--max-buffered", text, r, &v, msg, sizeof msg) != 0) {
+        check_msg(msg, sizeof msg);
+        FUZZ_CHECK(v == 7);
+        return;
+    }
+    FUZZ_CHECK(v >= r->min && v <= r->max);
+    char back[32];
+    snprintf(back, sizeof back, "%" PRIu64, v);
+    FUZZ_CHECK(idmx_parse_size("--max-buffered", back, r, &again, msg, sizeof msg) == 0 &&
+               again == v);
 }
 
 static void ms(const char *text, const idmx_range *r)
@@ -105,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         b = a + size;
     }
     whole(a, &idmx_range_count);
+    size_value(a);
     whole(a, &idmx_range_max_count);
     ms(a, &idmx_range_reserve_ms);
     ms(a, &idmx_range_max_rewind_ms);

@@ -3,10 +3,24 @@
  * requests to the protocol adapter, write replies, time out idle clients,
  * and drain on shutdown.
  *
- * Memory per connection is bounded: the input buffer never grows past the
- * protocol's max_request (a request that would need more is answered with
- * an error and the connection closed), and reading pauses while more than
- * MAX_PENDING_WRITE bytes of replies wait for a slow reader.
+ * Memory is bounded across connections by --max-buffered: each connection
+ * gets a share of it (idms_conn_share: the budget over the connections
+ * open). Reads land in one buffer the loop shares; a connection keeps only
+ * what is left unanswered, at most the protocol's max_request of an
+ * incomplete request (a request that would need more is answered with an
+ * error and the connection closed) or one read of requests waiting behind
+ * a park or a full batch. Reading pauses while a share of replies waits
+ * for a slow reader, and the adapters and the mint service stop a batch,
+ * or a reply in parts, at a share. Memory given back to the allocator is
+ * returned to the system (malloc_trim) once the buffered bytes have
+ * fallen well below their peak.
+ *
+ * Deadlines: a request must be complete within --header-timeout of its
+ * first byte (and a body the adapter skips must arrive within it), else
+ * the protocol's too_slow reply and a close. A connection closed after a
+ * reply lingers: the write side is shut down and input is discarded until
+ * the client closes, for at most LINGER_MS, so that a client still sending
+ * (a 1 MB request line) reads its 414 rather than a reset.
  *
  * Work per connection is bounded too: one batch of replies (IDMS_OUT_BATCH,
  * or up to a park) per event. What is left - the rest of a pipeline whose
@@ -25,25 +39,41 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
-#define MAX_PENDING_WRITE (4u << 20)
 #define REPARSE_BYTES 1024
 #define READ_CHUNK 65536
 #define PARK_MAX_MS 100
 #define TURN_BUDGET_NS 2000000u
+#define LINGER_MS 2000
+#define TRIM_PERIOD_MS 1000
+#define TRIM_MIN_PEAK (8u << 20)
 
 typedef struct write_req {
     uv_write_t req;
     idms_conn *c;
     char *data;
+    size_t len; /* counted in out_queued */
 } write_req;
+
+/* Where every read lands first (one loop thread reads at a time). */
+static char shared_in[READ_CHUNK];
 
 static void conn_close(idms_conn *c);
 static void read_again(idms_conn *c);
 static void take_turn(idms_conn *c);
+static void linger(idms_conn *c);
+static void on_read_linger(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
 
 static void on_turn_idle(uv_idle_t *h)
 {
@@ -82,7 +112,7 @@ static void on_turn_check(uv_check_t *h)
 static void turn_push(idms_conn *c)
 {
     idms_server *s = c->server;
-    if (c->queued || c->closing)
+    if (c->queued || c->closing || c->lingering)
         return;
     c->queued = true;
     c->queued_turn = s->turn;
@@ -114,25 +144,114 @@ static void turn_remove(idms_conn *c)
     c->queued = false;
 }
 
+/* Every second: once the bytes buffered have fallen to a quarter of a
+ * peak of at least TRIM_MIN_PEAK, what the allocator keeps of them goes
+ * back to the system (glibc keeps freed heap memory otherwise: 1.18 GB
+ * stayed after the clients of a flood had left). */
+static void on_trim(uv_timer_t *t)
+{
+    idms_server *s = t->data;
+    uint64_t now = s->buffered_in + s->buffered_out;
+    if (s->buffered_peak < TRIM_MIN_PEAK || now > s->buffered_peak / 4)
+        return;
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+    s->buffered_peak = now;
+}
+
 void idms_conn_init(idms_server *s)
 {
     uv_idle_init(s->loop, &s->turn_idle);
     uv_check_init(s->loop, &s->turn_check);
     s->turn_idle.data = s;
     s->turn_check.data = s;
+    uv_timer_init(s->loop, &s->trim_timer);
+    s->trim_timer.data = s;
+    uv_timer_start(&s->trim_timer, on_trim, TRIM_PERIOD_MS, TRIM_PERIOD_MS);
+    uv_unref((uv_handle_t *)&s->trim_timer);
 }
 
 void idms_conn_shutdown(idms_server *s)
 {
-    if (!uv_is_closing((uv_handle_t *)&s->turn_idle))
-        uv_close((uv_handle_t *)&s->turn_idle, NULL);
-    if (!uv_is_closing((uv_handle_t *)&s->turn_check))
-        uv_close((uv_handle_t *)&s->turn_check, NULL);
+    uv_handle_t *hs[3] = {(uv_handle_t *)&s->turn_idle, (uv_handle_t *)&s->turn_check,
+                          (uv_handle_t *)&s->trim_timer};
+    for (int i = 0; i < 3; i++)
+        if (!uv_is_closing(hs[i]))
+            uv_close(hs[i], NULL);
 }
 
 static bool over_budget(const idms_server *s)
 {
     return s->turn_work_ns >= TURN_BUDGET_NS;
+}
+
+size_t idms_conn_share(const idms_conn *c)
+{
+    const idms_server *s = c->server;
+    uint64_t open = s->metrics.connections_open > 0 ? s->metrics.connections_open : 1;
+    uint64_t share = s->opt.max_buffered / open;
+    if (share < IDMS_SHARE_MIN)
+        share = IDMS_SHARE_MIN;
+    if (share > IDMS_SHARE_MAX)
+        share = IDMS_SHARE_MAX;
+    return (size_t)share;
+}
+
+static void note_buffered(idms_server *s)
+{
+    uint64_t total = s->buffered_in + s->buffered_out;
+    if (total > s->buffered_peak)
+        s->buffered_peak = total;
+}
+
+/* The connection's own input buffer becomes p, of cap bytes (NULL, 0: none). */
+static void set_in(idms_conn *c, char *p, size_t cap)
+{
+    idms_server *s = c->server;
+    if (!c->in_shared)
+        s->buffered_in -= c->in_cap;
+    c->in = p;
+    c->in_cap = cap;
+    c->in_shared = false;
+    s->buffered_in += cap;
+    note_buffered(s);
+}
+
+/* Gives back an own input buffer that holds nothing. */
+static void drop_empty_in(idms_conn *c)
+{
+    if (c->in_len == 0 && !c->in_shared && c->in != NULL) {
+        free(c->in);
+        set_in(c, NULL, 0);
+    }
+}
+
+/* After the adapter has looked at a read that landed in the shared
+ * buffer: what it left (an incomplete request, or requests waiting behind
+ * a park or a full batch) is copied into an allocation of the
+ * connection's own, of just that size. */
+static void keep_rest(idms_conn *c)
+{
+    if (!c->in_shared)
+        return;
+    const char *rest = c->in;
+    size_t len = c->closing ? 0 : c->in_len;
+    c->in = NULL;
+    c->in_cap = 0;
+    c->in_shared = false;
+    c->in_len = 0;
+    if (len == 0)
+        return;
+    size_t cap = len < 4096 ? 4096 : len;
+    char *p = malloc(cap);
+    if (p == NULL) {
+        conn_close(c);
+        return;
+    }
+    memcpy(p, rest, len);
+    set_in(c, p, cap);
+    c->in_len = len;
 }
 
 /* process(), its time counted against the turn's budget. */
@@ -155,14 +274,19 @@ static bool log_due(idms_server *s, int64_t *last_s)
     return true;
 }
 
+#define CONN_HANDLES 4
+
 static void on_handle_closed(uv_handle_t *h)
 {
     idms_conn *c = h->data;
-    /* Three handles (tcp, the idle and the park timers) share the
-     * connection; the last one closed frees it. */
+    /* Four handles (the socket, the idle, park and deadline timers) share
+     * the connection; the last one closed frees it. */
     if (--c->handles_open == 0) {
         idms_mint_job_free(&c->job);
-        free(c->in);
+        if (!c->in_shared) {
+            free(c->in);
+            set_in(c, NULL, 0);
+        }
         free(c);
     }
 }
@@ -171,7 +295,8 @@ static void close_handles(idms_conn *c)
 {
     uv_close((uv_handle_t *)&c->idle, on_handle_closed);
     uv_close((uv_handle_t *)&c->park_timer, on_handle_closed);
-    uv_close((uv_handle_t *)&c->tcp, on_handle_closed);
+    uv_close((uv_handle_t *)&c->deadline, on_handle_closed);
+    uv_close(&c->sock.handle, on_handle_closed);
 }
 
 /* Counts a connection in or out of the parked gauge. */
@@ -209,6 +334,7 @@ static void conn_close(idms_conn *c)
     turn_remove(c);
     uv_timer_stop(&c->idle);
     uv_timer_stop(&c->park_timer);
+    uv_timer_stop(&c->deadline);
     close_handles(c);
 }
 
@@ -227,7 +353,7 @@ static void on_idle(uv_timer_t *t)
 {
     idms_conn *c = t->data;
     c->idle_due = true;
-    c->idle_wq = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp);
+    c->idle_wq = uv_stream_get_write_queue_size(&c->sock.stream);
     turn_push(c);
 }
 
@@ -236,7 +362,7 @@ static void on_idle(uv_timer_t *t)
 static void touch(idms_conn *c)
 {
     c->idle_due = false;
-    if (c->closing)
+    if (c->closing || c->lingering)
         return;
     if (c->park != IDMS_PARK_NONE) {
         uv_timer_stop(&c->idle);
@@ -252,7 +378,7 @@ static int unread_bytes(idms_conn *c)
 {
     uv_os_fd_t fd;
     int n = 0;
-    if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0 || ioctl(fd, FIONREAD, &n) != 0)
+    if (uv_fileno(&c->sock.handle, &fd) != 0 || ioctl(fd, FIONREAD, &n) != 0)
         return 0;
     return n;
 }
@@ -266,7 +392,7 @@ static bool still_idle(idms_conn *c)
     if (c->turn_more || c->turn_park || c->park != IDMS_PARK_NONE)
         return false;
     if (c->writes_pending > 0)
-        return uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) >= c->idle_wq;
+        return uv_stream_get_write_queue_size(&c->sock.stream) >= c->idle_wq;
     return unread_bytes(c) == 0;
 }
 
@@ -274,36 +400,65 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     (void)suggested;
     idms_conn *c = h->data;
+    if (c->lingering) {
+        /* Read to be discarded. */
+        *buf = uv_buf_init(shared_in, sizeof shared_in);
+        return;
+    }
+    if (c->in_len == 0) {
+        /* Nothing left over: into the shared buffer, at most a share. */
+        drop_empty_in(c);
+        size_t n = idms_conn_share(c);
+        if (n > sizeof shared_in)
+            n = sizeof shared_in;
+        c->in = shared_in;
+        c->in_cap = n;
+        c->in_shared = true;
+        *buf = uv_buf_init(shared_in, (unsigned)n);
+        return;
+    }
+    /* After what is left: the buffer grows to the protocol's largest
+     * request (a leftover of complete requests may already be larger). */
     size_t max = c->proto->max_request;
-    if (c->in_cap - c->in_len < READ_CHUNK && c->in_cap < max) {
-        size_t want = c->in_cap ? c->in_cap * 2 : READ_CHUNK;
+    if (c->in_cap - c->in_len < READ_CHUNK / 4 && c->in_len < max) {
+        size_t want = c->in_len + READ_CHUNK;
         if (want > max)
             want = max;
-        char *p = realloc(c->in, want);
-        if (p != NULL) {
-            c->in = p;
-            c->in_cap = want;
+        if (want > c->in_cap) {
+            char *p = realloc(c->in, want);
+            if (p != NULL) {
+                c->in = NULL; /* moved: set_in takes the new one */
+                set_in(c, p, want);
+            }
         }
     }
     /* A full buffer yields a zero-length buffer: libuv reports UV_ENOBUFS. */
     *buf = uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
 }
 
+static void close_after_reply(idms_conn *c)
+{
+    if (c->writes_pending == 0)
+        linger(c);
+}
+
 static void on_written(uv_write_t *req, int status)
 {
     write_req *w = (write_req *)req;
     idms_conn *c = w->c;
+    c->out_queued -= w->len;
+    c->server->buffered_out -= w->len;
     free(w->data);
     free(w);
     c->writes_pending--;
-    if (c->closing)
+    if (c->closing || c->lingering)
         return;
     if (status < 0) {
         conn_close(c);
         return;
     }
-    if (c->writes_pending == 0 && c->close_after_write) {
-        conn_close(c);
+    if (c->close_after_write) {
+        close_after_reply(c);
         return;
     }
     touch(c); /* a client reading its replies is not idle */
@@ -320,13 +475,11 @@ static void send_buf(idms_conn *c, idms_buf *out)
     size_t sent = 0;
     if (c->writes_pending == 0) {
         uv_buf_t all = uv_buf_init(out->data, (unsigned)out->len);
-        int n = uv_try_write((uv_stream_t *)&c->tcp, &all, 1);
+        int n = uv_try_write(&c->sock.stream, &all, 1);
         if (n > 0)
             sent = (size_t)n;
         if (sent == out->len) {
             out->len = 0;
-            if (c->close_after_write)
-                conn_close(c);
             return;
         }
     }
@@ -337,28 +490,123 @@ static void send_buf(idms_conn *c, idms_buf *out)
     }
     w->c = c;
     w->data = out->data;
-    uv_buf_t b = uv_buf_init(out->data + sent, (unsigned)(out->len - sent));
+    w->len = out->len - sent;
+    uv_buf_t b = uv_buf_init(out->data + sent, (unsigned)w->len);
     idms_buf_init(out); /* ownership moved */
-    if (uv_write(&w->req, (uv_stream_t *)&c->tcp, &b, 1, on_written) != 0) {
+    if (uv_write(&w->req, &c->sock.stream, &b, 1, on_written) != 0) {
         free(w->data);
         free(w);
         conn_close(c);
         return;
     }
     c->writes_pending++;
+    c->out_queued += w->len;
+    c->server->buffered_out += w->len;
+    note_buffered(c->server);
+}
+
+/* Sends a reply that ends the connection (an error the protocol gives
+ * before closing); the close lingers once it is written. */
+static void send_last(idms_conn *c, idms_buf *out)
+{
+    c->close_after_write = true;
+    uv_read_stop(&c->sock.stream);
+    c->reading = false;
+    send_buf(c, out);
+    if (!c->closing)
+        close_after_reply(c);
+}
+
+static void on_linger_end(uv_timer_t *t)
+{
+    conn_close(t->data);
+}
+
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+    idms_conn *c = req->data;
+    if (status < 0 && !c->closing)
+        conn_close(c);
+}
+
+/* The last reply is written: the write side is shut down (the client reads
+ * EOF after it), and whatever the client still sends is read and dropped
+ * until it closes, for at most LINGER_MS. Closing at once with unread
+ * input would make the kernel send a reset, and a client still sending
+ * (the rest of a 1 MB request line) could then lose the reply. */
+static void linger(idms_conn *c)
+{
+    if (c->closing || c->lingering)
+        return;
+    c->shutdown.data = c;
+    if (c->no_linger || uv_shutdown(&c->shutdown, &c->sock.stream, on_shutdown) != 0) {
+        conn_close(c);
+        return;
+    }
+    c->lingering = true;
+    set_parked(c, IDMS_PARK_NONE);
+    turn_remove(c);
+    uv_timer_stop(&c->idle);
+    uv_timer_stop(&c->park_timer);
+    uv_timer_start(&c->deadline, on_linger_end, LINGER_MS, 0);
+    uv_read_stop(&c->sock.stream);
+    c->reading = true;
+    if (uv_read_start(&c->sock.stream, on_alloc, on_read_linger) != 0)
+        conn_close(c);
 }
 
 /* Reads again, unless replies wait for the reader or a request is parked. */
 static void read_again(idms_conn *c)
 {
-    if (!c->closing && !c->reading && !c->close_after_write && c->park == IDMS_PARK_NONE &&
-        uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) < MAX_PENDING_WRITE)
+    if (!c->closing && !c->lingering && !c->reading && !c->close_after_write &&
+        c->park == IDMS_PARK_NONE && c->out_queued < idms_conn_share(c))
         idms_conn_resume(c);
+}
+
+static void on_deadline(uv_timer_t *t);
+
+/* A request begun in the buffer and not complete yet (or a body being
+ * skipped) must be complete within --header-timeout of its first byte;
+ * restart: the one before was just answered, so the request at the head
+ * is a new one. */
+static void watch_request(idms_conn *c, bool restart)
+{
+    uint32_t ms = c->server->opt.header_timeout_ms;
+    if ((c->in_len == 0 && c->skip_body == 0) || ms == 0) {
+        uv_timer_stop(&c->deadline);
+        return;
+    }
+    if (restart || !uv_is_active((uv_handle_t *)&c->deadline))
+        uv_timer_start(&c->deadline, on_deadline, ms, 0);
+}
+
+static void on_deadline(uv_timer_t *t)
+{
+    idms_conn *c = t->data;
+    if (c->closing || c->lingering || c->close_after_write)
+        return;
+    if (!c->reading) {
+        /* Not read because of us (replies wait for the reader, a park, a
+         * full batch): the client cannot be late. Look again later. */
+        watch_request(c, true);
+        return;
+    }
+    idms_server *s = c->server;
+    s->metrics.request_timeouts[c->proto->index]++;
+    idms_log(IDMS_LOG_DEBUG, "%s request not complete within %" PRIu32 " ms: closing",
+             c->proto->name, s->opt.header_timeout_ms);
+    idms_buf out;
+    idms_buf_init(&out);
+    /* A body being skipped comes after its reply: nothing more to say. */
+    if (c->skip_body == 0)
+        c->proto->too_slow(&out, s->opt.header_timeout_ms);
+    send_last(c, &out);
+    idms_buf_free(&out);
 }
 
 static void unpark(idms_conn *c)
 {
-    if (c->closing)
+    if (c->closing || c->lingering)
         return;
     if (over_budget(c->server)) {
         c->turn_park = true; /* still parked: take_turn unparks it */
@@ -379,7 +627,7 @@ static void on_park_timer(uv_timer_t *t)
 
 static void take_turn(idms_conn *c)
 {
-    if (c->closing)
+    if (c->closing || c->lingering)
         return;
     if (c->idle_due) {
         c->idle_due = false;
@@ -409,9 +657,10 @@ static void take_turn(idms_conn *c)
  * idms_conn_wake_ceiling). */
 static void park(idms_conn *c)
 {
-    uv_read_stop((uv_stream_t *)&c->tcp);
+    uv_read_stop(&c->sock.stream);
     c->reading = false;
     uv_timer_stop(&c->idle);
+    uv_timer_stop(&c->deadline);
     if (c->park != IDMS_PARK_TIME)
         return;
     idm_clock clock = idm_clock_system();
@@ -496,35 +745,37 @@ static void process(idms_conn *c)
     memmove(c->in, c->in + used, c->in_len - (size_t)used);
     c->in_len -= (size_t)used;
     c->parsed_len = c->in_len; /* what is left is an incomplete request */
+    if (c->close_after_write) {
+        send_last(c, &out);
+        idms_buf_free(&out);
+        return;
+    }
     send_buf(c, &out);
     idms_buf_free(&out);
     if (c->closing)
         return;
-    if (c->close_after_write) {
-        uv_read_stop((uv_stream_t *)&c->tcp);
-        c->reading = false;
-        if (c->writes_pending == 0)
-            conn_close(c);
-        return;
-    }
     if (c->park != IDMS_PARK_NONE) {
         park(c);
         return;
     }
-    if (c->more || uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) >= MAX_PENDING_WRITE) {
-        /* Replies wait for the reader (or the adapter stopped at its output
-         * batch with requests left): read no more until they are written;
-         * on_written resumes, and resuming processes what is buffered. A
-         * batch the socket took at once resumes on the next loop turn,
-         * after the others have had theirs. */
-        uv_read_stop((uv_stream_t *)&c->tcp);
+    if (c->more || c->out_queued >= idms_conn_share(c)) {
+        /* Replies wait for the reader (or the adapter stopped at its batch
+         * with requests left, or a reply goes out in parts): read no more
+         * until they are written; on_written resumes, and resuming
+         * processes what is buffered. A batch the socket took at once
+         * resumes on the next loop turn, after the others have had theirs. */
+        uv_read_stop(&c->sock.stream);
         c->reading = false;
+        uv_timer_stop(&c->deadline);
         if (c->more && c->writes_pending == 0) {
             c->more = false;
             c->turn_more = true;
             turn_push(c);
         }
+        return;
     }
+    drop_empty_in(c);
+    watch_request(c, used > 0);
 }
 
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
@@ -537,24 +788,17 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         c->server->metrics.protocol_errors++;
         idms_buf out;
         idms_buf_init(&out);
-        if (c->proto == &idms_http_proto)
-            idms_buf_puts(&out, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
-                                "Connection: close\r\n\r\n");
-        else
-            idms_buf_puts(&out, "-ERR Protocol error: request too large\r\n");
-        c->close_after_write = true;
-        uv_read_stop(stream);
-        c->reading = false;
-        send_buf(c, &out);
+        idms_buf_puts(&out, c->proto->too_large);
+        send_last(c, &out);
         idms_buf_free(&out);
         return;
     }
-    if (nread < 0) {
-        conn_close(c);
+    if (nread <= 0) {
+        keep_rest(c);
+        if (nread < 0)
+            conn_close(c);
         return;
     }
-    if (nread == 0)
-        return;
     c->in_len += (size_t)nread;
     touch(c);
     if (over_budget(c->server)) {
@@ -562,14 +806,23 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         c->reading = false;
         c->turn_more = true;
         turn_push(c);
-        return;
+    } else {
+        process_timed(c);
     }
-    process_timed(c);
+    keep_rest(c);
+}
+
+/* A lingering connection's reads: dropped; its client's close ends it. */
+static void on_read_linger(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    if (nread < 0)
+        conn_close(stream->data);
 }
 
 void idms_conn_resume(idms_conn *c)
 {
-    if (c->closing || c->reading)
+    if (c->closing || c->reading || c->lingering)
         return;
     if (c->in_len > 0 && over_budget(c->server)) {
         c->turn_more = true;
@@ -577,14 +830,9 @@ void idms_conn_resume(idms_conn *c)
         return;
     }
     c->reading = true;
-    uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
+    uv_read_start(&c->sock.stream, on_alloc, on_read);
     if (c->in_len > 0)
         process_timed(c);
-}
-
-static int proto_index(const idms_proto *p)
-{
-    return p == &idms_resp_proto ? IDMS_PROTO_RESP : IDMS_PROTO_HTTP;
 }
 
 static void on_connection(uv_stream_t *server, int status)
@@ -594,7 +842,7 @@ static void on_connection(uv_stream_t *server, int status)
     if (status < 0) {
         /* Out of file descriptors, say (main.c keeps --max-connections
          * under RLIMIT_NOFILE so that this should not happen). */
-        uint64_t *n = &s->metrics.refused[proto_index(l->proto)][IDMS_REFUSED_ACCEPT];
+        uint64_t *n = &s->metrics.refused[l->proto->index][IDMS_REFUSED_ACCEPT];
         (*n)++;
         if (log_due(s, &s->accept_error_logged_s))
             idms_log(IDMS_LOG_WARN, "cannot accept %s connections: %s (%" PRIu64 " failed so far)",
@@ -607,19 +855,25 @@ static void on_connection(uv_stream_t *server, int status)
     c->server = s;
     c->proto = l->proto;
     c->listener = l;
-    uv_tcp_init(s->loop, &c->tcp);
+    if (l->is_unix)
+        uv_pipe_init(s->loop, &c->sock.pipe, 0);
+    else
+        uv_tcp_init(s->loop, &c->sock.tcp);
     uv_timer_init(s->loop, &c->idle);
     uv_timer_init(s->loop, &c->park_timer);
-    c->tcp.data = c;
+    uv_timer_init(s->loop, &c->deadline);
+    c->sock.handle.data = c;
     c->idle.data = c;
     c->park_timer.data = c;
-    c->handles_open = 3;
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+    c->deadline.data = c;
+    c->handles_open = CONN_HANDLES;
+    if (uv_accept(server, &c->sock.stream) != 0) {
         c->closing = true;
         close_handles(c);
         return;
     }
-    uv_tcp_nodelay(&c->tcp, 1);
+    if (!l->is_unix)
+        uv_tcp_nodelay(&c->sock.tcp, 1);
     s->metrics.connections_total++;
     s->metrics.connections_open++;
     l->conns_open++;
@@ -632,7 +886,7 @@ static void on_connection(uv_stream_t *server, int status)
          * other. The refused client gets the protocol's error reply. */
         s->metrics.connections_rejected++;
         int reason = s->draining ? IDMS_REFUSED_DRAINING : IDMS_REFUSED_LIMIT;
-        uint64_t *n = &s->metrics.refused[proto_index(l->proto)][reason];
+        uint64_t *n = &s->metrics.refused[l->proto->index][reason];
         (*n)++;
         if (!s->draining && log_due(s, &s->conn_refusal_logged_s))
             idms_log(IDMS_LOG_WARN,
@@ -642,15 +896,16 @@ static void on_connection(uv_stream_t *server, int status)
         idms_buf out;
         idms_buf_init(&out);
         idms_buf_puts(&out, l->proto->too_many);
-        c->close_after_write = true;
-        send_buf(c, &out);
+        /* Closed as soon as the reply is written: a flood of refusals must
+         * not hold descriptors for a lingering close. */
+        c->no_linger = true;
+        send_last(c, &out);
         idms_buf_free(&out);
         return;
     }
     touch(c);
     idms_conn_resume(c);
 }
-
 /* ADDR:PORT, with [v6]:PORT for IPv6. */
 static int parse_addr(const char *text, struct sockaddr_storage *sa)
 {
@@ -676,22 +931,88 @@ static int parse_addr(const char *text, struct sockaddr_storage *sa)
     return uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)sa);
 }
 
+/* A Unix socket path left by a server that is gone is removed; one that a
+ * server answers on, or a file that is not a socket, is not. */
+static int clear_stale_socket(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return 0;
+    if (!S_ISSOCK(st.st_mode)) {
+        idms_log(IDMS_LOG_ERROR, "cannot listen on unix:%s: the path exists and is not a socket",
+                 path);
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_un sun = {0};
+    sun.sun_family = AF_UNIX;
+    snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
+    int rc = connect(fd, (struct sockaddr *)&sun, sizeof sun);
+    close(fd);
+    if (rc == 0) {
+        idms_log(IDMS_LOG_ERROR, "cannot listen on unix:%s: another server answers there", path);
+        return -1;
+    }
+    unlink(path);
+    return 0;
+}
+
+/* unix:PATH: the socket is made with mode 0660 (owner and group: a
+ * sidecar in the server's group), by the umask around bind, so that there
+ * is no moment with wider permissions. */
+static int listen_unix(idms_server *s, idms_listener *l, const char *path)
+{
+    if (path[0] == '\0' || strlen(path) >= sizeof l->path) {
+        fprintf(stderr, "idmintd: invalid %s listen address 'unix:%s' (a path of 1 to %zu bytes)\n",
+                l->proto->name, path, sizeof l->path - 1);
+        return -1;
+    }
+    if (clear_stale_socket(path) != 0)
+        return -1;
+    uv_pipe_init(s->loop, &l->sock.pipe, 0);
+    l->sock.handle.data = l;
+    l->open = true;
+    l->is_unix = true;
+    mode_t old = umask(0117);
+    int rc = uv_pipe_bind(&l->sock.pipe, path);
+    umask(old);
+    if (rc == 0) {
+        snprintf(l->path, sizeof l->path, "%s", path);
+        if (chmod(path, 0660) != 0)
+            rc = uv_translate_sys_error(errno);
+    }
+    if (rc == 0)
+        rc = uv_listen(&l->sock.stream, 1024, on_connection);
+    if (rc != 0) {
+        idms_log(IDMS_LOG_ERROR, "cannot listen on unix:%s for %s: %s", path, l->proto->name,
+                 uv_strerror(rc));
+        return -1;
+    }
+    idms_log(IDMS_LOG_INFO, "listening for %s on unix:%s", l->proto->name, path);
+    return 0;
+}
+
 int idms_conn_listen(idms_server *s, idms_listener *l, const idms_proto *proto, const char *addr)
 {
+    l->proto = proto;
+    l->server = s;
+    if (strncmp(addr, "unix:", 5) == 0)
+        return listen_unix(s, l, addr + 5);
     struct sockaddr_storage sa;
     int rc = parse_addr(addr, &sa);
     if (rc != 0) {
-        fprintf(stderr, "idmintd: invalid %s listen address '%s' (expected ADDR:PORT)\n", proto->name, addr);
+        fprintf(stderr, "idmintd: invalid %s listen address '%s' (expected ADDR:PORT or unix:PATH)\n",
+                proto->name, addr);
         return -1;
     }
-    l->proto = proto;
-    l->server = s;
-    uv_tcp_init(s->loop, &l->tcp);
-    l->tcp.data = l;
+    uv_tcp_init(s->loop, &l->sock.tcp);
+    l->sock.handle.data = l;
     l->open = true;
-    rc = uv_tcp_bind(&l->tcp, (const struct sockaddr *)&sa, 0);
+    rc = uv_tcp_bind(&l->sock.tcp, (const struct sockaddr *)&sa, 0);
     if (rc == 0)
-        rc = uv_listen((uv_stream_t *)&l->tcp, 1024, on_connection);
+        rc = uv_listen(&l->sock.stream, 1024, on_connection);
     if (rc != 0) {
         idms_log(IDMS_LOG_ERROR, "cannot listen on %s for %s: %s", addr, proto->name, uv_strerror(rc));
         return -1;
@@ -706,7 +1027,10 @@ void idms_conn_close_listeners(idms_server *s)
     for (int i = 0; i < 2; i++) {
         if (ls[i]->open) {
             ls[i]->open = false;
-            uv_close((uv_handle_t *)&ls[i]->tcp, NULL);
+            uv_close(&ls[i]->sock.handle, NULL);
+            if (ls[i]->path[0] != '\0')
+                unlink(ls[i]->path);
+            ls[i]->path[0] = '\0';
         }
     }
 }
@@ -720,7 +1044,7 @@ void idms_conn_close_idle(idms_server *s)
     idms_conn *next;
     for (idms_conn *c = s->conns; c != NULL; c = next) {
         next = c->next;
-        if (c->in_len > 0 || c->skip_body > 0)
+        if (c->in_len > 0 || c->skip_body > 0 || c->lingering)
             continue;
         if (c->writes_pending == 0)
             conn_close(c);

@@ -17,13 +17,17 @@
 struct idms_server;
 struct idms_conn;
 
-/* An adapter stops taking requests from the buffer once its replies reach
- * this size; the rest waits until they are written (bounded memory for
+/* A connection's share of --max-buffered: the budget divided by the open
+ * connections, from IDMS_SHARE_MIN to IDMS_SHARE_MAX (idms_conn_share).
+ * An adapter stops taking requests from the buffer once its replies reach
+ * the share, and the mint service sends a larger reply in parts of about
+ * that size; the rest waits until they are written (bounded memory for
  * clients that pipeline big requests and read slowly or not at all) and,
  * when the socket took them at once, until the next loop turn (conn.c):
  * one batch per connection per turn, so that no client, however it
  * pipelines, holds up the others. */
-#define IDMS_OUT_BATCH (1u << 20)
+#define IDMS_SHARE_MIN (16u << 10)
+#define IDMS_SHARE_MAX (1u << 20)
 
 typedef struct idms_proto {
     const char *name;
@@ -33,9 +37,14 @@ typedef struct idms_proto {
      * parks (idms_mint: IDMS_MINT_PARKED) is not consumed: the adapter
      * returns the bytes before it, and is fed it again on resume. */
     ptrdiff_t (*feed)(struct idms_conn *c, const char *buf, size_t len, idms_buf *out);
-    /* The reply for a connection over the limit, sent before closing. */
+    /* The replies sent before closing: for a connection over the limit,
+     * for a request larger than max_request, and for one not complete
+     * within --header-timeout of its first byte. */
     const char *too_many;
+    const char *too_large;
+    void (*too_slow)(idms_buf *out, uint32_t timeout_ms);
     size_t max_request; /* the most a single request may need buffered */
+    int index;          /* IDMS_PROTO_* (metrics) */
 } idms_proto;
 
 extern const idms_proto idms_http_proto;
@@ -44,20 +53,43 @@ extern const idms_proto idms_resp_proto;
 /* Why a connection is parked. */
 enum { IDMS_PARK_NONE = 0, IDMS_PARK_TIME = 1, IDMS_PARK_CEILING = 2 };
 
-typedef struct idms_conn {
+/* A connection's or a listener's socket: TCP, or a Unix socket for
+ * --http unix:PATH (uv_pipe_t). Both are streams. */
+typedef union idms_stream {
+    uv_handle_t handle;
+    uv_stream_t stream;
     uv_tcp_t tcp;
+    uv_pipe_t pipe;
+} idms_stream;
+
+typedef struct idms_conn {
+    idms_stream sock;
     struct idms_server *server;
     const idms_proto *proto;
     uv_timer_t idle;
     uv_timer_t park_timer;
-    int handles_open; /* tcp and the two timers: freed when all are closed */
+    /* --header-timeout for the request at the head of the buffer (and a
+     * body being skipped); the lingering close's limit after the last
+     * reply. */
+    uv_timer_t deadline;
+    uv_shutdown_t shutdown;
+    int handles_open; /* the socket and the three timers: freed when all are closed */
+    /* Input not yet answered. Between reads it is the connection's own
+     * allocation, exactly what is left (an incomplete request, or requests
+     * waiting behind a park or a full batch); a read with nothing left
+     * lands in the loop's shared buffer (in_shared) and only the remainder
+     * is copied out, so an idle connection holds no input buffer. */
     char *in;
     size_t in_len, in_cap;
+    bool in_shared;
+    size_t out_queued; /* bytes handed to uv_write and not yet written */
     size_t parsed_len;    /* in[0..parsed_len) held no complete request */
     uint64_t skip_body;   /* HTTP: body bytes still to discard */
     int writes_pending;
     bool closing;
     bool close_after_write;
+    bool lingering; /* the last reply is written: discarding input until EOF */
+    bool no_linger; /* refused at accept: close at once after the reply */
     bool reading;
     bool more; /* the adapter stopped at IDMS_OUT_BATCH with input left */
     /* A parked request: why, and for IDMS_PARK_TIME the clock time (Unix
@@ -81,7 +113,9 @@ typedef struct idms_conn {
 } idms_conn;
 
 typedef struct idms_listener {
-    uv_tcp_t tcp;
+    idms_stream sock;
+    bool is_unix;
+    char path[108]; /* a Unix socket's path, removed when the listener closes */
     const idms_proto *proto;
     struct idms_server *server;
     bool open;
@@ -97,6 +131,8 @@ void idms_conn_close_listeners(struct idms_server *s);
 void idms_conn_close_idle(struct idms_server *s);
 /* Closes every connection now (the drain's deadline), each once. */
 void idms_conn_close_all(struct idms_server *s);
+/* The connection's share of --max-buffered (IDMS_SHARE_MIN..MAX). */
+size_t idms_conn_share(const idms_conn *c);
 /* Starts (again) reading a connection paused by backpressure. */
 void idms_conn_resume(idms_conn *c);
 /* Resumes every connection parked for the ceiling (the mark is durable,

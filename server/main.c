@@ -215,7 +215,8 @@ int main(int argc, char **argv)
         (s->opt.resp[0] && idms_conn_listen(s, &s->resp, &idms_resp_proto, s->opt.resp) != 0)) {
         /* Nothing was minted: the mark goes back to where it was, so that
          * the next start (say, on a free port) does not wait out a reserve
-         * this one never used. */
+         * this one never used. A Unix socket made goes too. */
+        idms_conn_close_listeners(s);
         idms_hwm_close(s);
         return 1;
     }

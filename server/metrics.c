@@ -84,6 +84,22 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                             "\n",
                             protos[p], reasons[r], m->refused[p][r]);
     }
+    idms_buf_puts(out, "# HELP idmint_request_timeouts_total Requests not complete within "
+                       "--header-timeout of their first byte (and bodies cut off), by protocol.\n"
+                       "# TYPE idmint_request_timeouts_total counter\n");
+    for (int p = 0; p < 2; p++)
+        idms_buf_printf(out, "idmint_request_timeouts_total{protocol=\"%s\"} %" PRIu64 "\n",
+                        protos[p], m->request_timeouts[p]);
+    idms_buf_printf(out,
+                    "# HELP idmint_buffered_bytes Bytes buffered for the connections: unanswered "
+                    "input and replies waiting to be written (bounded by --max-buffered's shares).\n"
+                    "# TYPE idmint_buffered_bytes gauge\n"
+                    "idmint_buffered_bytes{direction=\"in\"} %" PRIu64 "\n"
+                    "idmint_buffered_bytes{direction=\"out\"} %" PRIu64 "\n"
+                    "# HELP idmint_buffered_bytes_max The budget: --max-buffered.\n"
+                    "# TYPE idmint_buffered_bytes_max gauge\n"
+                    "idmint_buffered_bytes_max %" PRIu64 "\n",
+                    s->buffered_in, s->buffered_out, s->opt.max_buffered);
     idms_buf_printf(out,
                     "# HELP idmint_connections_max Open connections each port takes at most "
                     "(--max-connections, or less if the open-file limit is lower).\n"

@@ -35,6 +35,9 @@ typedef struct idms_metrics {
     /* Refused connections by protocol (IDMS_PROTO_*) and reason. */
     uint64_t refused[2][IDMS_REFUSED_COUNT];
     uint64_t protocol_errors;
+    /* Requests not complete within --header-timeout (and bodies cut off),
+     * by protocol. */
+    uint64_t request_timeouts[2];
     uint64_t reserve_writes;    /* high-water mark fsyncs */
     uint64_t reserve_errors;    /* high-water mark writes that failed */
 } idms_metrics;

@@ -38,40 +38,50 @@ static int64_t clock_ns(void)
     return ns;
 }
 
-/* Appends the ids in text[0..len) (newline-terminated lines) to out in the
- * requested style. */
-static void render(const char *text, size_t len, uint64_t count, int style, idms_buf *out)
+/* Renders the IDs the job has minted and not rendered (j->text, one per
+ * line) into out in the requested style: the array's opening with the
+ * first IDs, its end with the last. */
+static void render(idms_mint_job *j, int style, idms_buf *out)
 {
+    const char *text = j->text.data, *end = text + j->text.len;
+    bool first = j->sent == 0, last = j->done == j->count;
     if (style == IDMS_OUT_LINES) {
-        idms_buf_append(out, text, len);
-        return;
-    }
-    if (style == IDMS_OUT_JSON)
-        idms_buf_puts(out, "[");
-    else if (count != 1)
-        idms_buf_printf(out, "*%" PRIu64 "\r\n", count);
-    const char *p = text, *end = text + len;
-    bool first = true;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t n = (size_t)(nl - p);
-        if (style == IDMS_OUT_JSON) {
-            /* IDs are ASCII without quotes or backslashes: no escaping. */
-            if (!first)
-                idms_buf_puts(out, ",");
-            idms_buf_puts(out, "\"");
-            idms_buf_append(out, p, n);
-            idms_buf_puts(out, "\"");
-        } else {
-            idms_buf_printf(out, "$%zu\r\n", n);
-            idms_buf_append(out, p, n);
-            idms_buf_puts(out, "\r\n");
+        idms_buf_append(out, text, j->text.len);
+    } else {
+        bool json = style == IDMS_OUT_JSON;
+        if (first && json)
+            idms_buf_puts(out, "[");
+        else if (first && (style == IDMS_OUT_RESP_ARRAY || j->count != 1))
+            idms_buf_printf(out, "*%" PRIu64 "\r\n", j->count);
+        for (const char *p = text; p < end;) {
+            const char *nl = memchr(p, '\n', (size_t)(end - p));
+            size_t n = (size_t)(nl - p);
+            if (json) {
+                /* IDs are ASCII without quotes or backslashes: no escaping. */
+                if (!(first && p == text))
+                    idms_buf_puts(out, ",");
+                idms_buf_puts(out, "\"");
+                idms_buf_append(out, p, n);
+                idms_buf_puts(out, "\"");
+            } else {
+                idms_buf_printf(out, "$%zu\r\n", n);
+                idms_buf_append(out, p, n);
+                idms_buf_puts(out, "\r\n");
+            }
+            p = nl + 1;
         }
-        first = false;
-        p = nl + 1;
+        if (last && json)
+            idms_buf_puts(out, "]\n");
     }
-    if (style == IDMS_OUT_JSON)
-        idms_buf_puts(out, "]\n");
+    j->sent = j->done;
+    j->text.len = 0;
+}
+
+/* The most one ID of f takes in a reply: its text, a prefix and "_", and
+ * the style's framing ("$NN\r\n" ... "\r\n", or quotes and a comma). */
+static size_t reply_bytes_per_id(const idmx_format *f, const char *prefix)
+{
+    return f->text_max + (prefix != NULL ? strlen(prefix) + 1 : 0) + 8;
 }
 
 static uint64_t count_lines(const char *p, size_t len)
@@ -82,13 +92,13 @@ static uint64_t count_lines(const char *p, size_t len)
     return n;
 }
 
-/* Mints what the job still lacks, appending lines to j->text and
- * counting them in j->done, up to the first stop. */
-static int mint_more(idms_server *s, idms_mint_job *j, const char *prefix, int64_t *retry_ns,
-                     idm_error *err)
+/* Mints up to target IDs in all, appending lines to j->text and counting
+ * them in j->done, up to the first stop. */
+static int mint_more(idms_server *s, idms_mint_job *j, const char *prefix, uint64_t target,
+                     int64_t *retry_ns, idm_error *err)
 {
     const idmx_format *f = &idmx_formats[j->format];
-    size_t n = (size_t)(j->count - j->done);
+    size_t n = (size_t)(target - j->done);
     if (f->lib_format != 0 || f->id == IDMX_FMT_SNOWFLAKE) {
         size_t cap = n * (f->text_max + 1) + 1;
         char *p = idms_buf_reserve(&j->text, cap);
@@ -105,7 +115,7 @@ static int mint_more(idms_server *s, idms_mint_job *j, const char *prefix, int64
         return rc;
     }
     size_t prefix_len = prefix ? strlen(prefix) : 0;
-    for (; j->done < j->count; j->done++) {
+    for (; j->done < target; j->done++) {
         char *p = idms_buf_reserve(&j->text, f->text_max + 2);
         if (p == NULL)
             return IDM_ENOMEM;
@@ -211,7 +221,7 @@ static void refuse_rewind(idms_server *s, const idm_error *err, int format, idms
 }
 
 void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int style,
-               idms_buf *out, idms_mint_result *r)
+               size_t part, idms_buf *out, idms_mint_result *r)
 {
     idms_server *s = c->server;
     idms_mint_job *j = &c->job;
@@ -222,20 +232,46 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
          * the same bytes again; start afresh rather than mix two. */
         idms_mint_job_free(j);
     }
-    if (!j->active && !start_job(s, j, format, prefix, count, r))
-        return;
+    const idmx_format *f = &idmx_formats[format];
+    size_t per_id = reply_bytes_per_id(f, prefix);
+    if (!j->active) {
+        if (!start_job(s, j, format, prefix, count, r))
+            return;
+        j->in_parts = part > 0 && count > part / per_id;
+    }
+    r->in_parts = j->in_parts;
+    r->continued = j->sent > 0;
+    /* A reply in parts is minted a part at a time: the IDs of a part are
+     * rendered and go out before the next part is minted. */
+    uint64_t chunk = count;
+    if (j->in_parts)
+        chunk = part / per_id > 0 ? part / per_id : 1;
+    size_t start = out->len;
     int64_t retry_ns = 0;
     idm_error err = {0};
-    int rc = mint_more(s, j, prefix, &retry_ns, &err);
-    if (j->text.failed)
-        rc = IDM_ENOMEM;
-    const bool timed = idmx_formats[format].time_ordered;
+    int rc;
+    for (;;) {
+        uint64_t target = count - j->sent < chunk ? count : j->sent + chunk;
+        rc = mint_more(s, j, prefix, target, &retry_ns, &err);
+        if (j->text.failed)
+            rc = IDM_ENOMEM;
+        if (rc != IDM_OK)
+            break;
+        render(j, style, out);
+        if (j->sent == count || out->len - start >= part)
+            break;
+    }
+    const bool timed = f->time_ordered;
+    if (timed && out->len > start)
+        idms_hwm_need(s, clock_ns() / 1000000, false);
+    if (rc == IDM_OK && j->sent < count) {
+        c->more = true;
+        r->status = IDMS_MINT_PART;
+        return;
+    }
     if (rc == IDM_OK) {
         s->metrics.minted[format] += count;
-        render(j->text.data, j->text.len, count, style, out);
         idms_mint_job_free(j);
-        if (timed)
-            idms_hwm_need(s, clock_ns() / 1000000, false);
         return;
     }
     if (rc == IDM_EAGAIN) {
@@ -273,7 +309,11 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
         r->status = IDMS_MINT_PARKED;
         return;
     }
-    /* A refusal: the IDs minted so far were never handed out. */
+    /* A refusal: the IDs minted since the last part were never handed out;
+     * a reply begun in parts is cut short (mint.h). */
+    bool cut = j->sent > 0;
+    if (cut)
+        s->metrics.minted[format] += j->sent;
     idms_mint_job_free(j);
     if (rc == IDM_ECEILING) {
         r->status = 503;
@@ -290,6 +330,10 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
         r->status = 500;
         snprintf(r->message, sizeof r->message, "%s", rc == IDM_ENOMEM ? "out of memory" : err.msg);
         idms_log(IDMS_LOG_ERROR, "cannot mint %s: %s", idmx_formats[format].name, r->message);
+    }
+    if (cut) {
+        idms_log(IDMS_LOG_WARN, "a %s reply sent in parts was cut short: %s", f->name, r->message);
+        r->status = IDMS_MINT_CUT;
     }
 }
 

@@ -22,35 +22,54 @@
 struct idms_conn;
 struct idms_server;
 
-/* A request being minted, kept across parks. */
+/* A request being minted, kept across parks and across the parts of a
+ * reply sent in parts. */
 typedef struct idms_mint_job {
     bool active;
+    bool in_parts; /* the reply is larger than a part: sent as it is minted */
     int format;
     uint64_t count, done;
+    uint64_t sent; /* IDs already rendered into replies (in_parts) */
     unsigned parked_for; /* 1 << IDMS_PARK_*: why it has parked, counted once each */
-    idms_buf text; /* the IDs minted so far, one per line */
+    idms_buf text; /* the IDs minted and not rendered yet, one per line */
 } idms_mint_job;
 
 void idms_mint_job_free(idms_mint_job *j);
 
-/* status of a parked request: no reply yet. */
+/* Statuses without a complete reply. PARKED: the request waits (conn.c
+ * resumes it). PART: a part of the reply was appended and the rest follows
+ * once it is written (the mint service set c->more). In both cases the
+ * request must be offered again when c is resumed. CUT: the request was
+ * refused after a part of its reply had gone out (the clock stepped back
+ * past --max-rewind, the mark cannot be written): the connection must be
+ * closed after what out holds, so that the client sees a reply cut short,
+ * not a wrong one. */
 #define IDMS_MINT_PARKED 0
+#define IDMS_MINT_PART 1
+#define IDMS_MINT_CUT 2
 
 typedef struct idms_mint_result {
-    int status; /* 200, 400, 500, 503, or IDMS_MINT_PARKED */
+    int status; /* 200, 400, 500, 503, or IDMS_MINT_PARKED, _PART, _CUT */
+    bool in_parts;  /* the reply is sent in parts: its length must be announced whole */
+    bool continued; /* what was appended continues a reply begun by an earlier call */
     int64_t retry_after_s;
     char message[IDM_ERROR_MSG_CAP + 64];
 } idms_mint_result;
 
-enum { IDMS_OUT_LINES, IDMS_OUT_JSON, IDMS_OUT_RESP };
+/* Reply styles: one ID per line, a JSON array of strings, RESP (a bulk
+ * string for count 1, an array otherwise), RESP always an array. */
+enum { IDMS_OUT_LINES, IDMS_OUT_JSON, IDMS_OUT_RESP, IDMS_OUT_RESP_ARRAY };
 
-/* Mints count IDs of format (IDMX_FMT_*) for connection c into out, one
- * per line, as a JSON array of strings, or as a RESP reply (a bulk string
- * for count 1, an array otherwise). prefix may be NULL. On failure nothing
- * is appended and r->status/message say why; IDMS_MINT_PARKED means the
- * request must be offered again when c is resumed. */
+/* Mints count IDs of format (IDMX_FMT_*) for connection c into out in the
+ * given style. prefix may be NULL. part > 0 lets a reply larger than part
+ * bytes go out in parts of about that size, each minted when the one
+ * before has been written (bounded memory for large replies to clients
+ * that read slowly); 0 keeps the reply whole (its length is not known in
+ * advance: HTTP snowflakes). Whatever is appended to out must be sent,
+ * whatever the status. On failure nothing is appended for this request and
+ * r->status/message say why. */
 void idms_mint(struct idms_conn *c, int format, const char *prefix, uint64_t count, int style,
-               idms_buf *out, idms_mint_result *r);
+               size_t part, idms_buf *out, idms_mint_result *r);
 
 /* The checks idms_mint makes before minting (count, prefix), without
  * minting: true, or false with r->status 400 and the message idms_mint

@@ -38,7 +38,9 @@ enum {
     OPT_MAX_COUNT,
     OPT_IDLE_TIMEOUT,
     OPT_RESP_IDLE_TIMEOUT,
-    OPT_RESERVE
+    OPT_RESERVE,
+    OPT_HEADER_TIMEOUT,
+    OPT_MAX_BUFFERED
 };
 
 /* clang-format off */
@@ -60,6 +62,8 @@ static const idmx_option options[] = {
     {"idle-timeout", 0, IDMX_REQUIRED_ARG, OPT_IDLE_TIMEOUT},
     {"resp-idle-timeout", 0, IDMX_REQUIRED_ARG, OPT_RESP_IDLE_TIMEOUT},
     {"reserve", 0, IDMX_REQUIRED_ARG, OPT_RESERVE},
+    {"header-timeout", 0, IDMX_REQUIRED_ARG, OPT_HEADER_TIMEOUT},
+    {"max-buffered", 0, IDMX_REQUIRED_ARG, OPT_MAX_BUFFERED},
     {NULL, 0, 0, 0},
 };
 /* clang-format on */
@@ -71,9 +75,10 @@ static const char help_text[] =
     "and logs to stderr. See idmintd(8).\n"
     "\n"
     "  -c, --config FILE         read settings from FILE (key = value; flags win)\n"
-    "      --http ADDR:PORT      HTTP listen address (default 127.0.0.1:8080; 'off')\n"
+    "      --http ADDR:PORT      HTTP listen address (default 127.0.0.1:8080; 'off';\n"
+    "                            unix:PATH for a Unix socket, mode 0660)\n"
     "      --resp ADDR:PORT      Redis-protocol listen address (default 127.0.0.1:6380;\n"
-    "                            'off')\n"
+    "                            'off'; unix:PATH)\n"
     "      --node N              snowflake node number (default 0)\n"
     "      --layout L            snowflake layout: preset or spec (default twitter)\n"
     "      --epoch E             override the layout's epoch (Unix ms or RFC 3339)\n"
@@ -89,6 +94,10 @@ static const char help_text[] =
     "                            0 never)\n"
     "      --resp-idle-timeout MS\n"
     "                            the same for the Redis protocol (default 0: never)\n"
+    "      --header-timeout MS   a request must be complete within MS of its first\n"
+    "                            byte, else 408 and close (default 10000; 0 never)\n"
+    "      --max-buffered SIZE   input and replies buffered across all connections\n"
+    "                            (default 64M; K, M, G suffixes)\n"
     "      --log-file FILE       log there instead of stderr (SIGHUP reopens it)\n"
     "      --log-level L         error, warn, info (default) or debug\n"
     "  -h, --help                show this help and exit\n"
@@ -107,6 +116,8 @@ static void defaults(idms_options *o)
     o->idle_timeout_ms = 60000;
     o->resp_idle_timeout_ms = 0;
     o->reserve_ms = 1000;
+    o->header_timeout_ms = 10000;
+    o->max_buffered = UINT64_C(64) << 20;
     const char *home = getenv("HOME");
     if (geteuid() == 0 || home == NULL)
         snprintf(o->state_dir, sizeof o->state_dir, "/var/lib/idmintd");
@@ -194,6 +205,13 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         return 0;
     case OPT_RESERVE:
         return idmx_parse_ms(name, v, &idmx_range_reserve_ms, &o->reserve_ms, err, err_cap);
+    case OPT_HEADER_TIMEOUT:
+        if (idmx_parse_whole(name, v, &idmx_range_idle_timeout_ms, &x, err, err_cap) != 0)
+            return -1;
+        o->header_timeout_ms = (uint32_t)x;
+        return 0;
+    case OPT_MAX_BUFFERED:
+        return idmx_parse_size(name, v, &idmx_range_max_buffered, &o->max_buffered, err, err_cap);
     default:
         snprintf(err, err_cap, "%s cannot be set here", name);
         return -1;

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 typedef struct idms_options {
-    char http[128];          /* ADDR:PORT, "" = off */
+    char http[128];          /* ADDR:PORT or unix:PATH, "" = off */
     char resp[128];
     uint64_t node;
     bool node_set;
@@ -24,6 +24,8 @@ typedef struct idms_options {
     uint32_t idle_timeout_ms;      /* HTTP; 0 = never */
     uint32_t resp_idle_timeout_ms; /* RESP; 0 = never (the default, as Redis's) */
     int64_t reserve_ms;      /* time window reserved ahead of use */
+    uint32_t header_timeout_ms;    /* a request head (or a skipped body) complete within; 0 = never */
+    uint64_t max_buffered;   /* bytes buffered across connections (conn.c's shares) */
 } idms_options;
 
 /* Fills defaults, then applies --config FILE and the flags (flags win).

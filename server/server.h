@@ -44,6 +44,11 @@ typedef struct idms_server {
     uint64_t turn_work_ns; /* spent on requests since the last check */
     int64_t conn_refusal_logged_s; /* the last second (loop time) a refusal was logged */
     int64_t accept_error_logged_s; /* ... an accept error was logged */
+    /* Bytes buffered for the connections (conn.c): their own input
+     * buffers, and replies queued for writing; the peak since memory was
+     * last given back (malloc_trim), checked every second by trim_timer. */
+    uint64_t buffered_in, buffered_out, buffered_peak;
+    uv_timer_t trim_timer;
 } idms_server;
 
 #endif

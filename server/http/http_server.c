@@ -86,12 +86,18 @@ typedef struct response {
     int64_t retry_after_s; /* > 0: Retry-After */
     bool allow;            /* 405: Allow header */
     bool parked;           /* no response yet: the request waits (mint.h) */
+    bool part;             /* a part of the body; the rest follows (IDMS_MINT_PART) */
+    bool cut;              /* a body sent in parts was cut short: close */
+    /* The body goes out in parts (in_parts): Content-Length is the whole
+     * body's, length, sent with the first part (!continued). */
+    bool in_parts;
+    bool continued;
     /* A HEAD on a minting route: nothing was minted, so the body is empty
-     * and Content-Length is head_length when head_length_known (the IDs
-     * have a fixed length), else left out (RFC 9110 section 9.3.2). */
+     * and Content-Length is length when length_known (the IDs have a
+     * fixed length), else left out (RFC 9110 section 9.3.2). */
     bool head_of_mint;
-    bool head_length_known;
-    uint64_t head_length;
+    bool length_known;
+    uint64_t length;
     idms_buf body;
 } response;
 
@@ -99,10 +105,10 @@ static void write_response(idms_buf *out, response *r, bool head_only, bool keep
 {
     idms_buf_printf(out, "HTTP/1.1 %d %s\r\nServer: idmintd\r\nDate: %s\r\nContent-Type: %s\r\n",
                     r->status, reason_phrase(r->status), http_date(), r->content_type);
-    if (!r->head_of_mint)
+    if (!r->head_of_mint && !r->in_parts)
         idms_buf_printf(out, "Content-Length: %zu\r\n", r->body.len);
-    else if (r->head_length_known)
-        idms_buf_printf(out, "Content-Length: %" PRIu64 "\r\n", r->head_length);
+    else if (r->length_known)
+        idms_buf_printf(out, "Content-Length: %" PRIu64 "\r\n", r->length);
     if (r->retry_after_s > 0)
         idms_buf_printf(out, "Retry-After: %" PRId64 "\r\n", r->retry_after_s);
     if (r->allow)
@@ -150,11 +156,16 @@ static bool starts_with(const char *p, size_t len, const char *prefix, size_t *r
     return true;
 }
 
-/* The mint service's answer as a response: parked, an error, or IDs. */
+/* The mint service's answer as a response: parked, a part, cut short, an
+ * error, or IDs. */
 static void minted(const idms_mint_result *res, const char *content_type, response *r)
 {
-    if (res->status == IDMS_MINT_PARKED) {
-        r->parked = true;
+    r->parked = res->status == IDMS_MINT_PARKED;
+    r->part = res->status == IDMS_MINT_PART;
+    r->cut = res->status == IDMS_MINT_CUT;
+    if (r->parked || r->part || r->cut) {
+        r->status = 200;
+        r->content_type = content_type;
     } else if (res->status != 200) {
         json_error(r, res->status, res->message);
         r->retry_after_s = res->retry_after_s;
@@ -226,8 +237,8 @@ static void head_of_mint(response *r, const char *content_type, bool length_know
     r->status = 200;
     r->content_type = content_type;
     r->head_of_mint = true;
-    r->head_length_known = length_known;
-    r->head_length = length;
+    r->length_known = length_known;
+    r->length = length;
 }
 
 static int route_ids(idms_conn *c, const idms_http_request *req, bool head, const char *seg,
@@ -276,9 +287,20 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
         }
         return IDMS_ROUTE_IDS;
     }
+    /* A body of known length may go out in parts of a share (mint.h); a
+     * snowflake body's length is known only once minted: whole. */
+    uint64_t length = 0;
+    bool known = fixed_length(f, p, count, json, &length);
     idms_mint_result res;
-    idms_mint(c, f->id, p, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES, &r->body, &res);
+    idms_mint(c, f->id, p, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES,
+              known ? idms_conn_share(c) : 0, &r->body, &res);
     minted(&res, type, r);
+    if (res.in_parts && (res.status == 200 || r->parked || r->part)) {
+        r->in_parts = true;
+        r->continued = res.continued;
+        r->length_known = true;
+        r->length = length;
+    }
     return IDMS_ROUTE_IDS;
 }
 
@@ -430,7 +452,7 @@ static int route(idms_conn *c, const idms_http_request *req, bool head, response
         }
         /* Leaf's snowflake mode ignores the key; so do we. */
         idms_mint_result res;
-        idms_mint(c, IDMX_FMT_SNOWFLAKE, NULL, 1, IDMS_OUT_LINES, &r->body, &res);
+        idms_mint(c, IDMX_FMT_SNOWFLAKE, NULL, 1, IDMS_OUT_LINES, 0, &r->body, &res);
         minted(&res, "text/plain; charset=utf-8", r);
         if (res.status == 200 && r->body.len > 0)
             r->body.len--; /* Leaf answers the bare number, no newline */
@@ -488,7 +510,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
     idms_server *s = c->server;
     size_t used = 0;
     while (used < len) {
-        if (out->len >= IDMS_OUT_BATCH) {
+        if (out->len >= idms_conn_share(c)) {
             c->more = true;
             break;
         }
@@ -525,17 +547,25 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         } else {
             rt = route(c, &req, head, &r);
         }
-        if (r.parked) {
+        if (r.body.failed || r.cut) {
+            /* Out of memory, or a body sent in parts cut short: the
+             * connection closes after what was sent. */
+            idms_buf_free(&r.body);
+            if (r.cut)
+                idms_metrics_count_request(s, rt, 503);
+            return -1;
+        }
+        bool unfinished = r.parked || r.part;
+        if (r.in_parts && r.continued)
+            idms_buf_append(out, r.body.data, r.body.len);
+        else if (!unfinished || (r.in_parts && r.body.len > 0))
+            write_response(out, &r, head, keep_alive); /* the head with the first part */
+        if (unfinished) {
             /* Not consumed: offered again when the connection resumes. */
             idms_buf_free(&r.body);
             used -= (size_t)n;
             break;
         }
-        if (r.body.failed) {
-            idms_buf_free(&r.body);
-            return -1;
-        }
-        write_response(out, &r, head, keep_alive);
         idms_metrics_count_request(s, rt, r.status);
         idms_buf_free(&r.body);
         /* A body we do not read is skipped, to find the next request. */
@@ -555,10 +585,27 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
     return (ptrdiff_t)used;
 }
 
+/* A request head (or body) not complete within --header-timeout of its
+ * first byte: 408 (RFC 9110 section 15.5.9), and the connection closes. */
+static void http_too_slow(idms_buf *out, uint32_t ms)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "request not complete within %" PRIu32 " ms (--header-timeout)", ms);
+    response r = {0};
+    idms_buf_init(&r.body);
+    json_error(&r, 408, msg);
+    write_response(out, &r, false, false);
+    out->failed |= r.body.failed;
+    idms_buf_free(&r.body);
+}
+
 const idms_proto idms_http_proto = {
     "http",
     http_feed,
     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 40\r\n"
     "Connection: close\r\nRetry-After: 1\r\n\r\n{\"error\": \"too many open connections\"}\r\n",
+    "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    http_too_slow,
     IDMS_HTTP_MAX_HEAD,
+    IDMS_PROTO_HTTP,
 };

@@ -15,11 +15,11 @@
 #include <stdint.h>
 #include <string.h>
 
-/* IDMS_RESP_MAX_COMMAND counts two digits for the count and five for each
+/* IDMS_RESP_MAX_COMMAND counts two digits for the count and four for each
  * length, and must cover the other shapes a command can take: an inline
  * line with its CRLF, and a negative count ("*-9223372036854775808\r\n"). */
 _Static_assert(IDMS_RESP_MAX_ARGS >= 10 && IDMS_RESP_MAX_ARGS <= 99, "count digits");
-_Static_assert(IDMS_RESP_MAX_BULK >= 10000 && IDMS_RESP_MAX_BULK <= 99999, "length digits");
+_Static_assert(IDMS_RESP_MAX_BULK >= 1000 && IDMS_RESP_MAX_BULK <= 9999, "length digits");
 _Static_assert(IDMS_RESP_MAX_COMMAND >= IDMS_RESP_MAX_INLINE + 2, "inline fits");
 _Static_assert(IDMS_RESP_MAX_COMMAND >= 23, "negative count fits");
 

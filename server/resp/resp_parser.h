@@ -43,12 +43,16 @@
 
 #include <stddef.h>
 
-#define IDMS_RESP_MAX_ARGS   64
-#define IDMS_RESP_MAX_BULK   (64 * 1024) /* one argument */
-#define IDMS_RESP_MAX_INLINE (64 * 1024) /* one inline command line, without its line end */
-/* The longest command: "*64\r\n" and 64 times "$65536\r\n" <65536 bytes> "\r\n"
+/* Sized for the commands served, whose arguments are under 100 bytes
+ * (HELLO with AUTH and SETNAME has 6; a token, a client name or a library
+ * version is short): a client cannot make idmintd buffer more than
+ * IDMS_RESP_MAX_COMMAND bytes for one request. */
+#define IDMS_RESP_MAX_ARGS   32
+#define IDMS_RESP_MAX_BULK   1024 /* one argument */
+#define IDMS_RESP_MAX_INLINE 4096 /* one inline command line, without its line end */
+/* The longest command: "*32\r\n" and 32 times "$1024\r\n" <1024 bytes> "\r\n"
  * (the count and lengths have no leading zeros). Checked in resp_parser.c. */
-#define IDMS_RESP_MAX_COMMAND (5 + IDMS_RESP_MAX_ARGS * (IDMS_RESP_MAX_BULK + 10))
+#define IDMS_RESP_MAX_COMMAND (5 + IDMS_RESP_MAX_ARGS * (IDMS_RESP_MAX_BULK + 9))
 
 #define IDMS_RESP_INVALID    (-1)
 #define IDMS_RESP_INCOMPLETE (-2)

@@ -46,7 +46,10 @@ typedef struct req {
 
 /* What a command did: answered (maybe with an error), parked, or the
  * connection is to close after the replies so far. */
-enum { RUN_DONE, RUN_PARKED, RUN_CLOSE };
+/* What a command did: answered; not consumed (parked, or a reply in
+ * parts: offered again on resume); answered and the connection closes;
+ * a reply in parts cut short (mint.h): close after what was sent. */
+enum { RUN_DONE, RUN_PARKED, RUN_CLOSE, RUN_CUT };
 
 typedef struct command {
     const char *name; /* lower case, as COMMAND reports it */
@@ -315,19 +318,18 @@ static int cmd_next(req *r)
                next_usage(f, usage, sizeof usage), f->name);
         return RUN_DONE;
     }
-    /* The mint service answers a count of 1 with a bulk string; a count
-     * given is always answered with an array, so the array header for one
-     * goes first (and is taken back if the request is not answered). */
-    size_t before = r->out->len;
-    if (count_arg != NULL && count == 1)
-        idms_buf_puts(r->out, "*1\r\n");
+    /* Without a count the reply is a bulk string; with one (even 1), an
+     * array, so that generic code need not look at the count. */
+    int style = count_arg != NULL ? IDMS_OUT_RESP_ARRAY : IDMS_OUT_RESP;
     idms_mint_result m;
-    idms_mint(r->c, f->id, prefix_arg ? prefix : NULL, count, IDMS_OUT_RESP, r->out, &m);
+    idms_mint(r->c, f->id, prefix_arg ? prefix : NULL, count, style, idms_conn_share(r->c), r->out,
+              &m);
     if (m.status == 200)
         return RUN_DONE;
-    r->out->len = before;
-    if (m.status == IDMS_MINT_PARKED)
+    if (m.status == IDMS_MINT_PARKED || m.status == IDMS_MINT_PART)
         return RUN_PARKED;
+    if (m.status == IDMS_MINT_CUT)
+        return RUN_CUT;
     if (m.retry_after_s > 0)
         errorf(r->out, "%s (retry in %" PRId64 " s)", m.message, m.retry_after_s);
     else
@@ -462,8 +464,14 @@ static int cmd_hello(req *r)
 
 /* --- CLIENT ----------------------------------------------------------------------------- */
 
-static void sock_name(uv_tcp_t *tcp, bool peer, char *dst, size_t cap)
+static void sock_name(idms_conn *c, bool peer, char *dst, size_t cap)
 {
+    if (c->listener->is_unix) {
+        /* As Redis shows a Unix socket's clients: the path and port 0. */
+        snprintf(dst, cap, "%s:0", c->listener->path);
+        return;
+    }
+    uv_tcp_t *tcp = &c->sock.tcp;
     struct sockaddr_storage sa;
     int len = (int)sizeof sa;
     char host[64] = "?";
@@ -499,11 +507,11 @@ static idms_resp_session *session(idms_conn *c)
 static void client_line(idms_buf *text, idms_conn *c)
 {
     idms_resp_session *ss = session(c);
-    char addr[80], laddr[80];
-    sock_name(&c->tcp, true, addr, sizeof addr);
-    sock_name(&c->tcp, false, laddr, sizeof laddr);
+    char addr[160], laddr[160];
+    sock_name(c, true, addr, sizeof addr);
+    sock_name(c, false, laddr, sizeof laddr);
     uv_os_fd_t fd = -1;
-    if (uv_fileno((const uv_handle_t *)&c->tcp, &fd) != 0)
+    if (uv_fileno(&c->sock.handle, &fd) != 0)
         fd = -1;
     uint64_t now = uv_now(c->server->loop);
     idms_buf_printf(text,
@@ -881,7 +889,7 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
     idms_server *s = c->server;
     size_t used = 0;
     while (used < len) {
-        if (out->len >= IDMS_OUT_BATCH) {
+        if (out->len >= idms_conn_share(c)) {
             c->more = true;
             break;
         }
@@ -908,6 +916,10 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         int rc = run(c, &cmd, out);
         if (rc == RUN_PARKED)
             break; /* not consumed: offered again on resume */
+        if (rc == RUN_CUT) {
+            idms_metrics_count_request(s, IDMS_ROUTE_RESP, 503);
+            return -1;
+        }
         used += (size_t)n;
         bool error = out->len > before && out->data[before] == '-';
         idms_metrics_count_request(s, IDMS_ROUTE_RESP, error ? 400 : 200);
@@ -924,7 +936,18 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
     return (ptrdiff_t)used;
 }
 
+/* A request not complete within --header-timeout of its first byte. */
+static void resp_too_slow(idms_buf *out, uint32_t ms)
+{
+    idms_buf_printf(out, "-ERR Protocol error: request incomplete after %" PRIu32 " ms\r\n", ms);
+}
+
 const idms_proto idms_resp_proto = {
-    "resp", resp_feed, "-ERR max number of clients reached\r\n",
-    1024 * 1024, /* the commands served are tiny; a megabyte is plenty */
+    "resp",
+    resp_feed,
+    "-ERR max number of clients reached\r\n",
+    "-ERR Protocol error: request too large\r\n",
+    resp_too_slow,
+    IDMS_RESP_MAX_COMMAND,
+    IDMS_PROTO_RESP,
 };
