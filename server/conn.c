@@ -608,6 +608,12 @@ static void unpark(idms_conn *c)
 {
     if (c->closing || c->lingering)
         return;
+    if (c->out_queued >= idms_conn_share(c)) {
+        /* A reply in parts whose last part is still unread: no more until
+         * it is written (on_written resumes the request). */
+        set_parked(c, IDMS_PARK_NONE);
+        return;
+    }
     if (over_budget(c->server)) {
         c->turn_park = true; /* still parked: take_turn unparks it */
         turn_push(c);

@@ -135,6 +135,21 @@ static int copy_text(char *dst, size_t cap, const char *name, const char *v, cha
     return 0;
 }
 
+/* A listen address: ADDR:PORT (conn.c parses it), "off", or unix:PATH
+ * with a path that fits a Unix socket's address (sun_path: 107 bytes and
+ * its NUL). */
+static int set_listen(char *dst, size_t cap, const char *name, const char *v, char *err,
+                      size_t err_cap)
+{
+    if (strcmp(v, "off") == 0)
+        v = "";
+    if (strncmp(v, "unix:", 5) == 0 && (v[5] == '\0' || strlen(v + 5) > 107)) {
+        snprintf(err, err_cap, "%s: invalid unix:PATH (a path of 1 to 107 bytes)", name);
+        return -1;
+    }
+    return copy_text(dst, cap, name, v, err, err_cap);
+}
+
 /* --layout and --epoch are checked as they come, so that a config file's
  * mistake is reported with its line; idms_options_load checks the pair
  * (and --node) once all are in. */
@@ -156,9 +171,9 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
     uint64_t x = 0;
     switch (id) {
     case OPT_HTTP:
-        return copy_text(o->http, sizeof o->http, name, strcmp(v, "off") == 0 ? "" : v, err, err_cap);
+        return set_listen(o->http, sizeof o->http, name, v, err, err_cap);
     case OPT_RESP:
-        return copy_text(o->resp, sizeof o->resp, name, strcmp(v, "off") == 0 ? "" : v, err, err_cap);
+        return set_listen(o->resp, sizeof o->resp, name, v, err, err_cap);
     case OPT_NODE:
         if (idmx_parse_whole(name, v, &idmx_range_node, &o->node, err, err_cap) != 0)
             return -1;
