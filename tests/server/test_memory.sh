@@ -140,7 +140,13 @@ check "... and a normal client's NEXT ulid 5" -L "$ULID" -n 5 -- redis-cli -p "$
 settle 'idmint_ids_minted_total{format="typeid"}'
 http "... /healthz once the server has done what it will for them" -o ok -- /healthz
 check "... and NEXT ulid 5" -L "$ULID" -n 5 -- redis-cli -p "$RESP_PORT" NEXT ulid 5
-echo "idmint_buffered_bytes during the attack: $(curl -s "$BASE/metrics" | awk '/^idmint_buffered_bytes/ { printf "%s %s  ", $1, $2 }')"
+buffered_in=$(metric 'idmint_buffered_bytes{direction="in"}')
+buffered_out=$(metric 'idmint_buffered_bytes{direction="out"}')
+echo "idmint_buffered_bytes during the attack: in $buffered_in, out $buffered_out"
+expect "idmint_buffered_bytes shows what is buffered: the replies waiting, about one share each, stay within --max-buffered 16M" \
+    "$buffered_out" -le $((16 << 20))
+# 401 connections: the attack's and the one reading /metrics.
+expect "... and the input each holds is at most 64 KiB" "$buffered_in" -le $((401 << 16))
 expect "a connection whose unwritten replies reach its share is not read until they are written (not closed: all 400 are open)" \
     "$(metric idmint_connections_open)" -ge 400
 below "--max-buffered 16M: a client that asks and does not read holds about one share of replies, whatever it asked: 400 of them (900 MB asked each) keep the peak resident set below 160 MiB" \
