@@ -35,6 +35,8 @@ typedef struct idms_metrics {
     /* Refused connections by protocol (IDMS_PROTO_*) and reason. */
     uint64_t refused[2][IDMS_REFUSED_COUNT];
     uint64_t protocol_errors;
+    /* Requests refused for want of the token, by protocol (auth.c). */
+    uint64_t auth_failures[2];
     uint64_t reserve_writes;    /* high-water mark fsyncs */
     uint64_t reserve_errors;    /* high-water mark writes that failed */
 } idms_metrics;

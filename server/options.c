@@ -38,7 +38,9 @@ enum {
     OPT_MAX_COUNT,
     OPT_IDLE_TIMEOUT,
     OPT_RESP_IDLE_TIMEOUT,
-    OPT_RESERVE
+    OPT_RESERVE,
+    OPT_AUTH_TOKEN_FILE,
+    OPT_ALLOW_UNAUTHENTICATED
 };
 
 /* clang-format off */
@@ -60,6 +62,8 @@ static const idmx_option options[] = {
     {"idle-timeout", 0, IDMX_REQUIRED_ARG, OPT_IDLE_TIMEOUT},
     {"resp-idle-timeout", 0, IDMX_REQUIRED_ARG, OPT_RESP_IDLE_TIMEOUT},
     {"reserve", 0, IDMX_REQUIRED_ARG, OPT_RESERVE},
+    {"auth-token-file", 0, IDMX_REQUIRED_ARG, OPT_AUTH_TOKEN_FILE},
+    {"allow-unauthenticated", 0, IDMX_NO_ARG, OPT_ALLOW_UNAUTHENTICATED},
     {NULL, 0, 0, 0},
 };
 /* clang-format on */
@@ -89,6 +93,12 @@ static const char help_text[] =
     "                            0 never)\n"
     "      --resp-idle-timeout MS\n"
     "                            the same for the Redis protocol (default 0: never)\n"
+    "      --auth-token-file FILE\n"
+    "                            require the token in FILE (mode 0600 or stricter,\n"
+    "                            owned by this user): HTTP Authorization: Bearer,\n"
+    "                            RESP AUTH; /healthz and /readyz stay open\n"
+    "      --allow-unauthenticated\n"
+    "                            listen beyond loopback without a token anyway\n"
     "      --log-file FILE       log there instead of stderr (SIGHUP reopens it)\n"
     "      --log-level L         error, warn, info (default) or debug\n"
     "  -h, --help                show this help and exit\n"
@@ -137,6 +147,26 @@ static int check_epoch(const char *v, char *err, size_t err_cap)
 {
     int64_t ms;
     return idmx_parse_epoch(v, &ms, err, err_cap);
+}
+
+/* A flag's value: none on the command line (the flag alone means yes),
+ * yes or no in the config file, where every key needs a value. */
+static int parse_flag(const char *name, const char *v, bool *out, char *err, size_t err_cap)
+{
+    static const char *const yes[] = {"yes", "true", "on", "1"};
+    static const char *const no[] = {"no", "false", "off", "0"};
+    if (v == NULL) {
+        *out = true;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (strcmp(v, yes[i]) == 0 || strcmp(v, no[i]) == 0) {
+            *out = strcmp(v, yes[i]) == 0;
+            return 0;
+        }
+    }
+    snprintf(err, err_cap, "%s: '%s' is not yes or no (or true, false, on, off, 1, 0)", name, v);
+    return -1;
 }
 
 /* Applies one setting by option id. Returns 0 or -1 with err set. */
@@ -194,6 +224,15 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         return 0;
     case OPT_RESERVE:
         return idmx_parse_ms(name, v, &idmx_range_reserve_ms, &o->reserve_ms, err, err_cap);
+    case OPT_AUTH_TOKEN_FILE:
+        /* An empty value would quietly turn access control off. */
+        if (v[0] == '\0') {
+            snprintf(err, err_cap, "%s: needs a file name", name);
+            return -1;
+        }
+        return copy_text(o->auth_token_file, sizeof o->auth_token_file, name, v, err, err_cap);
+    case OPT_ALLOW_UNAUTHENTICATED:
+        return parse_flag(name, v, &o->allow_unauthenticated, err, err_cap);
     default:
         snprintf(err, err_cap, "%s cannot be set here", name);
         return -1;
