@@ -19,7 +19,7 @@ struct idms_conn;
 struct idms_options;
 
 #define IDMS_AUTH_TOKEN_MIN  16   /* bytes: shorter tokens are refused at start */
-#define IDMS_AUTH_TOKEN_MAX  1024 /* bytes: fits an HTTP header line and a URL */
+#define IDMS_AUTH_TOKEN_MAX  1024 /* bytes: fits a header line, a URL, a RESP argument */
 #define IDMS_AUTH_DIGEST_LEN 32   /* SHA-256 */
 
 typedef struct idms_auth {

@@ -387,6 +387,9 @@ static int cmd_select(req *r)
     return RUN_DONE;
 }
 
+/* A token, however long auth.c lets it be, is one argument here. */
+_Static_assert(IDMS_AUTH_TOKEN_MAX <= IDMS_RESP_MAX_BULK, "a token fits one RESP argument");
+
 /* Whether user (NULL: AUTH with a password alone) and pass open the
  * connection; if not, Redis's -WRONGPASS, the same whichever was wrong,
  * so that it does not confirm which user names exist. With

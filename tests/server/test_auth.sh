@@ -319,6 +319,14 @@ http "a token file ending in CR LF (mode 0400): the token is what comes before i
     -L "$ULID" -n 1 -- /v1/ids/ulid "${AUTH[@]}"
 stop_server
 
+# The longest token, 1024 bytes, fits an Authorization header and a RESP argument.
+LONG=$(printf 'x%.0s' {1..1024})
+start_server --auth-token-file "$(token_file tmax 600 "$LONG")"
+http "a 1024-byte token works over HTTP" -L "$ULID" -n 1 -- /v1/ids/ulid -H "Authorization: Bearer $LONG"
+check "a 1024-byte token works over RESP (AUTH default TOKEN)" -L "$ULID" -n 1 -- \
+    redis-cli -p "$RESP_PORT" --no-auth-warning --user default --pass "$LONG" NEXT ulid
+stop_server
+
 # --- without a token: as before ----------------------------------------------------------
 
 start_server
