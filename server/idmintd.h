@@ -12,6 +12,7 @@
 #ifndef IDMINTD_H
 #define IDMINTD_H
 
+#include "auth.h"
 #include "buf.h"
 #include "conn.h"
 #include "formats.h"

@@ -89,6 +89,41 @@ static int setup_generators(idms_server *s)
     return 0;
 }
 
+/* --auth-token-file and protected mode, checked before anything is opened
+ * or bound, so that a refusal leaves no trace (no lock, no mark, no port).
+ * Returns 0, or 2 (reported on stderr). */
+static int setup_auth(idms_server *s)
+{
+    const idms_options *o = &s->opt;
+    char err[2 * sizeof o->auth_token_file + 512];
+    s->auth.logged_s = -1;
+    if (o->auth_token_file[0] != '\0' &&
+        idms_auth_load(&s->auth, o->auth_token_file, err, sizeof err) != 0) {
+        fprintf(stderr, "idmintd: %s\n", err);
+        return 2;
+    }
+    if (idms_auth_check_exposure(o, s->auth.required, err, sizeof err) != 0) {
+        fprintf(stderr, "idmintd: %s\n", err);
+        return 2;
+    }
+    if (s->auth.required) {
+        idms_log(IDMS_LOG_INFO,
+                 "access control: every request but /healthz and /readyz needs the "
+                 "token of %s (HTTP Authorization: Bearer, RESP AUTH)",
+                 o->auth_token_file);
+        return 0;
+    }
+    const char *addrs[2] = {o->http, o->resp};
+    for (int i = 0; i < 2; i++) {
+        if (addrs[i][0] != '\0' && !idms_auth_addr_local(addrs[i]))
+            idms_log(IDMS_LOG_WARN,
+                     "listening on %s without a token (--allow-unauthenticated): "
+                     "anyone who can connect may mint IDs",
+                     addrs[i]);
+    }
+    return 0;
+}
+
 /* --max-connections per port needs that many descriptors on each port
  * that is on, plus FD_SPARE: the soft RLIMIT_NOFILE is raised to that (up
  * to the hard limit); if it cannot hold it, fewer connections are taken,
@@ -203,6 +238,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "idmintd: both --http and --resp are off: nothing to serve\n");
         return 2;
     }
+    rc = setup_auth(s);
+    if (rc != 0)
+        return rc;
     rc = setup_generators(s);
     if (rc != 0)
         return rc;

@@ -100,6 +100,13 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "# TYPE idmint_buffered_bytes_max gauge\n"
                     "idmint_buffered_bytes_max %" PRIu64 "\n",
                     s->buffered_in, s->buffered_out, s->opt.max_buffered);
+    idms_buf_puts(out, "# HELP idmint_auth_failures_total Requests (HTTP) and commands (RESP) "
+                       "refused for a missing, malformed or wrong token (--auth-token-file), by "
+                       "protocol.\n"
+                       "# TYPE idmint_auth_failures_total counter\n");
+    for (int p = 0; p < 2; p++)
+        idms_buf_printf(out, "idmint_auth_failures_total{protocol=\"%s\"} %" PRIu64 "\n", protos[p],
+                        m->auth_failures[p]);
     idms_buf_printf(out,
                     "# HELP idmint_connections_max Open connections each port takes at most "
                     "(--max-connections, or less if the open-file limit is lower).\n"

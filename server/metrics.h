@@ -38,6 +38,8 @@ typedef struct idms_metrics {
     /* Requests not complete within --header-timeout (and bodies cut off),
      * by protocol. */
     uint64_t request_timeouts[2];
+    /* Requests refused for want of the token, by protocol (auth.c). */
+    uint64_t auth_failures[2];
     uint64_t reserve_writes;    /* high-water mark fsyncs */
     uint64_t reserve_errors;    /* high-water mark writes that failed */
 } idms_metrics;

@@ -40,7 +40,9 @@ enum {
     OPT_RESP_IDLE_TIMEOUT,
     OPT_RESERVE,
     OPT_HEADER_TIMEOUT,
-    OPT_MAX_BUFFERED
+    OPT_MAX_BUFFERED,
+    OPT_AUTH_TOKEN_FILE,
+    OPT_ALLOW_UNAUTHENTICATED
 };
 
 /* clang-format off */
@@ -64,6 +66,8 @@ static const idmx_option options[] = {
     {"reserve", 0, IDMX_REQUIRED_ARG, OPT_RESERVE},
     {"header-timeout", 0, IDMX_REQUIRED_ARG, OPT_HEADER_TIMEOUT},
     {"max-buffered", 0, IDMX_REQUIRED_ARG, OPT_MAX_BUFFERED},
+    {"auth-token-file", 0, IDMX_REQUIRED_ARG, OPT_AUTH_TOKEN_FILE},
+    {"allow-unauthenticated", 0, IDMX_NO_ARG, OPT_ALLOW_UNAUTHENTICATED},
     {NULL, 0, 0, 0},
 };
 /* clang-format on */
@@ -98,6 +102,12 @@ static const char help_text[] =
     "                            byte, else 408 and close (default 10000; 0 never)\n"
     "      --max-buffered SIZE   input and replies buffered across all connections\n"
     "                            (default 64M; K, M, G suffixes)\n"
+    "      --auth-token-file FILE\n"
+    "                            require the token in FILE (mode 0600 or stricter,\n"
+    "                            owned by this user): HTTP Authorization: Bearer,\n"
+    "                            RESP AUTH; /healthz and /readyz stay open\n"
+    "      --allow-unauthenticated\n"
+    "                            listen beyond loopback without a token anyway\n"
     "      --log-file FILE       log there instead of stderr (SIGHUP reopens it)\n"
     "      --log-level L         error, warn, info (default) or debug\n"
     "  -h, --help                show this help and exit\n"
@@ -165,6 +175,26 @@ static int check_epoch(const char *v, char *err, size_t err_cap)
     return idmx_parse_epoch(v, &ms, err, err_cap);
 }
 
+/* A flag's value: none on the command line (the flag alone means yes),
+ * yes or no in the config file, where every key needs a value. */
+static int parse_flag(const char *name, const char *v, bool *out, char *err, size_t err_cap)
+{
+    static const char *const yes[] = {"yes", "true", "on", "1"};
+    static const char *const no[] = {"no", "false", "off", "0"};
+    if (v == NULL) {
+        *out = true;
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (strcmp(v, yes[i]) == 0 || strcmp(v, no[i]) == 0) {
+            *out = strcmp(v, yes[i]) == 0;
+            return 0;
+        }
+    }
+    snprintf(err, err_cap, "%s: '%s' is not yes or no (or true, false, on, off, 1, 0)", name, v);
+    return -1;
+}
+
 /* Applies one setting by option id. Returns 0 or -1 with err set. */
 static int apply(idms_options *o, int id, const char *name, const char *v, char *err, size_t err_cap)
 {
@@ -227,6 +257,15 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         return 0;
     case OPT_MAX_BUFFERED:
         return idmx_parse_size(name, v, &idmx_range_max_buffered, &o->max_buffered, err, err_cap);
+    case OPT_AUTH_TOKEN_FILE:
+        /* An empty value would quietly turn access control off. */
+        if (v[0] == '\0') {
+            snprintf(err, err_cap, "%s: needs a file name", name);
+            return -1;
+        }
+        return copy_text(o->auth_token_file, sizeof o->auth_token_file, name, v, err, err_cap);
+    case OPT_ALLOW_UNAUTHENTICATED:
+        return parse_flag(name, v, &o->allow_unauthenticated, err, err_cap);
     default:
         snprintf(err, err_cap, "%s cannot be set here", name);
         return -1;

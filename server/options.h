@@ -26,6 +26,8 @@ typedef struct idms_options {
     int64_t reserve_ms;      /* time window reserved ahead of use */
     uint32_t header_timeout_ms;    /* a request head (or a skipped body) complete within; 0 = never */
     uint64_t max_buffered;   /* bytes buffered across connections (conn.c's shares) */
+    char auth_token_file[1024]; /* "" = none: no token is asked for */
+    bool allow_unauthenticated; /* listen beyond loopback without a token */
 } idms_options;
 
 /* Fills defaults, then applies --config FILE and the flags (flags win).

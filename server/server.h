@@ -7,6 +7,7 @@
 #ifndef IDMS_SERVER_H
 #define IDMS_SERVER_H
 
+#include "auth.h"
 #include "conn.h"
 #include "hwm.h"
 #include "metrics.h"
@@ -24,6 +25,7 @@ typedef struct idms_server {
     idm_sf_layout layout;
     char layout_name[IDM_SF_SPEC_CAP];
     idms_metrics metrics;
+    idms_auth auth; /* --auth-token-file (auth.c) */
     idms_listener http, resp;
     idms_conn *conns;
     bool draining;

@@ -11,6 +11,12 @@
  *   GET /api/snowflake/get/{key}              Meituan Leaf: the bare decimal ID
  *   GET /healthz, /readyz, /metrics
  *
+ * With --auth-token-file every route but /healthz and /readyz needs
+ * "Authorization: Bearer TOKEN" (auth.h; route_access is the table's
+ * access column): without it the answer is 401 with a Bearer challenge
+ * (RFC 6750 section 3), before the method, the route or its parameters
+ * are looked at, so that a client without the token learns nothing else.
+ *
  * A route answers 400 for a query parameter it does not take, or one given
  * twice. Absolute-form targets ("GET http://host/v1/ids/ulid") are routed
  * by their path (RFC 9112 section 3.2.2). HEAD is answered like GET without
@@ -33,6 +39,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 static const char *reason_phrase(int status)
@@ -42,6 +49,8 @@ static const char *reason_phrase(int status)
         return "OK";
     case 400:
         return "Bad Request";
+    case 401:
+        return "Unauthorized";
     case 404:
         return "Not Found";
     case 405:
@@ -85,6 +94,7 @@ typedef struct response {
     const char *content_type;
     int64_t retry_after_s; /* > 0: Retry-After */
     bool allow;            /* 405: Allow header */
+    const char *www_authenticate; /* 401 and a 400 for credentials: the challenge */
     bool parked;           /* no response yet: the request waits (mint.h) */
     bool part;             /* a part of the body; the rest follows (IDMS_MINT_PART) */
     bool cut;              /* a body sent in parts was cut short: close */
@@ -113,6 +123,8 @@ static void write_response(idms_buf *out, response *r, bool head_only, bool keep
         idms_buf_printf(out, "Retry-After: %" PRId64 "\r\n", r->retry_after_s);
     if (r->allow)
         idms_buf_puts(out, "Allow: GET, HEAD\r\n");
+    if (r->www_authenticate != NULL)
+        idms_buf_printf(out, "WWW-Authenticate: %s\r\n", r->www_authenticate);
     if (!keep_alive)
         idms_buf_puts(out, "Connection: close\r\n");
     idms_buf_puts(out, "\r\n");
@@ -423,54 +435,152 @@ static int route_inspect(idms_server *s, const char *seg, size_t seg_len, const 
     return IDMS_ROUTE_INSPECT;
 }
 
-static int route(idms_conn *c, const idms_http_request *req, bool head, response *r)
+/* The route a path names (IDMS_ROUTE_*); *seg is where the last segment
+ * ({format}, {id}, {key}) starts for the routes that have one. */
+static int route_of(const char *path, size_t path_len, size_t *seg)
 {
-    idms_server *s = c->server;
-    const char *target, *authority, *path, *query;
-    size_t target_len, authority_len, path_len, query_len, rest;
-    /* RFC 9112 section 3.2.2: absolute-form is routed by its path; the
-     * authority names this server (or whatever the client thinks it is)
-     * and is not checked, as Host is not. */
-    if (idms_http_target_form(req->target, req->target_len, &target, &target_len, &authority,
-                              &authority_len) == IDMS_HTTP_INVALID) {
-        json_error(r, 400, "an http URI with an empty host (RFC 9110 section 4.2.1)");
-        return IDMS_ROUTE_OTHER;
-    }
-    idms_http_split_target(target, target_len, &path, &path_len, &query, &query_len);
+    size_t rest;
     if (starts_with(path, path_len, "/v1/ids/", &rest) && path_len > rest &&
-        memchr(path + rest, '/', path_len - rest) == NULL)
-        return route_ids(c, req, head, path + rest, path_len - rest, query, query_len, r);
+        memchr(path + rest, '/', path_len - rest) == NULL) {
+        *seg = rest;
+        return IDMS_ROUTE_IDS;
+    }
     if (starts_with(path, path_len, "/v1/inspect/", &rest) && path_len > rest &&
-        memchr(path + rest, '/', path_len - rest) == NULL)
-        return route_inspect(s, path + rest, path_len - rest, query, query_len, r);
+        memchr(path + rest, '/', path_len - rest) == NULL) {
+        *seg = rest;
+        return IDMS_ROUTE_INSPECT;
+    }
     if (starts_with(path, path_len, "/api/snowflake/get/", &rest) && path_len > rest) {
-        if (!query_ok(query, query_len, no_params, "no query parameters", r))
-            return IDMS_ROUTE_LEAF;
-        if (head) {
-            head_of_mint(r, "text/plain; charset=utf-8", false, 0);
-            return IDMS_ROUTE_LEAF;
-        }
-        /* Leaf's snowflake mode ignores the key; so do we. */
-        idms_mint_result res;
-        idms_mint(c, IDMX_FMT_SNOWFLAKE, NULL, 1, IDMS_OUT_LINES, 0, &r->body, &res);
-        minted(&res, "text/plain; charset=utf-8", r);
-        if (res.status == 200 && r->body.len > 0)
-            r->body.len--; /* Leaf answers the bare number, no newline */
+        *seg = rest;
         return IDMS_ROUTE_LEAF;
     }
-    int rt = IDMS_ROUTE_OTHER;
     if (path_len == 8 && memcmp(path, "/healthz", 8) == 0)
-        rt = IDMS_ROUTE_HEALTHZ;
-    else if (path_len == 7 && memcmp(path, "/readyz", 7) == 0)
-        rt = IDMS_ROUTE_READYZ;
-    else if (path_len == 8 && memcmp(path, "/metrics", 8) == 0)
-        rt = IDMS_ROUTE_METRICS;
-    if (rt == IDMS_ROUTE_OTHER) {
-        json_error(
-            r, 404,
-            "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /healthz, /readyz, /metrics)");
-        return rt;
+        return IDMS_ROUTE_HEALTHZ;
+    if (path_len == 7 && memcmp(path, "/readyz", 7) == 0)
+        return IDMS_ROUTE_READYZ;
+    if (path_len == 8 && memcmp(path, "/metrics", 8) == 0)
+        return IDMS_ROUTE_METRICS;
+    return IDMS_ROUTE_OTHER;
+}
+
+/* The route table's access column (IDMS_AUTH_* flags of auth.h). The
+ * probes are open, so that a load balancer or a kubelet needs no secret;
+ * every other route needs the token, unknown paths included (their 404
+ * would tell a stranger which routes exist). tinyid's routes, when they
+ * come, answer IDMS_AUTH_QUERY_TOKEN here: its clients send the token as
+ * ?token=, which authorized() then takes instead of the header. */
+static unsigned route_access(int rt)
+{
+    switch (rt) {
+    case IDMS_ROUTE_HEALTHZ:
+    case IDMS_ROUTE_READYZ:
+        return IDMS_AUTH_OPEN;
+    default:
+        return 0;
     }
+}
+
+/* The token a request presents (returns 1, *token set), none (0), or
+ * credentials that are malformed (-1): more than one Authorization
+ * header, Bearer without a token, or two ways at once. The header's
+ * Bearer credentials count (another scheme is none); on a route with
+ * IDMS_AUTH_QUERY_TOKEN so does the query parameter "token" (RFC 6750
+ * section 2.3), decoded into qbuf - one or the other, as section 2 asks. */
+static int credentials(const idms_http_request *req, unsigned access, const char *query,
+                       size_t query_len, char *qbuf, size_t qcap, const char **token,
+                       size_t *token_len)
+{
+    const char *value = NULL;
+    size_t value_len = 0, headers = 0;
+    for (size_t i = 0; i < req->n_headers; i++) {
+        const idms_http_header *h = &req->headers[i];
+        if (h->name_len == 13 && strncasecmp(h->name, "Authorization", 13) == 0) {
+            value = h->value;
+            value_len = h->value_len;
+            headers++;
+        }
+    }
+    if (headers > 1)
+        return -1;
+    int bearer = headers == 1 ? idms_auth_bearer(value, value_len, token, token_len) : 0;
+    if (bearer < 0 || (access & IDMS_AUTH_QUERY_TOKEN) == 0)
+        return bearer;
+    size_t qlen = 0;
+    int in_query = idms_http_query_get(query, query_len, "token", qbuf, qcap, &qlen);
+    if (in_query < 0 || (in_query == 1 && bearer == 1))
+        return -1;
+    if (in_query == 1) {
+        *token = qbuf;
+        *token_len = qlen;
+    }
+    return bearer == 1 || in_query == 1;
+}
+
+/* A request refused for its credentials (RFC 6750 section 3): 401 with
+ * the challenge, which names an error only when a token was sent (section
+ * 3.1: a client that sent none learns only that one is needed); 400
+ * invalid_request for malformed credentials. */
+static void refuse(response *r, int why)
+{
+    if (why == IDMS_AUTH_MISSING) {
+        json_error(r, 401,
+                   "a token is needed: send Authorization: Bearer TOKEN, with the token "
+                   "of idmintd's --auth-token-file");
+        r->www_authenticate = "Bearer realm=\"idmintd\"";
+    } else if (why == IDMS_AUTH_WRONG) {
+        json_error(r, 401, "invalid token");
+        r->www_authenticate = "Bearer realm=\"idmintd\", error=\"invalid_token\", "
+                              "error_description=\"the token is not valid\"";
+    } else {
+        json_error(r, 400, "malformed credentials: send one Authorization: Bearer TOKEN header");
+        r->www_authenticate = "Bearer realm=\"idmintd\", error=\"invalid_request\"";
+    }
+}
+
+/* Whether the request may use route rt: yes without --auth-token-file,
+ * on an open route, or with the right token; else r is the refusal, and
+ * the failure is counted and logged (auth.c). */
+static bool authorized(idms_conn *c, const idms_http_request *req, int rt, const char *query,
+                       size_t query_len, response *r)
+{
+    const idms_auth *a = &c->server->auth;
+    unsigned access = route_access(rt);
+    if (!a->required || (access & IDMS_AUTH_OPEN) != 0)
+        return true;
+    char qbuf[IDMS_AUTH_TOKEN_MAX + 1];
+    const char *token = NULL;
+    size_t token_len = 0;
+    int got = credentials(req, access, query, query_len, qbuf, sizeof qbuf, &token, &token_len);
+    int why = got < 0 ? IDMS_AUTH_MALFORMED : IDMS_AUTH_MISSING;
+    if (got == 1 && idms_auth_token_ok(a, token, token_len))
+        return true;
+    if (got == 1)
+        why = IDMS_AUTH_WRONG;
+    refuse(r, why);
+    idms_auth_failed(c, IDMS_PROTO_HTTP, why);
+    return false;
+}
+
+static int route_leaf(idms_conn *c, bool head, const char *query, size_t query_len, response *r)
+{
+    if (!query_ok(query, query_len, no_params, "no query parameters", r))
+        return IDMS_ROUTE_LEAF;
+    if (head) {
+        head_of_mint(r, "text/plain; charset=utf-8", false, 0);
+        return IDMS_ROUTE_LEAF;
+    }
+    /* Leaf's snowflake mode ignores the key; so do we. */
+    idms_mint_result res;
+    idms_mint(c, IDMX_FMT_SNOWFLAKE, NULL, 1, IDMS_OUT_LINES, 0, &r->body, &res);
+    minted(&res, "text/plain; charset=utf-8", r);
+    if (res.status == 200 && r->body.len > 0)
+        r->body.len--; /* Leaf answers the bare number, no newline */
+    return IDMS_ROUTE_LEAF;
+}
+
+/* /healthz, /readyz and /metrics. */
+static int route_status(idms_server *s, int rt, const char *query, size_t query_len, response *r)
+{
     if (!query_ok(query, query_len, no_params, "no query parameters", r))
         return rt;
     if (rt == IDMS_ROUTE_HEALTHZ) {
@@ -491,6 +601,47 @@ static int route(idms_conn *c, const idms_http_request *req, bool head, response
         idms_metrics_render(s, &r->body);
     }
     return rt;
+}
+
+static int route(idms_conn *c, const idms_http_request *req, response *r)
+{
+    idms_server *s = c->server;
+    const char *target, *authority, *path, *query;
+    size_t target_len, authority_len, path_len, query_len, seg = 0;
+    /* RFC 9112 section 3.2.2: absolute-form is routed by its path; the
+     * authority names this server (or whatever the client thinks it is)
+     * and is not checked, as Host is not. */
+    if (idms_http_target_form(req->target, req->target_len, &target, &target_len, &authority,
+                              &authority_len) == IDMS_HTTP_INVALID) {
+        json_error(r, 400, "an http URI with an empty host (RFC 9110 section 4.2.1)");
+        return IDMS_ROUTE_OTHER;
+    }
+    idms_http_split_target(target, target_len, &path, &path_len, &query, &query_len);
+    int rt = route_of(path, path_len, &seg);
+    if (!authorized(c, req, rt, query, query_len, r))
+        return rt;
+    bool head = req->method_len == 4 && memcmp(req->method, "HEAD", 4) == 0;
+    bool get = req->method_len == 3 && memcmp(req->method, "GET", 3) == 0;
+    if (!get && !head) {
+        json_error(r, 405, "only GET and HEAD are served");
+        r->allow = true;
+        return IDMS_ROUTE_OTHER;
+    }
+    switch (rt) {
+    case IDMS_ROUTE_IDS:
+        return route_ids(c, req, head, path + seg, path_len - seg, query, query_len, r);
+    case IDMS_ROUTE_INSPECT:
+        return route_inspect(s, path + seg, path_len - seg, query, query_len, r);
+    case IDMS_ROUTE_LEAF:
+        return route_leaf(c, head, query, query_len, r);
+    case IDMS_ROUTE_OTHER:
+        json_error(
+            r, 404,
+            "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /healthz, /readyz, /metrics)");
+        return rt;
+    default:
+        return route_status(s, rt, query, query_len, r);
+    }
 }
 
 /* Whether buf[0..len) holds another request (complete or malformed) after
@@ -533,20 +684,12 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         used += (size_t)n;
         response r = {0};
         idms_buf_init(&r.body);
-        int rt;
         bool head = req.method_len == 4 && memcmp(req.method, "HEAD", 4) == 0;
-        bool get = req.method_len == 3 && memcmp(req.method, "GET", 3) == 0;
         /* Draining answers every request already received: the close goes
          * on the last complete one in the buffer (RFC 9112 section 9.6
          * forbids processing any after it). */
         bool keep_alive = req.keep_alive && (!s->draining || another_request(buf, len, used, &req));
-        if (!get && !head) {
-            json_error(&r, 405, "only GET and HEAD are served");
-            r.allow = true;
-            rt = IDMS_ROUTE_OTHER;
-        } else {
-            rt = route(c, &req, head, &r);
-        }
+        int rt = route(c, &req, &r);
         if (r.body.failed || r.cut) {
             /* Out of memory, or a body sent in parts cut short: the
              * connection closes after what was sent. */

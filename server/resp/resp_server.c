@@ -7,7 +7,9 @@
  *                                 of bulk strings with one (even count 1)
  *   PING [message], ECHO message, INFO [section...], QUIT, RESET
  *   HELLO [2|3] [AUTH user pass] [SETNAME name]
- *   AUTH [user] pass              as Redis without a password configured
+ *   AUTH [user] pass              the token of --auth-token-file, for the
+ *                                 user "default"; without one, as Redis
+ *                                 without a password configured
  *   CLIENT ID|GETNAME|SETNAME|SETINFO|INFO|LIST
  *   COMMAND [COUNT|DOCS|INFO|LIST], CONFIG GET param..., SELECT 0
  *
@@ -21,9 +23,13 @@
  * "Host:" or an HTTP request line (a browser tricked into posting to this
  * port) is closed without a reply and nothing after it runs.
  *
- * Left out: authentication (there is no password: AUTH answers as a Redis
- * whose default user has none), databases other than 0, CLIENT LIST
- * filters, COMMAND's subcommand entries and argument docs.
+ * With --auth-token-file a connection runs only the commands flagged
+ * no_auth in the table below (AUTH, HELLO, RESET, QUIT: Redis's own list)
+ * until it has given the token; the others, unknown commands included,
+ * get Redis's -NOAUTH, and a wrong token its -WRONGPASS (auth.h).
+ *
+ * Left out: users other than "default" (ACLs), databases other than 0,
+ * CLIENT LIST filters, COMMAND's subcommand entries and argument docs.
  */
 #include "idmintd.h"
 
@@ -364,6 +370,9 @@ static int cmd_reset(req *r)
 {
     r->ss->protocol = 2;
     r->ss->name[0] = '\0';
+    /* As Redis: back to the default user as it is configured, which with
+     * a token means unauthenticated. */
+    r->ss->authed = false;
     idms_buf_puts(r->out, "+RESET\r\n");
     return RUN_DONE;
 }
@@ -380,27 +389,46 @@ static int cmd_select(req *r)
     return RUN_DONE;
 }
 
-/* There is no password: as in a Redis whose default user has none (its
- * default configuration), the default user's AUTH succeeds with any
- * password, other users are refused, and AUTH with a password alone gets
- * Redis's error, which clients recognise and ignore. */
-static bool auth_user(req *r, const idms_resp_arg *user)
+/* A token, however long auth.c lets it be, is one argument here. */
+_Static_assert(IDMS_AUTH_TOKEN_MAX <= IDMS_RESP_MAX_BULK, "a token fits one RESP argument");
+
+/* Whether user (NULL: AUTH with a password alone) and pass open the
+ * connection; if not, Redis's -WRONGPASS, the same whichever was wrong,
+ * so that it does not confirm which user names exist. With
+ * --auth-token-file the user is "default" and the password the token.
+ * Without one there is no password: as in a Redis whose default user has
+ * none (its default configuration), the default user is accepted with any
+ * password and other users are refused. */
+static bool credentials_ok(req *r, const idms_resp_arg *user, const idms_resp_arg *pass)
 {
-    static const idms_resp_arg def = {"default", 7};
-    if (user->len == def.len && memcmp(user->ptr, def.ptr, def.len) == 0)
+    const idms_auth *a = &r->s->auth;
+    bool user_ok = user == NULL || (user->len == 7 && memcmp(user->ptr, "default", 7) == 0);
+    /* The token is checked whatever the user, so that the time taken does
+     * not tell a wrong user from a wrong token. */
+    bool pass_ok = !a->required || idms_auth_token_ok(a, pass->ptr, pass->len);
+    if (user_ok && pass_ok) {
+        r->ss->authed = true;
         return true;
+    }
+    /* A failed AUTH leaves an authenticated connection so, as Redis does. */
     error_code(r->out, "WRONGPASS", "invalid username-password pair or user is disabled.");
+    if (a->required)
+        idms_auth_failed(r->c, IDMS_PROTO_RESP, IDMS_AUTH_WRONG);
     return false;
 }
 
 static int cmd_auth(req *r)
 {
-    if (r->cmd->argc == 2) {
+    const idms_resp_command *cmd = r->cmd;
+    if (cmd->argc > 3) {
+        errorf(r->out, "syntax error");
+    } else if (cmd->argc == 2 && !r->s->auth.required) {
+        /* Redis's words, which clients given a password recognise and
+         * ignore (ioredis, node-redis). */
         errorf(r->out, "AUTH <password> called without any password configured for the default "
                        "user. Are you sure your configuration is correct?");
-    } else if (r->cmd->argc > 3) {
-        errorf(r->out, "syntax error");
-    } else if (auth_user(r, &r->cmd->argv[1])) {
+    } else if (credentials_ok(r, cmd->argc == 3 ? &cmd->argv[1] : NULL,
+                              &cmd->argv[cmd->argc - 1])) {
         idms_buf_puts(r->out, "+OK\r\n");
     }
     return RUN_DONE;
@@ -420,11 +448,12 @@ static int cmd_hello(req *r)
             return RUN_DONE;
         }
     }
-    const idms_resp_arg *user = NULL, *name = NULL;
+    const idms_resp_arg *user = NULL, *pass = NULL, *name = NULL;
     for (size_t j = 2; j < cmd->argc; j++) {
         size_t more = cmd->argc - 1 - j;
         if (is(&cmd->argv[j], "AUTH") && more >= 2) {
             user = &cmd->argv[j + 1];
+            pass = &cmd->argv[j + 2];
             j += 2;
         } else if (is(&cmd->argv[j], "SETNAME") && more >= 1) {
             name = &cmd->argv[j + 1];
@@ -438,8 +467,17 @@ static int cmd_hello(req *r)
         }
     }
     /* Nothing changes unless every option is valid and AUTH succeeds. */
-    if (user != NULL && !auth_user(r, user))
+    if (user != NULL && !credentials_ok(r, user, pass))
         return RUN_DONE;
+    if (r->s->auth.required && !r->ss->authed) {
+        /* Redis 7.2's words (7.0 leaves out "<proto>"). */
+        error_code(r->out, "NOAUTH",
+                   "HELLO must be called with the client already authenticated, otherwise the "
+                   "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the "
+                   "client and select the RESP protocol version at the same time");
+        idms_auth_failed(r->c, IDMS_PROTO_RESP, IDMS_AUTH_MISSING);
+        return RUN_DONE;
+    }
     if (name != NULL)
         set_name(r, name);
     if (ver != 0)
@@ -667,7 +705,7 @@ static const command commands[] = {
      "noscript loading stale fast no_auth", "@fast @connection", "connection",
      "Chooses the protocol (2 or 3) and describes the server", cmd_hello},
     {"auth", 2, 0, "AUTH [user] pass", "noscript loading stale fast no_auth", "@fast @connection",
-     "connection", "No password is configured: the default user is accepted", cmd_auth},
+     "connection", "Gives the token of --auth-token-file (without one, any password)", cmd_auth},
     {"client", 2, 0, "CLIENT ID|GETNAME|SETNAME|SETINFO|INFO|LIST", "noscript loading stale",
      "@slow @connection", "connection", "The connection's ID, name and library", cmd_client},
     {"command", 1, 0, "COMMAND [COUNT|DOCS|INFO|LIST]", "loading stale", "@slow @connection",
@@ -857,6 +895,26 @@ static void unknown_command(idms_buf *out, const idms_resp_arg *a)
     errorf(out, "unknown command '%s' (idmintd serves %s)", shown(a, b), names);
 }
 
+/* Whether a word is one of a space-separated list's (COMMAND's flags). */
+static bool has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(list, word); p != NULL; p = strstr(p + 1, word)) {
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    }
+    return false;
+}
+
+/* Whether the connection may run k (NULL: an unknown command): always
+ * without --auth-token-file; with it, once the token was given, and
+ * before that only the commands whose flags say no_auth, as Redis's own
+ * table does (the same flags COMMAND INFO reports). */
+static bool allowed(const req *r, const command *k)
+{
+    return !r->s->auth.required || r->ss->authed || (k != NULL && has_word(k->flags, "no_auth"));
+}
+
 /* Runs one command; RUN_* as its handler says. */
 static int run(idms_conn *c, const idms_resp_command *cmd, idms_buf *out)
 {
@@ -864,6 +922,13 @@ static int run(idms_conn *c, const idms_resp_command *cmd, idms_buf *out)
     req r = {c, s, session(c), cmd, out};
     const command *k = find_command(&cmd->argv[0]);
     r.ss->last_ms = uv_now(s->loop);
+    /* Before the name or the arguments are looked at: a connection
+     * without the token learns nothing but that one is needed. */
+    if (!allowed(&r, k)) {
+        error_code(out, "NOAUTH", "Authentication required.");
+        idms_auth_failed(c, IDMS_PROTO_RESP, IDMS_AUTH_MISSING);
+        return RUN_DONE;
+    }
     if (k == NULL) {
         unknown_command(out, &cmd->argv[0]);
         return RUN_DONE;

@@ -1,13 +1,16 @@
 /*
  * server/resp/resp_session.h - what a RESP connection remembers between
  * commands (resp_server.c): its CLIENT ID, the protocol chosen with HELLO,
- * the name set with CLIENT SETNAME or HELLO SETNAME, and the library named
- * with CLIENT SETINFO. It lives inside the connection (conn.h), zeroed at
- * accept; only resp_server.c reads or writes it. Not installed.
+ * the name set with CLIENT SETNAME or HELLO SETNAME, the library named
+ * with CLIENT SETINFO, and whether it gave the token (AUTH, HELLO ...
+ * AUTH) that --auth-token-file asks for. It lives inside the connection
+ * (conn.h), zeroed at accept; only resp_server.c reads or writes it. Not
+ * installed.
  */
 #ifndef IDMS_RESP_SESSION_H
 #define IDMS_RESP_SESSION_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define IDMS_RESP_NAME_MAX 64 /* bytes of a client name (CLIENT SETNAME) */
@@ -19,6 +22,7 @@ typedef struct idms_resp_session {
     uint64_t last_ms;                  /* loop time of the latest command */
     const char *last_cmd;              /* its name, static; NULL before the first */
     int protocol;                      /* 2 or 3 (HELLO) */
+    bool authed;                       /* gave the token (RESET takes it back) */
     char name[IDMS_RESP_NAME_MAX + 1]; /* NUL-terminated; "" for none */
     char lib_name[IDMS_RESP_LIB_MAX + 1];
     char lib_ver[IDMS_RESP_LIB_MAX + 1];

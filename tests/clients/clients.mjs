@@ -1,6 +1,8 @@
-// tests/clients/clients.mjs CLIENT PORT - runs one Node Redis client library
-// against idmintd's RESP port on 127.0.0.1:PORT with the library's default
-// options (only host and port given) and checks the replies' types:
+// tests/clients/clients.mjs CLIENT PORT [PASSWORD] - runs one Node Redis client
+// library against idmintd's RESP port on 127.0.0.1:PORT with the library's
+// default options (only host and port given, and the password option when
+// PASSWORD is: idmintd's --auth-token-file token) and checks the replies'
+// types:
 //
 //   node-redis   the `redis` package 5 (RESP2 by default, no HELLO)
 //   node-redis3  the same with RESP: 3 (HELLO 3, what redis 6 does by default)
@@ -10,7 +12,7 @@
 //
 // Prints one "not ok - ..." line per failed check and nothing else, and exits
 // 1 when any failed (tests/server/test_resp_clients.sh runs it).
-const [client, portText] = process.argv.slice(2);
+const [client, portText, password] = process.argv.slice(2);
 const port = Number(portText);
 const failures = [];
 const check = (what, ok, detail) => {
@@ -76,7 +78,8 @@ async function common(call) {
 
 async function nodeRedis(pkg, extra) {
     const { createClient } = await import(pkg);
-    const c = createClient({ socket: { host: '127.0.0.1', port }, ...extra });
+    const auth = password === undefined ? {} : { password };
+    const c = createClient({ socket: { host: '127.0.0.1', port }, ...auth, ...extra });
     let errors = 0;
     c.on('error', (e) => {
         errors++;
@@ -100,7 +103,8 @@ async function nodeRedis(pkg, extra) {
 
 async function ioredis() {
     const { default: Redis } = await import('ioredis');
-    const r = new Redis({ host: '127.0.0.1', port });
+    const auth = password === undefined ? {} : { password };
+    const r = new Redis({ host: '127.0.0.1', port, ...auth });
     let errors = 0;
     r.on('error', (e) => {
         errors++;

@@ -1,6 +1,7 @@
-"""tests/clients/clients.py PORT - redis-py (Debian's python3-redis) against
-idmintd's RESP port on 127.0.0.1:PORT with default options (only host and
-port given), checking the replies' types.
+"""tests/clients/clients.py PORT [PASSWORD] - redis-py (Debian's python3-redis)
+against idmintd's RESP port on 127.0.0.1:PORT with default options (only host
+and port given, and password when PASSWORD is: idmintd's --auth-token-file
+token), checking the replies' types.
 
 Prints one "not ok - ..." line per failed check and nothing else, and exits
 1 when any failed (tests/server/test_resp_clients.sh runs it).
@@ -22,8 +23,8 @@ SNOWFLAKE = re.compile(rb"^[1-9][0-9]{0,18}$")
 UUID7 = re.compile(rb"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
 
-def main(port):
-    r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=10)
+def main(port, password):
+    r = redis.Redis(host="127.0.0.1", port=port, password=password, socket_timeout=10)
     check("ping() is True", r.ping() is True)
     three = r.execute_command("NEXT", "snowflake", "3")
     check(
@@ -58,7 +59,7 @@ def main(port):
 
 
 try:
-    main(int(sys.argv[1]))
+    main(int(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None)
 except Exception as e:  # noqa: BLE001 - any failure is reported
     failures.append("not ok - redis-py: %s: %s" % (type(e).__name__, e))
 for f in failures:
