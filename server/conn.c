@@ -5,13 +5,14 @@
  *
  * Memory is bounded across connections by --max-buffered: each connection
  * gets a share of it (idms_conn_share: the budget over the connections
- * open). Reads land in one buffer the loop shares; a connection keeps only
- * what is left unanswered, at most the protocol's max_request of an
- * incomplete request (a request that would need more is answered with an
- * error and the connection closed) or one read of requests waiting behind
- * a park or a full batch. Reading pauses while a share of replies waits
- * for a slow reader, and the adapters and the mint service stop a batch,
- * or a reply in parts, at a share. Memory given back to the allocator is
+ * open). Reads land in one buffer the loop shares, at most a quarter of a
+ * share at a time; a connection keeps only what is left unanswered, at
+ * most the protocol's max_request of an incomplete request (a request that
+ * would need more is answered with an error and the connection closed) or
+ * one read of requests waiting behind a park or a full batch. Reading
+ * pauses while replies wait for a slow reader and the connection holds
+ * half its share, and the adapters and the mint service stop a batch, or a
+ * part of a large reply, at a quarter (idms_conn_part). Memory given back to the allocator is
  * returned to the system (malloc_trim) once the buffered bytes have
  * fallen well below their peak.
  *
@@ -196,6 +197,27 @@ size_t idms_conn_share(const idms_conn *c)
     if (share > IDMS_SHARE_MAX)
         share = IDMS_SHARE_MAX;
     return (size_t)share;
+}
+
+size_t idms_conn_part(const idms_conn *c)
+{
+    return idms_conn_share(c) / 4;
+}
+
+/* What the connection holds: replies not yet written, and its own input
+ * buffer (not the shared one it reads into). */
+static size_t held(const idms_conn *c)
+{
+    return c->out_queued + (c->in_shared ? 0 : c->in_cap);
+}
+
+/* Whether it holds half of its share with replies waiting to be written:
+ * then it is not read, and a park that ends does not mint, until some
+ * have been (input alone never holds it back: answering it is what frees
+ * it). */
+static bool full(const idms_conn *c)
+{
+    return c->out_queued > 0 && held(c) >= idms_conn_share(c) / 2;
 }
 
 static void note_buffered(idms_server *s)
@@ -406,9 +428,10 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         return;
     }
     if (c->in_len == 0) {
-        /* Nothing left over: into the shared buffer, at most a share. */
+        /* Nothing left over: into the shared buffer, at most a quarter of
+         * the share. */
         drop_empty_in(c);
-        size_t n = idms_conn_share(c);
+        size_t n = idms_conn_share(c) / 4;
         if (n > sizeof shared_in)
             n = sizeof shared_in;
         c->in = shared_in;
@@ -559,7 +582,7 @@ static void linger(idms_conn *c)
 static void read_again(idms_conn *c)
 {
     if (!c->closing && !c->lingering && !c->reading && !c->close_after_write &&
-        c->park == IDMS_PARK_NONE && c->out_queued < idms_conn_share(c))
+        c->park == IDMS_PARK_NONE && !full(c))
         idms_conn_resume(c);
 }
 
@@ -608,7 +631,7 @@ static void unpark(idms_conn *c)
 {
     if (c->closing || c->lingering)
         return;
-    if (c->out_queued >= idms_conn_share(c)) {
+    if (full(c)) {
         /* A reply in parts whose last part is still unread: no more until
          * it is written (on_written resumes the request). */
         set_parked(c, IDMS_PARK_NONE);
@@ -764,7 +787,7 @@ static void process(idms_conn *c)
         park(c);
         return;
     }
-    if (c->more || c->out_queued >= idms_conn_share(c)) {
+    if (c->more || full(c)) {
         /* Replies wait for the reader (or the adapter stopped at its batch
          * with requests left, or a reply goes out in parts): read no more
          * until they are written; on_written resumes, and resuming

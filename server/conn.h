@@ -19,15 +19,18 @@ struct idms_conn;
 
 /* A connection's share of --max-buffered: the budget divided by the open
  * connections, from IDMS_SHARE_MIN to IDMS_SHARE_MAX (idms_conn_share).
- * An adapter stops taking requests from the buffer once its replies reach
- * the share, and the mint service sends a larger reply in parts of about
- * that size; the rest waits until they are written (bounded memory for
+ * What it buffers - replies not yet written and input not yet answered -
+ * stays within about its share: it is not read once they reach half of it,
+ * a read takes at most a quarter, an adapter stops taking requests from the
+ * buffer once its replies reach a part (idms_conn_part: a quarter), and the
+ * mint service sends a larger reply in parts of that size; the rest waits
+ * until they are written (bounded memory for
  * clients that pipeline big requests and read slowly or not at all) and,
  * when the socket took them at once, until the next loop turn (conn.c):
  * one batch per connection per turn, so that no client, however it
  * pipelines, holds up the others. */
 #define IDMS_SHARE_MIN (16u << 10)
-#define IDMS_SHARE_MAX (1u << 20)
+#define IDMS_SHARE_MAX (4u << 20)
 
 typedef struct idms_proto {
     const char *name;
@@ -133,6 +136,8 @@ void idms_conn_close_idle(struct idms_server *s);
 void idms_conn_close_all(struct idms_server *s);
 /* The connection's share of --max-buffered (IDMS_SHARE_MIN..MAX). */
 size_t idms_conn_share(const idms_conn *c);
+/* A batch of replies, or a part of a large one: a quarter of the share. */
+size_t idms_conn_part(const idms_conn *c);
 /* Starts (again) reading a connection paused by backpressure. */
 void idms_conn_resume(idms_conn *c);
 /* Resumes every connection parked for the ceiling (the mark is durable,

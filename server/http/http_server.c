@@ -305,7 +305,7 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
     bool known = fixed_length(f, p, count, json, &length);
     idms_mint_result res;
     idms_mint(c, f->id, p, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES,
-              known ? idms_conn_share(c) : 0, &r->body, &res);
+              known ? idms_conn_part(c) : 0, &r->body, &res);
     minted(&res, type, r);
     if (res.in_parts && (res.status == 200 || r->parked || r->part)) {
         r->in_parts = true;
@@ -661,7 +661,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
     idms_server *s = c->server;
     size_t used = 0;
     while (used < len) {
-        if (out->len >= idms_conn_share(c)) {
+        if (out->len >= idms_conn_part(c)) {
             c->more = true;
             break;
         }

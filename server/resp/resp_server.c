@@ -328,7 +328,7 @@ static int cmd_next(req *r)
      * array, so that generic code need not look at the count. */
     int style = count_arg != NULL ? IDMS_OUT_RESP_ARRAY : IDMS_OUT_RESP;
     idms_mint_result m;
-    idms_mint(r->c, f->id, prefix_arg ? prefix : NULL, count, style, idms_conn_share(r->c), r->out,
+    idms_mint(r->c, f->id, prefix_arg ? prefix : NULL, count, style, idms_conn_part(r->c), r->out,
               &m);
     if (m.status == 200)
         return RUN_DONE;
@@ -954,7 +954,7 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
     idms_server *s = c->server;
     size_t used = 0;
     while (used < len) {
-        if (out->len >= idms_conn_share(c)) {
+        if (out->len >= idms_conn_part(c)) {
             c->more = true;
             break;
         }

@@ -130,8 +130,8 @@ out=$T_DIR/pipe.out
 attack=$!
 track "$attack"
 wait_until 30 grep -q '^opened' "$out"
-# idmintd(8), --max-buffered: "a connection whose unwritten replies reach
-# its share is not read until they are written ... A client that asks and
+# idmintd(8), --max-buffered: "a connection whose unwritten replies and input reach half
+# its share is not read until replies are written ... A client that asks and
 # does not read therefore holds about one share of replies, whatever it
 # asked"; "Memory is given back to the system once the bytes buffered fall
 # well below their peak."
@@ -147,9 +147,9 @@ expect "idmint_buffered_bytes shows what is buffered: the replies waiting, about
     "$buffered_out" -le $((16 << 20))
 # 401 connections: the attack's and the one reading /metrics.
 expect "... and the input each holds is at most 64 KiB" "$buffered_in" -le $((401 << 16))
-expect "a connection whose unwritten replies reach its share is not read until they are written (not closed: all 400 are open)" \
+expect "a connection whose unwritten replies and input reach half its share is not read until replies are written (not closed: all 400 are open)" \
     "$(metric idmint_connections_open)" -ge 400
-below "--max-buffered 16M: a client that asks and does not read holds about one share of replies, whatever it asked: 400 of them (900 MB asked each) keep the peak resident set below 160 MiB" \
+below "--max-buffered 16M: a client that asks and does not read holds about one share, whatever it asked: 400 of them (900 MB asked each) keep the peak resident set below 160 MiB" \
     "$(peak_kib "$SRV_PID")" 160
 kill -TERM "$attack"
 wait "$attack"
