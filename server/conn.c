@@ -20,6 +20,12 @@
  * requests to answer (read, resumed or unparked) queues for the next turn
  * instead, so that many greedy clients together do not hold up a new one
  * either. Each turn answers at least the first connection queued.
+ *
+ * With TLS (tls.c) the bytes read are ciphertext: they go into the
+ * connection's session, and the plaintext it yields takes their place in
+ * the input buffer (tls_input); replies are encrypted on their way out
+ * (send_buf). The session may hold more plaintext than the buffer had room
+ * for: tls_deliver moves it in as the connection reads on.
  */
 #include "idmintd.h"
 
@@ -162,6 +168,7 @@ static void on_handle_closed(uv_handle_t *h)
      * connection; the last one closed frees it. */
     if (--c->handles_open == 0) {
         idms_mint_job_free(&c->job);
+        idms_tls_free(c->tls);
         free(c->in);
         free(c);
     }
@@ -197,10 +204,14 @@ static void unlink_conn(idms_conn *c)
     c->prev = c->next = NULL;
 }
 
+static void tls_goodbye(idms_conn *c);
+
 static void conn_close(idms_conn *c)
 {
     if (c->closing)
         return;
+    if (c->tls != NULL)
+        tls_goodbye(c);
     c->closing = true;
     c->server->metrics.connections_open--;
     c->listener->conns_open--;
@@ -270,10 +281,9 @@ static bool still_idle(idms_conn *c)
     return unread_bytes(c) == 0;
 }
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+/* Makes room for a read, up to the protocol's max_request. */
+static void grow_input(idms_conn *c)
 {
-    (void)suggested;
-    idms_conn *c = h->data;
     size_t max = c->proto->max_request;
     if (c->in_cap - c->in_len < READ_CHUNK && c->in_cap < max) {
         size_t want = c->in_cap ? c->in_cap * 2 : READ_CHUNK;
@@ -285,6 +295,13 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
             c->in_cap = want;
         }
     }
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    idms_conn *c = h->data;
+    grow_input(c);
     /* A full buffer yields a zero-length buffer: libuv reports UV_ENOBUFS. */
     *buf = uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
 }
@@ -313,7 +330,7 @@ static void on_written(uv_write_t *req, int status)
 /* Sends out's bytes: at once when the socket takes them all (no write
  * request, no allocation, and no epoll_ctl that a completed uv_write costs
  * libuv 1.44), else the rest through uv_write, which takes out's memory. */
-static void send_buf(idms_conn *c, idms_buf *out)
+static void send_wire(idms_conn *c, idms_buf *out)
 {
     if (out->len == 0)
         return;
@@ -346,6 +363,24 @@ static void send_buf(idms_conn *c, idms_buf *out)
         return;
     }
     c->writes_pending++;
+}
+
+/* Sends a reply: as it is, or encrypted by the connection's TLS session. */
+static void send_buf(idms_conn *c, idms_buf *out)
+{
+    if (c->tls == NULL || out->len == 0) {
+        send_wire(c, out);
+        return;
+    }
+    idms_buf wire;
+    idms_buf_init(&wire);
+    int rc = idms_tls_write(c->tls, out->data, out->len, &wire);
+    out->len = 0;
+    if (rc != 0)
+        conn_close(c); /* before the handshake: a client refused at the limit */
+    else
+        send_wire(c, &wire);
+    idms_buf_free(&wire);
 }
 
 /* Reads again, unless replies wait for the reader or a request is parked. */
@@ -527,26 +562,49 @@ static void process(idms_conn *c)
     }
 }
 
+/* The request does not fit the buffer: answer as the protocol would for
+ * an oversized request, and close. */
+static void too_large(idms_conn *c)
+{
+    c->server->metrics.protocol_errors++;
+    idms_buf out;
+    idms_buf_init(&out);
+    if (c->proto == &idms_http_proto)
+        idms_buf_puts(&out, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
+                            "Connection: close\r\n\r\n");
+    else
+        idms_buf_puts(&out, "-ERR Protocol error: request too large\r\n");
+    c->close_after_write = true;
+    uv_read_stop((uv_stream_t *)&c->tcp);
+    c->reading = false;
+    send_buf(c, &out);
+    idms_buf_free(&out);
+}
+
+/* n bytes were added to the input buffer: answered now, or in the next
+ * turn when this one's budget is spent. */
+static void take_input(idms_conn *c, size_t n)
+{
+    c->in_len += n;
+    touch(c);
+    if (over_budget(c->server)) {
+        uv_read_stop((uv_stream_t *)&c->tcp);
+        c->reading = false;
+        c->turn_more = true;
+        turn_push(c);
+        return;
+    }
+    process_timed(c);
+}
+
+static void tls_input(idms_conn *c, size_t nread);
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     (void)buf;
     idms_conn *c = stream->data;
     if (nread == UV_ENOBUFS) {
-        /* The request does not fit the buffer: answer as the protocol
-         * would for an oversized request, and close. */
-        c->server->metrics.protocol_errors++;
-        idms_buf out;
-        idms_buf_init(&out);
-        if (c->proto == &idms_http_proto)
-            idms_buf_puts(&out, "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
-                                "Connection: close\r\n\r\n");
-        else
-            idms_buf_puts(&out, "-ERR Protocol error: request too large\r\n");
-        c->close_after_write = true;
-        uv_read_stop(stream);
-        c->reading = false;
-        send_buf(c, &out);
-        idms_buf_free(&out);
+        too_large(c);
         return;
     }
     if (nread < 0) {
@@ -555,16 +613,104 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
     }
     if (nread == 0)
         return;
-    c->in_len += (size_t)nread;
-    touch(c);
-    if (over_budget(c->server)) {
-        uv_read_stop(stream);
-        c->reading = false;
-        c->turn_more = true;
-        turn_push(c);
+    if (c->tls != NULL)
+        tls_input(c, (size_t)nread);
+    else
+        take_input(c, (size_t)nread);
+}
+
+/* A failed handshake (or, later, a bad record): counted, logged at most
+ * once a second, and the connection closed (the alert has gone out). */
+static void tls_failed(idms_conn *c)
+{
+    idms_server *s = c->server;
+    bool handshake = !idms_tls_established(c->tls);
+    uint64_t *n = handshake ? &s->metrics.tls_handshake_failures : &s->metrics.protocol_errors;
+    (*n)++;
+    if (log_due(s, &s->tls_failure_logged_s))
+        idms_log(IDMS_LOG_WARN, "TLS %s failed on the %s port: %s (%" PRIu64 " so far)",
+                 handshake ? "handshake" : "session", c->proto->name, idms_tls_error(c->tls), *n);
+    conn_close(c);
+}
+
+/* Plaintext from the TLS session into the input buffer's free space, and
+ * out at once what the session says meanwhile (handshake flights, alerts).
+ * Returns the bytes added, 0 for none until more ciphertext comes, or -1
+ * when the connection is done (closed, or a request too large for the
+ * buffer is being refused). */
+static ptrdiff_t tls_pull(idms_conn *c)
+{
+    idms_server *s = c->server;
+    grow_input(c);
+    bool established = idms_tls_established(c->tls);
+    idms_buf wire;
+    idms_buf_init(&wire);
+    uint64_t t0 = uv_hrtime(); /* handshakes cost the turn's budget too */
+    ptrdiff_t n = idms_tls_read(c->tls, c->in + c->in_len, c->in_cap - c->in_len, &wire);
+    s->turn_work_ns += uv_hrtime() - t0;
+    send_wire(c, &wire);
+    idms_buf_free(&wire);
+    if (!established && idms_tls_established(c->tls))
+        s->metrics.tls_handshakes++;
+    if (c->closing)
+        return -1;
+    if (n == IDMS_TLS_FAILED) {
+        tls_failed(c);
+        return -1;
+    }
+    if (n == IDMS_TLS_EOF) {
+        conn_close(c); /* close_notify: as the end of a plain stream */
+        return -1;
+    }
+    if (n == 0 && c->in_len == c->in_cap && idms_tls_pending(c->tls)) {
+        /* A full buffer and more to come, as UV_ENOBUFS without TLS. */
+        too_large(c);
+        return -1;
+    }
+    return n;
+}
+
+/* Moves the session's plaintext into the input buffer and answers it, for
+ * as long as the connection reads (process stops reading when its replies
+ * wait, at a park, at a full batch) and the turn's budget lasts; resuming
+ * comes back here. */
+static void tls_deliver(idms_conn *c)
+{
+    while (c->reading && !c->closing && idms_tls_pending(c->tls)) {
+        ptrdiff_t n = tls_pull(c);
+        if (n <= 0)
+            return;
+        take_input(c, (size_t)n);
+    }
+}
+
+/* nread bytes of ciphertext were read into the input buffer's free space:
+ * the session takes them, and its plaintext takes their place. */
+static void tls_input(idms_conn *c, size_t nread)
+{
+    if (idms_tls_feed(c->tls, c->in + c->in_len, nread) != 0) {
+        conn_close(c);
         return;
     }
-    process_timed(c);
+    touch(c); /* a handshake in progress is not idleness */
+    tls_deliver(c);
+}
+
+/* Our close_notify, when the socket takes it now (nothing else is queued:
+ * a connection closed with writes pending, at the drain's deadline or on
+ * an error, goes without). */
+static void tls_goodbye(idms_conn *c)
+{
+    if (c->writes_pending > 0)
+        return;
+    idms_buf wire;
+    idms_buf_init(&wire);
+    idms_tls_shutdown(c->tls, &wire);
+    if (wire.len > 0) {
+        uv_buf_t b = uv_buf_init(wire.data, (unsigned)wire.len);
+        (void)uv_try_write((uv_stream_t *)&c->tcp, &b, 1);
+    }
+    idms_buf_free(&wire);
 }
 
 void idms_conn_resume(idms_conn *c)
@@ -580,6 +726,8 @@ void idms_conn_resume(idms_conn *c)
     uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read);
     if (c->in_len > 0)
         process_timed(c);
+    if (c->tls != NULL)
+        tls_deliver(c); /* what the session held back while not reading */
 }
 
 static int proto_index(const idms_proto *p)
@@ -614,7 +762,9 @@ static void on_connection(uv_stream_t *server, int status)
     c->idle.data = c;
     c->park_timer.data = c;
     c->handles_open = 3;
-    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0) {
+    if (s->tls_ctx != NULL)
+        c->tls = idms_tls_new(s->tls_ctx);
+    if (uv_accept(server, (uv_stream_t *)&c->tcp) != 0 || (s->tls_ctx != NULL && c->tls == NULL)) {
         c->closing = true;
         close_handles(c);
         return;

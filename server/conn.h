@@ -16,6 +16,7 @@
 
 struct idms_server;
 struct idms_conn;
+struct idms_tls;
 
 /* An adapter stops taking requests from the buffer once its replies reach
  * this size; the rest waits until they are written (bounded memory for
@@ -67,6 +68,7 @@ typedef struct idms_conn {
     int64_t park_clock_ns; /* the clock when it last parked */
     idms_mint_job job;
     idms_resp_session resp; /* RESP connections: the session (resp_server.c) */
+    struct idms_tls *tls;   /* the TLS session (tls.h), NULL without TLS */
     struct idms_listener *listener;
     struct idms_conn *prev, *next;
     /* The turn queue (conn.c): work left for the next loop turn, after

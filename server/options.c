@@ -38,7 +38,9 @@ enum {
     OPT_MAX_COUNT,
     OPT_IDLE_TIMEOUT,
     OPT_RESP_IDLE_TIMEOUT,
-    OPT_RESERVE
+    OPT_RESERVE,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY
 };
 
 /* clang-format off */
@@ -60,6 +62,8 @@ static const idmx_option options[] = {
     {"idle-timeout", 0, IDMX_REQUIRED_ARG, OPT_IDLE_TIMEOUT},
     {"resp-idle-timeout", 0, IDMX_REQUIRED_ARG, OPT_RESP_IDLE_TIMEOUT},
     {"reserve", 0, IDMX_REQUIRED_ARG, OPT_RESERVE},
+    {"tls-cert", 0, IDMX_REQUIRED_ARG, OPT_TLS_CERT},
+    {"tls-key", 0, IDMX_REQUIRED_ARG, OPT_TLS_KEY},
     {NULL, 0, 0, 0},
 };
 /* clang-format on */
@@ -89,6 +93,9 @@ static const char help_text[] =
     "                            0 never)\n"
     "      --resp-idle-timeout MS\n"
     "                            the same for the Redis protocol (default 0: never)\n"
+    "      --tls-cert FILE       serve both ports over TLS 1.2+ with this PEM\n"
+    "                            certificate chain (default: none; SIGHUP reloads)\n"
+    "      --tls-key FILE        its PEM private key (given with --tls-cert)\n"
     "      --log-file FILE       log there instead of stderr (SIGHUP reopens it)\n"
     "      --log-level L         error, warn, info (default) or debug\n"
     "  -h, --help                show this help and exit\n"
@@ -194,6 +201,10 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         return 0;
     case OPT_RESERVE:
         return idmx_parse_ms(name, v, &idmx_range_reserve_ms, &o->reserve_ms, err, err_cap);
+    case OPT_TLS_CERT:
+        return copy_text(o->tls_cert, sizeof o->tls_cert, name, v, err, err_cap);
+    case OPT_TLS_KEY:
+        return copy_text(o->tls_key, sizeof o->tls_key, name, v, err, err_cap);
     default:
         snprintf(err, err_cap, "%s cannot be set here", name);
         return -1;
@@ -329,6 +340,15 @@ int idms_options_load(idms_options *o, int argc, char **argv)
                             sizeof err) != 0 ||
         idmx_check_node("--node", o->node, &layout, err, sizeof err) != 0) {
         fprintf(stderr, "idmintd: %s\nTry 'idmintd --help' for more information.\n", err);
+        return 2;
+    }
+    /* A certificate without its key (or the reverse) cannot serve TLS, and
+     * serving plain text instead would be a surprise. */
+    if ((o->tls_cert[0] == '\0') != (o->tls_key[0] == '\0')) {
+        fprintf(stderr,
+                "idmintd: --tls-cert and --tls-key go together: %s is missing\n"
+                "Try 'idmintd --help' for more information.\n",
+                o->tls_cert[0] == '\0' ? "--tls-cert" : "--tls-key");
         return 2;
     }
     return 0;

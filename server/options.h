@@ -24,6 +24,8 @@ typedef struct idms_options {
     uint32_t idle_timeout_ms;      /* HTTP; 0 = never */
     uint32_t resp_idle_timeout_ms; /* RESP; 0 = never (the default, as Redis's) */
     int64_t reserve_ms;      /* time window reserved ahead of use */
+    char tls_cert[1024];     /* PEM certificate chain; "" = no TLS */
+    char tls_key[1024];      /* PEM private key, given with tls_cert */
 } idms_options;
 
 /* Fills defaults, then applies --config FILE and the flags (flags win).

@@ -11,6 +11,7 @@
 #include "hwm.h"
 #include "metrics.h"
 #include "options.h"
+#include "tls.h"
 
 #include <idmint/idmint.h>
 #include <stdbool.h>
@@ -44,6 +45,10 @@ typedef struct idms_server {
     uint64_t turn_work_ns; /* spent on requests since the last check */
     int64_t conn_refusal_logged_s; /* the last second (loop time) a refusal was logged */
     int64_t accept_error_logged_s; /* ... an accept error was logged */
+    /* --tls-cert and --tls-key loaded (NULL: no TLS); new connections take
+     * it, SIGHUP replaces it (each session holds its own reference). */
+    SSL_CTX *tls_ctx;
+    int64_t tls_failure_logged_s; /* the last second a TLS failure was logged */
 } idms_server;
 
 #endif
