@@ -115,8 +115,11 @@ run_ctest() {
 section "dependencies"
 t0=$SECONDS
 # The server tests run real clients (curl, redis-cli, redis-benchmark,
-# redis-py) and step idmintd's clock with libfaketime.
-packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime)
+# redis-py; for TLS the openssl command makes certificates and tries old
+# protocol versions, and Python's ssl module checks close_notify) and step
+# idmintd's clock with libfaketime.
+packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime
+    openssl)
 if ! command -v node >/dev/null 2>&1; then
     packages+=(nodejs)
 fi

@@ -23,6 +23,13 @@
  * the client closes, for at most LINGER_MS, so that a client still sending
  * (a 1 MB request line) reads its 414 rather than a reset.
  *
+ * With TLS (tls.c) the bytes read are ciphertext: they go into the
+ * connection's session, and the plaintext it yields takes their place in
+ * the input buffer (tls_input); replies are encrypted on their way out
+ * (send_buf). The session may hold more plaintext than the buffer had room
+ * for: tls_deliver moves it in as the connection reads on. A handshake
+ * must be complete within --header-timeout of the accept.
+ *
  * Work per connection is bounded too: one batch of replies (IDMS_OUT_BATCH,
  * or up to a park) per event. What is left - the rest of a pipeline whose
  * batch the socket took at once, a time park due within the millisecond, an
@@ -305,6 +312,7 @@ static void on_handle_closed(uv_handle_t *h)
      * the connection; the last one closed frees it. */
     if (--c->handles_open == 0) {
         idms_mint_job_free(&c->job);
+        idms_tls_free(c->tls);
         if (!c->in_shared) {
             free(c->in);
             set_in(c, NULL, 0);
@@ -344,10 +352,14 @@ static void unlink_conn(idms_conn *c)
     c->prev = c->next = NULL;
 }
 
+static void tls_goodbye(idms_conn *c);
+
 static void conn_close(idms_conn *c)
 {
     if (c->closing)
         return;
+    if (c->tls != NULL && !c->lingering)
+        tls_goodbye(c);
     c->closing = true;
     c->server->metrics.connections_open--;
     c->listener->conns_open--;
@@ -418,15 +430,10 @@ static bool still_idle(idms_conn *c)
     return unread_bytes(c) == 0;
 }
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+/* Room for the next input (a read, or plaintext from the TLS session):
+ * the shared buffer when nothing is left over, else after what is. */
+static uv_buf_t input_room(idms_conn *c)
 {
-    (void)suggested;
-    idms_conn *c = h->data;
-    if (c->lingering) {
-        /* Read to be discarded. */
-        *buf = uv_buf_init(shared_in, sizeof shared_in);
-        return;
-    }
     if (c->in_len == 0) {
         /* Nothing left over: into the shared buffer, at most a quarter of
          * the share. */
@@ -437,8 +444,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         c->in = shared_in;
         c->in_cap = n;
         c->in_shared = true;
-        *buf = uv_buf_init(shared_in, (unsigned)n);
-        return;
+        return uv_buf_init(shared_in, (unsigned)n);
     }
     /* After what is left: the buffer grows to the protocol's largest
      * request (a leftover of complete requests may already be larger). */
@@ -456,7 +462,19 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         }
     }
     /* A full buffer yields a zero-length buffer: libuv reports UV_ENOBUFS. */
-    *buf = uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
+    return uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    (void)suggested;
+    idms_conn *c = h->data;
+    if (c->lingering) {
+        /* Read to be discarded. */
+        *buf = uv_buf_init(shared_in, sizeof shared_in);
+        return;
+    }
+    *buf = input_room(c);
 }
 
 static void close_after_reply(idms_conn *c)
@@ -491,7 +509,7 @@ static void on_written(uv_write_t *req, int status)
 /* Sends out's bytes: at once when the socket takes them all (no write
  * request, no allocation, and no epoll_ctl that a completed uv_write costs
  * libuv 1.44), else the rest through uv_write, which takes out's memory. */
-static void send_buf(idms_conn *c, idms_buf *out)
+static void send_wire(idms_conn *c, idms_buf *out)
 {
     if (out->len == 0)
         return;
@@ -528,6 +546,24 @@ static void send_buf(idms_conn *c, idms_buf *out)
     note_buffered(c->server);
 }
 
+/* Sends a reply: as it is, or encrypted by the connection's TLS session. */
+static void send_buf(idms_conn *c, idms_buf *out)
+{
+    if (c->tls == NULL || out->len == 0) {
+        send_wire(c, out);
+        return;
+    }
+    idms_buf wire;
+    idms_buf_init(&wire);
+    int rc = idms_tls_write(c->tls, out->data, out->len, &wire);
+    out->len = 0;
+    if (rc != 0)
+        conn_close(c); /* before the handshake: a client refused at the limit */
+    else
+        send_wire(c, &wire);
+    idms_buf_free(&wire);
+}
+
 /* Sends a reply that ends the connection (an error the protocol gives
  * before closing); the close lingers once it is written. */
 static void send_last(idms_conn *c, idms_buf *out)
@@ -562,6 +598,8 @@ static void linger(idms_conn *c)
     if (c->closing || c->lingering)
         return;
     c->shutdown.data = c;
+    if (c->tls != NULL)
+        tls_goodbye(c); /* close_notify, before the FIN */
     if (c->no_linger || uv_shutdown(&c->shutdown, &c->sock.stream, on_shutdown) != 0) {
         conn_close(c);
         return;
@@ -807,19 +845,44 @@ static void process(idms_conn *c)
     watch_request(c, used > 0);
 }
 
+/* The request does not fit the buffer: answer as the protocol would for
+ * an oversized request, and close. */
+static void too_large(idms_conn *c)
+{
+    c->server->metrics.protocol_errors++;
+    idms_buf out;
+    idms_buf_init(&out);
+    idms_buf_puts(&out, c->proto->too_large);
+    send_last(c, &out);
+    idms_buf_free(&out);
+}
+
+/* n bytes were added to the input buffer: answered now, or in the next
+ * turn when this one's budget is spent; what is left moves out of the
+ * shared buffer. */
+static void take_input(idms_conn *c, size_t n)
+{
+    c->in_len += n;
+    touch(c);
+    if (over_budget(c->server)) {
+        uv_read_stop(&c->sock.stream);
+        c->reading = false;
+        c->turn_more = true;
+        turn_push(c);
+    } else {
+        process_timed(c);
+    }
+    keep_rest(c);
+}
+
+static void tls_input(idms_conn *c, size_t nread);
+
 static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
 {
     (void)buf;
     idms_conn *c = stream->data;
     if (nread == UV_ENOBUFS) {
-        /* The request does not fit the buffer: answer as the protocol
-         * would for an oversized request, and close. */
-        c->server->metrics.protocol_errors++;
-        idms_buf out;
-        idms_buf_init(&out);
-        idms_buf_puts(&out, c->proto->too_large);
-        send_last(c, &out);
-        idms_buf_free(&out);
+        too_large(c);
         return;
     }
     if (nread <= 0) {
@@ -828,17 +891,108 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
             conn_close(c);
         return;
     }
-    c->in_len += (size_t)nread;
-    touch(c);
-    if (over_budget(c->server)) {
-        uv_read_stop(stream);
-        c->reading = false;
-        c->turn_more = true;
-        turn_push(c);
-    } else {
-        process_timed(c);
+    if (c->tls != NULL)
+        tls_input(c, (size_t)nread);
+    else
+        take_input(c, (size_t)nread);
+}
+
+/* A failed handshake (or, later, a bad record): counted, logged at most
+ * once a second, and the connection closed (the alert has gone out). */
+static void tls_failed(idms_conn *c)
+{
+    idms_server *s = c->server;
+    bool handshake = !idms_tls_established(c->tls);
+    uint64_t *n = handshake ? &s->metrics.tls_handshake_failures : &s->metrics.protocol_errors;
+    (*n)++;
+    if (log_due(s, &s->tls_failure_logged_s))
+        idms_log(IDMS_LOG_WARN, "TLS %s failed on the %s port: %s (%" PRIu64 " so far)",
+                 handshake ? "handshake" : "session", c->proto->name, idms_tls_error(c->tls), *n);
+    conn_close(c);
+}
+
+/* Plaintext from the TLS session into the input buffer's room, and out at
+ * once what the session says meanwhile (handshake flights, alerts).
+ * Returns the bytes added, 0 for none until more ciphertext comes, or -1
+ * when the connection is done (closed, or a request too large for the
+ * buffer is being refused). */
+static ptrdiff_t tls_pull(idms_conn *c)
+{
+    idms_server *s = c->server;
+    uv_buf_t room = input_room(c);
+    bool established = idms_tls_established(c->tls);
+    idms_buf wire;
+    idms_buf_init(&wire);
+    uint64_t t0 = uv_hrtime(); /* handshakes cost the turn's budget too */
+    ptrdiff_t n = idms_tls_read(c->tls, room.base, room.len, &wire);
+    s->turn_work_ns += uv_hrtime() - t0;
+    send_wire(c, &wire);
+    idms_buf_free(&wire);
+    if (!established && idms_tls_established(c->tls)) {
+        s->metrics.tls_handshakes++;
+        uv_timer_stop(&c->deadline); /* the handshake's; requests get their own */
+    }
+    if (c->closing)
+        return -1;
+    if (n == IDMS_TLS_FAILED) {
+        tls_failed(c);
+        return -1;
+    }
+    if (n == IDMS_TLS_EOF) {
+        conn_close(c); /* close_notify: as the end of a plain stream */
+        return -1;
+    }
+    if (n == 0 && room.len == 0 && idms_tls_pending(c->tls)) {
+        /* A full buffer and more to come, as UV_ENOBUFS without TLS. */
+        too_large(c);
+        return -1;
+    }
+    return n;
+}
+
+/* Moves the session's plaintext into the input buffer and answers it, for
+ * as long as the connection reads (process stops reading when its replies
+ * wait, at a park, at a full batch) and the turn's budget lasts; resuming
+ * comes back here. */
+static void tls_deliver(idms_conn *c)
+{
+    while (c->reading && !c->closing && !c->lingering && idms_tls_pending(c->tls)) {
+        ptrdiff_t n = tls_pull(c);
+        if (n <= 0)
+            break;
+        take_input(c, (size_t)n);
     }
     keep_rest(c);
+}
+
+/* nread bytes of ciphertext were read into the input buffer's room: the
+ * session takes them, and its plaintext takes their place. */
+static void tls_input(idms_conn *c, size_t nread)
+{
+    if (idms_tls_feed(c->tls, c->in + c->in_len, nread) != 0) {
+        keep_rest(c);
+        conn_close(c);
+        return;
+    }
+    touch(c); /* a handshake in progress is not idleness */
+    tls_deliver(c);
+}
+
+/* Our close_notify, when the socket takes it now (nothing else is queued:
+ * a connection closed with writes pending, at the drain's deadline or on
+ * an error, goes without). */
+static void tls_goodbye(idms_conn *c)
+{
+    if (c->writes_pending > 0)
+        return;
+    idms_buf wire;
+    idms_buf_init(&wire);
+    idms_tls_shutdown(c->tls, &wire);
+    if (wire.len > 0) {
+        uv_buf_t b = uv_buf_init(wire.data, (unsigned)wire.len);
+        (void)uv_try_write(&c->sock.stream, &b, 1);
+    }
+    idms_buf_free(&wire);
 }
 
 /* A lingering connection's reads: dropped; its client's close ends it. */
@@ -862,6 +1016,8 @@ void idms_conn_resume(idms_conn *c)
     uv_read_start(&c->sock.stream, on_alloc, on_read);
     if (c->in_len > 0)
         process_timed(c);
+    if (c->tls != NULL)
+        tls_deliver(c); /* what the session held back while not reading */
 }
 
 static void on_connection(uv_stream_t *server, int status)
@@ -896,7 +1052,9 @@ static void on_connection(uv_stream_t *server, int status)
     c->park_timer.data = c;
     c->deadline.data = c;
     c->handles_open = CONN_HANDLES;
-    if (uv_accept(server, &c->sock.stream) != 0) {
+    if (s->tls_ctx != NULL)
+        c->tls = idms_tls_new(s->tls_ctx);
+    if (uv_accept(server, &c->sock.stream) != 0 || (s->tls_ctx != NULL && c->tls == NULL)) {
         c->closing = true;
         close_handles(c);
         return;
@@ -933,6 +1091,10 @@ static void on_connection(uv_stream_t *server, int status)
         return;
     }
     touch(c);
+    /* A handshake must be complete within the header timeout too (the
+     * first plaintext request then restarts it: watch_request). */
+    if (c->tls != NULL && s->opt.header_timeout_ms > 0)
+        uv_timer_start(&c->deadline, on_deadline, s->opt.header_timeout_ms, 0);
     idms_conn_resume(c);
 }
 /* ADDR:PORT, with [v6]:PORT for IPv6. */

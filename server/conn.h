@@ -16,6 +16,7 @@
 
 struct idms_server;
 struct idms_conn;
+struct idms_tls;
 
 /* A connection's share of --max-buffered: the budget divided by the open
  * connections, from IDMS_SHARE_MIN to IDMS_SHARE_MAX (idms_conn_share).
@@ -102,6 +103,7 @@ typedef struct idms_conn {
     int64_t park_clock_ns; /* the clock when it last parked */
     idms_mint_job job;
     idms_resp_session resp; /* RESP connections: the session (resp_server.c) */
+    struct idms_tls *tls;   /* the TLS session (tls.h), NULL without TLS */
     struct idms_listener *listener;
     struct idms_conn *prev, *next;
     /* The turn queue (conn.c): work left for the next loop turn, after

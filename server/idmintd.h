@@ -23,5 +23,6 @@
 #include "optparse.h"
 #include "options.h"
 #include "server.h"
+#include "tls.h"
 
 #endif

@@ -5,7 +5,10 @@
  * requests already received are answered (with Connection: close), and the
  * process exits when the last connection is gone (or after 10 s, when the
  * rest are closed, whatever their clients do). The time high-water mark
- * then shrinks to the time actually used. SIGHUP reopens the log file.
+ * then shrinks to the time actually used. SIGHUP reopens the log file and
+ * reloads the TLS certificate and key (--tls-cert, --tls-key): new
+ * connections get the new pair, open ones keep theirs, and a pair that
+ * cannot be loaded leaves the previous one in service.
  */
 #include "idmintd.h"
 #include "optvalue.h"
@@ -177,6 +180,34 @@ static void plan_fds(idms_server *s)
              s->opt.max_connections, ports, want, have, hard, why, per_port);
 }
 
+/* Loads --tls-cert and --tls-key into a new context and puts it in
+ * service, logging the certificate. Returns 0, or -1 (logged) keeping the
+ * context in service, if any. */
+static int load_tls(idms_server *s, const char *verb)
+{
+    char err[IDMS_TLS_MSG_CAP];
+    SSL_CTX *ctx = idms_tls_ctx_new(s->opt.tls_cert, s->opt.tls_key, err, sizeof err);
+    if (ctx == NULL) {
+        if (s->tls_ctx != NULL)
+            idms_log(IDMS_LOG_ERROR, "%s; keeping the certificate in service", err);
+        else
+            idms_log(IDMS_LOG_ERROR, "%s", err);
+        return -1;
+    }
+    /* Sessions of the old context hold references to it: it goes when the
+     * last of them closes. */
+    SSL_CTX_free(s->tls_ctx);
+    s->tls_ctx = ctx;
+    char what[512];
+    bool expired;
+    idms_tls_ctx_describe(ctx, what, sizeof what, &expired);
+    idms_log(IDMS_LOG_INFO, "TLS certificate %s from %s: %s", verb, s->opt.tls_cert, what);
+    if (expired)
+        idms_log(IDMS_LOG_WARN, "the TLS certificate in %s has expired: clients will refuse it",
+                 s->opt.tls_cert);
+    return 0;
+}
+
 static void on_drain_timeout(uv_timer_t *t)
 {
     idms_server *s = t->data;
@@ -202,6 +233,10 @@ static void on_signal(uv_signal_t *h, int signum)
             idms_log(IDMS_LOG_ERROR, "cannot reopen the log file: %s", strerror(errno));
         else
             idms_log(IDMS_LOG_INFO, "log file reopened");
+        if (s->tls_ctx != NULL) {
+            int failed = load_tls(s, "reloaded") != 0;
+            s->metrics.tls_reloads[failed]++;
+        }
         return;
     }
     if (s->draining) {
@@ -241,6 +276,9 @@ int main(int argc, char **argv)
     rc = setup_auth(s);
     if (rc != 0)
         return rc;
+    /* Before the state directory is taken: nothing to undo on failure. */
+    if (s->opt.tls_cert[0] != '\0' && load_tls(s, "loaded") != 0)
+        return 1;
     rc = setup_generators(s);
     if (rc != 0)
         return rc;
@@ -271,11 +309,17 @@ int main(int argc, char **argv)
     idm_snowflake_free(s->sf);
     idm_gen_free(s->gen);
     /* The handles that no longer kept the loop alive (the signals, the
-     * timers, the turn queue's) close now, each once. */
+     * timers, the turn queue's) close now, each once. Closing the signal
+     * handles restores the default actions: a SIGTERM sent again now (a
+     * supervisor insisting) must not kill the exit, whose status says the
+     * drain ended well. */
+    signal(SIGTERM, SIG_IGN);
+    signal(SIGINT, SIG_IGN);
     idms_conn_shutdown(s);
     uv_walk(s->loop, on_walk_close, NULL);
     uv_run(s->loop, UV_RUN_NOWAIT);
     idms_log(IDMS_LOG_INFO, "stopped");
     uv_loop_close(s->loop);
+    SSL_CTX_free(s->tls_ctx); /* every connection, and so every session, is gone */
     return 0;
 }

@@ -130,4 +130,18 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "# TYPE idmint_ceiling_waits_total counter\n"
                     "idmint_ceiling_waits_total %" PRIu64 "\n",
                     durable, m->parked, m->parks, m->ceiling_waits);
+    idms_buf_printf(out,
+                    "# HELP idmint_tls_handshakes_total TLS handshakes completed (--tls-cert).\n"
+                    "# TYPE idmint_tls_handshakes_total counter\n"
+                    "idmint_tls_handshakes_total %" PRIu64 "\n"
+                    "# HELP idmint_tls_handshake_failures_total TLS handshakes that failed (a plain-text "
+                    "client, an old protocol version, garbage); the connection was closed.\n"
+                    "# TYPE idmint_tls_handshake_failures_total counter\n"
+                    "idmint_tls_handshake_failures_total %" PRIu64 "\n"
+                    "# HELP idmint_tls_reloads_total Reloads of the certificate and key on SIGHUP, by "
+                    "result (a failed one keeps the previous pair).\n"
+                    "# TYPE idmint_tls_reloads_total counter\n"
+                    "idmint_tls_reloads_total{result=\"ok\"} %" PRIu64 "\n"
+                    "idmint_tls_reloads_total{result=\"failed\"} %" PRIu64 "\n",
+                    m->tls_handshakes, m->tls_handshake_failures, m->tls_reloads[0], m->tls_reloads[1]);
 }

@@ -42,6 +42,9 @@ typedef struct idms_metrics {
     uint64_t auth_failures[2];
     uint64_t reserve_writes;    /* high-water mark fsyncs */
     uint64_t reserve_errors;    /* high-water mark writes that failed */
+    uint64_t tls_handshakes;         /* TLS handshakes completed */
+    uint64_t tls_handshake_failures; /* ... failed (the connection closed) */
+    uint64_t tls_reloads[2];         /* SIGHUP reloads of the certificate: [0] ok, [1] failed */
 } idms_metrics;
 
 struct idms_server;

@@ -42,7 +42,9 @@ enum {
     OPT_HEADER_TIMEOUT,
     OPT_MAX_BUFFERED,
     OPT_AUTH_TOKEN_FILE,
-    OPT_ALLOW_UNAUTHENTICATED
+    OPT_ALLOW_UNAUTHENTICATED,
+    OPT_TLS_CERT,
+    OPT_TLS_KEY
 };
 
 /* clang-format off */
@@ -68,6 +70,8 @@ static const idmx_option options[] = {
     {"max-buffered", 0, IDMX_REQUIRED_ARG, OPT_MAX_BUFFERED},
     {"auth-token-file", 0, IDMX_REQUIRED_ARG, OPT_AUTH_TOKEN_FILE},
     {"allow-unauthenticated", 0, IDMX_NO_ARG, OPT_ALLOW_UNAUTHENTICATED},
+    {"tls-cert", 0, IDMX_REQUIRED_ARG, OPT_TLS_CERT},
+    {"tls-key", 0, IDMX_REQUIRED_ARG, OPT_TLS_KEY},
     {NULL, 0, 0, 0},
 };
 /* clang-format on */
@@ -108,6 +112,9 @@ static const char help_text[] =
     "                            RESP AUTH; /healthz and /readyz stay open\n"
     "      --allow-unauthenticated\n"
     "                            listen beyond loopback without a token anyway\n"
+    "      --tls-cert FILE       serve both ports over TLS 1.2+ with this PEM\n"
+    "                            certificate chain (default: none; SIGHUP reloads)\n"
+    "      --tls-key FILE        its PEM private key (given with --tls-cert)\n"
     "      --log-file FILE       log there instead of stderr (SIGHUP reopens it)\n"
     "      --log-level L         error, warn, info (default) or debug\n"
     "  -h, --help                show this help and exit\n"
@@ -266,6 +273,10 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         return copy_text(o->auth_token_file, sizeof o->auth_token_file, name, v, err, err_cap);
     case OPT_ALLOW_UNAUTHENTICATED:
         return parse_flag(name, v, &o->allow_unauthenticated, err, err_cap);
+    case OPT_TLS_CERT:
+        return copy_text(o->tls_cert, sizeof o->tls_cert, name, v, err, err_cap);
+    case OPT_TLS_KEY:
+        return copy_text(o->tls_key, sizeof o->tls_key, name, v, err, err_cap);
     default:
         snprintf(err, err_cap, "%s cannot be set here", name);
         return -1;
@@ -401,6 +412,15 @@ int idms_options_load(idms_options *o, int argc, char **argv)
                             sizeof err) != 0 ||
         idmx_check_node("--node", o->node, &layout, err, sizeof err) != 0) {
         fprintf(stderr, "idmintd: %s\nTry 'idmintd --help' for more information.\n", err);
+        return 2;
+    }
+    /* A certificate without its key (or the reverse) cannot serve TLS, and
+     * serving plain text instead would be a surprise. */
+    if ((o->tls_cert[0] == '\0') != (o->tls_key[0] == '\0')) {
+        fprintf(stderr,
+                "idmintd: --tls-cert and --tls-key go together: %s is missing\n"
+                "Try 'idmintd --help' for more information.\n",
+                o->tls_cert[0] == '\0' ? "--tls-cert" : "--tls-key");
         return 2;
     }
     return 0;

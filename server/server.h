@@ -12,6 +12,7 @@
 #include "hwm.h"
 #include "metrics.h"
 #include "options.h"
+#include "tls.h"
 
 #include <idmint/idmint.h>
 #include <stdbool.h>
@@ -51,6 +52,10 @@ typedef struct idms_server {
      * last given back (malloc_trim), checked every second by trim_timer. */
     uint64_t buffered_in, buffered_out, buffered_peak;
     uv_timer_t trim_timer;
+    /* --tls-cert and --tls-key loaded (NULL: no TLS); new connections take
+     * it, SIGHUP replaces it (each session holds its own reference). */
+    SSL_CTX *tls_ctx;
+    int64_t tls_failure_logged_s; /* the last second a TLS failure was logged */
 } idms_server;
 
 #endif

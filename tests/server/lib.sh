@@ -30,6 +30,9 @@
 # `finish` prints "N passed, N failed" and exits non-zero when any case
 # failed.
 #
+# SRV_SCHEME (default http) is the scheme of BASE and of http's requests:
+# a test of TLS sets it to https (and gives curl its CA).
+#
 # wait_server [SECONDS] waits for it to exit by itself (after a signal the
 # test sent), setting SRV_STATUS and SRV_STOP_MS the same way.
 #
@@ -76,6 +79,7 @@ redis-cli() {
 }
 export -f curl redis-cli
 
+SRV_SCHEME=${SRV_SCHEME:-http}
 PASSED=0
 FAILED=0
 CASE_NO=0
@@ -160,7 +164,7 @@ start_server() {
             n=$((n + 1))
         done
         if grep -q "ready (pid" "$watch" 2>/dev/null; then
-            BASE=http://127.0.0.1:$HTTP_PORT
+            BASE=$SRV_SCHEME://127.0.0.1:$HTTP_PORT
             n=0
             while [ $n -lt 100 ]; do
                 if curl -fs -m 2 -o /dev/null "$BASE/healthz"; then
@@ -385,7 +389,7 @@ http() {
     local path=$1
     shift
     local head_f=$T_DIR/head body_f=$T_DIR/body status problems='' re
-    status=$(curl -s -m 10 -D "$head_f" -o "$body_f" -w '%{http_code}' "$@" "http://127.0.0.1:$HTTP_PORT$path")
+    status=$(curl -s -m 10 -D "$head_f" -o "$body_f" -w '%{http_code}' "$@" "$SRV_SCHEME://127.0.0.1:$HTTP_PORT$path")
     local head body
     head=$(tr -d '\r' <"$head_f")
     body=$(cat "$body_f"; printf x)
