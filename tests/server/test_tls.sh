@@ -354,4 +354,16 @@ kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 stop_server TERM
 expect "exit 0" "$SRV_STATUS" = 0
+
+# docs/idmintd.md: "a handshake must be complete within --header-timeout of
+# the accept, on both ports". A client that connects and sends half a
+# ClientHello (or nothing) is closed, RESP port included, whose idle timeout
+# is off by default.
+start_server --tls-cert "$CERT" --tls-key "$KEY" --header-timeout 1000
+for port in "$RESP_PORT" "$HTTP_PORT"; do
+    printf '\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03' | raw "$port" 8 >/dev/null
+    expect "a handshake stalled halfway on port $port is closed (raw gives up after 8 s)" "$?" = 0
+done
+expect "... counted as request timeouts" "$(($(metric 'idmint_request_timeouts_total{protocol="resp"}') + $(metric 'idmint_request_timeouts_total{protocol="http"}')))" = 2
+stop_server TERM
 finish
