@@ -23,6 +23,7 @@
  * the ceiling meanwhile get 503.
  */
 #include "idmintd.h"
+#include "idmint_coord.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -209,6 +210,13 @@ static void on_work(uv_work_t *w)
                  h->dir, strerror(errno));
         return;
     }
+    /* The node's slot carries the mark to whoever holds the node next:
+     * written before the ceiling passes it, as the state directory's. */
+    if (h->work_slot != NULL && idmc_slot_record_mark(h->work_slot, h->target_ms) != 0) {
+        snprintf(h->work_why, sizeof h->work_why,
+                 "cannot record the time high-water mark in the node's slot: %s", strerror(errno));
+        return;
+    }
     if (!still_there(h, h->fd))
         remake(h);
 }
@@ -268,6 +276,7 @@ static void queue_work(idms_server *s, int64_t target, bool check_only)
         return;
     h->target_ms = target;
     h->work_check_only = check_only;
+    h->work_slot = s->node.slot;
     h->work.data = h;
     if (uv_queue_work(s->loop, &h->work, on_work, on_work_done) == 0)
         h->in_flight = true;
@@ -367,12 +376,22 @@ int idms_hwm_open(idms_server *s)
     }
     if (!fresh && read_mark(h, &h->resume_ms) != 0)
         return 1;
+    /* An earlier holder of the node may have minted up to its slot's mark
+     * (another state directory): resume above that too. */
+    int64_t slot_mark = s->node.slot != NULL ? idmc_slot_mark_ms(s->node.slot) : 0;
+    if (slot_mark > h->resume_ms)
+        h->resume_ms = slot_mark;
     /* The first mark, durable before anything is minted. */
     int64_t now = clock_ms(), base = h->resume_ms > now ? h->resume_ms : now;
     h->target_ms = base + s->opt.reserve_ms;
     if (write_mark(h->fd, h->target_ms) != 0 || (fresh && fsync_dir(h->dir) != 0)) {
         idms_log(IDMS_LOG_ERROR, "cannot write the time high-water mark %s/hwm: %s", h->dir,
                  strerror(errno));
+        return 1;
+    }
+    if (s->node.slot != NULL && idmc_slot_record_mark(s->node.slot, h->target_ms) != 0) {
+        idms_log(IDMS_LOG_ERROR, "cannot record the time high-water mark in the slot of node %" PRIu64
+                 ": %s", s->node.node, strerror(errno));
         return 1;
     }
     s->metrics.reserve_writes++;
@@ -414,8 +433,12 @@ void idms_hwm_close(idms_server *s)
             used = gen_used;
         if (used < h->resume_ms)
             used = h->resume_ms;
-        if (!h->failing && used < h->durable_ms && write_mark(h->fd, used) == 0)
+        if (!h->failing && used < h->durable_ms && write_mark(h->fd, used) == 0) {
             idms_log(IDMS_LOG_INFO, "time high-water mark set to the last time used");
+            /* The node's next holder need not wait out our reserve either. */
+            if (s->node.slot != NULL)
+                (void)idmc_slot_shrink_mark(s->node.slot, used);
+        }
         close(h->fd);
         h->fd = -1;
     }

@@ -24,6 +24,7 @@
 #include <uv.h>
 
 struct idms_server;
+struct idmc_slot;
 
 typedef struct idms_hwm {
     struct idms_server *server;
@@ -42,6 +43,9 @@ typedef struct idms_hwm {
     uv_timer_t check;      /* every second: is the mark still there? */
     bool work_check_only;  /* the work only checks (and remakes) */
     bool work_remade;      /* the work made the directory again */
+    /* The node's slot (node.h) the write also records the mark in, taken
+     * from s->node on the loop when the write is queued. */
+    struct idmc_slot *work_slot;
     /* Results of the write, for the loop thread. */
     int work_errno;
     char work_why[1400];

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "mint.h"
+#include "node.h"
 #include "optparse.h"
 #include "options.h"
 #include "server.h"

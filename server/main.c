@@ -33,50 +33,63 @@
 
 static idms_server server;
 
+int idms_make_snowflake(idms_server *s, uint64_t node)
+{
+    idm_snowflake_config cfg;
+    idm_snowflake_config_init(&cfg);
+    cfg.layout = s->layout;
+    cfg.node = node;
+    cfg.max_rewind_ms = s->opt.max_rewind_ms;
+    cfg.resume_unix_ms = s->hwm.resume_ms;
+    idm_error err = {0};
+    if (idm_snowflake_new(&s->sf, &cfg, &err) != IDM_OK) {
+        idms_log(IDMS_LOG_ERROR, "cannot create the snowflake generator: %s", err.msg);
+        return -1;
+    }
+    if (s->hwm.enabled)
+        idm_snowflake_set_ceiling(s->sf, s->hwm.durable_ms);
+    return 0;
+}
+
 /* The generators: made IDM_GEN_UNSHARED (one loop thread mints), on the
  * system clock, which they never sleep on here (the server mints with the
  * non-blocking calls). Their state is not kept in files: after a restart
  * they resume above the durable mark (hwm.c), which is what makes a
- * restart after a crash or a power loss safe. */
+ * restart after a crash or a power loss safe. The snowflake node comes
+ * from the host-local registry (node.c) before anything else is taken. */
 static int setup_generators(idms_server *s)
 {
     idm_error err = {0};
-    idm_snowflake_config cfg;
-    idm_snowflake_config_init(&cfg);
     char msg[IDMX_OPT_MSG_CAP];
-    if (idmx_layout_resolve(s->opt.layout, s->opt.epoch[0] ? s->opt.epoch : NULL, &cfg.layout, msg,
+    if (idmx_layout_resolve(s->opt.layout, s->opt.epoch[0] ? s->opt.epoch : NULL, &s->layout, msg,
                             sizeof msg) != 0) {
         fprintf(stderr, "idmintd: %s\n", msg);
         return 2;
     }
-    s->layout = cfg.layout;
     idmx_layout_name(&s->layout, s->layout_name, sizeof s->layout_name);
     if (idmx_check_node("--node", s->opt.node, &s->layout, msg, sizeof msg) != 0) {
         fprintf(stderr, "idmintd: %s\n", msg);
         return 2;
     }
-    cfg.node = s->opt.node;
-    cfg.max_rewind_ms = s->opt.max_rewind_ms;
+    if (idms_node_claim(s) != 0)
+        return 1;
     idm_gen_config gcfg = {0};
     gcfg.flags = IDM_GEN_UNSHARED;
     if (s->opt.state_dir[0] == '\0')
         idms_log(IDMS_LOG_WARN, "no --state-dir: a restart after the clock was stepped back could "
                                 "repeat snowflakes");
     int rc = idm_gen_new(&s->gen, &gcfg, &err);
-    if (rc == IDM_OK) {
-        /* The mark found on disk is where snowflakes resume; read it first. */
-        rc = idms_hwm_open(s) == 0 ? IDM_OK : -1;
-        if (rc != IDM_OK)
-            return 1;
-        cfg.resume_unix_ms = s->hwm.resume_ms;
-        rc = idm_snowflake_new(&s->sf, &cfg, &err);
-        if (rc == IDM_OK && s->hwm.enabled)
-            idm_snowflake_set_ceiling(s->sf, s->hwm.durable_ms);
-    }
     if (rc != IDM_OK) {
         idms_log(IDMS_LOG_ERROR, "cannot create the generators: %s", err.msg);
         return rc == IDM_EINVAL ? 2 : 1;
     }
+    /* The mark found on disk (and in the node's slot) is where snowflakes
+     * resume; read it first. Without a node yet, the generator is a
+     * placeholder that mints nothing (mint.c refuses snowflakes). */
+    if (idms_hwm_open(s) != 0)
+        return 1;
+    if (idms_make_snowflake(s, s->node.held ? s->node.node : s->node.lo) != 0)
+        return 1;
     char when[IDM_RFC3339_CAP] = "none", durable[IDM_RFC3339_CAP] = "none";
     if (s->hwm.resume_ms > 0 && idm_time_format(s->hwm.resume_ms, when, sizeof when) != IDM_OK)
         snprintf(when, sizeof when, "%" PRId64, s->hwm.resume_ms);
@@ -84,7 +97,7 @@ static int setup_generators(idms_server *s)
         snprintf(durable, sizeof durable, "%" PRId64, s->hwm.durable_ms);
     idms_log(IDMS_LOG_INFO, "snowflake layout %s, node %" PRIu64 ", max rewind %" PRId64 " ms, state %s, "
                             "previous high-water mark %s, durable mark %s",
-             s->layout_name, s->opt.node, s->opt.max_rewind_ms,
+             s->layout_name, s->node.held ? s->node.node : s->node.lo, s->opt.max_rewind_ms,
              s->opt.state_dir[0] ? s->opt.state_dir : "none", when, durable);
     char why[320];
     if (!idms_ready(s, why, sizeof why))
@@ -286,6 +299,7 @@ int main(int argc, char **argv)
     plan_fds(s);
     idms_conn_init(s);
     idms_hwm_start(s);
+    idms_node_start(s);
     signal(SIGPIPE, SIG_IGN);
     if ((s->opt.http[0] && idms_conn_listen(s, &s->http, &idms_http_proto, s->opt.http) != 0) ||
         (s->opt.resp[0] && idms_conn_listen(s, &s->resp, &idms_resp_proto, s->opt.resp) != 0)) {
@@ -294,6 +308,7 @@ int main(int argc, char **argv)
          * this one never used. A Unix socket made goes too. */
         idms_conn_close_listeners(s);
         idms_hwm_close(s);
+        idms_node_close(s);
         return 1;
     }
     uv_signal_t *sigs[3] = {&s->sigterm, &s->sigint, &s->sighup};
@@ -306,6 +321,7 @@ int main(int argc, char **argv)
     idms_log(IDMS_LOG_INFO, "idmintd %s ready (pid %d)", idm_version(), (int)getpid());
     uv_run(s->loop, UV_RUN_DEFAULT);
     idms_hwm_close(s);
+    idms_node_close(s);
     idm_snowflake_free(s->sf);
     idm_gen_free(s->gen);
     /* The handles that no longer kept the loop alive (the signals, the

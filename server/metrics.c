@@ -8,7 +8,7 @@
 #include <inttypes.h>
 
 static const char *const route_names[IDMS_ROUTE_COUNT] = {
-    "/v1/ids", "/v1/inspect", "/api/snowflake/get", "/healthz", "/readyz", "/metrics", "other", "resp"};
+    "/v1/ids", "/v1/inspect", "/api/snowflake/get", "/healthz", "/readyz", "/metrics", "/v1/node", "other", "resp"};
 static const char *const status_classes[6] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
 void idms_metrics_count_request(idms_server *s, int route, int status)
@@ -107,6 +107,15 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
     for (int p = 0; p < 2; p++)
         idms_buf_printf(out, "idmint_auth_failures_total{protocol=\"%s\"} %" PRIu64 "\n", protos[p],
                         m->auth_failures[p]);
+    idms_buf_printf(out,
+                    "# HELP idmint_node The snowflake node held (-1 while none is: every node of "
+                    "the range is held by others).\n"
+                    "# TYPE idmint_node gauge\n"
+                    "idmint_node %" PRId64 "\n"
+                    "# HELP idmint_node_claims_total Nodes claimed from the registry.\n"
+                    "# TYPE idmint_node_claims_total counter\n"
+                    "idmint_node_claims_total %" PRIu64 "\n",
+                    s->node.held ? (int64_t)s->node.node : -1, s->node.claims);
     idms_buf_printf(out,
                     "# HELP idmint_connections_max Open connections each port takes at most "
                     "(--max-connections, or less if the open-file limit is lower).\n"

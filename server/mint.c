@@ -203,7 +203,7 @@ static void refuse_rewind(idms_server *s, const idm_error *err, int format, idms
     if (waiting_for_resume(s)) {
         snprintf(r->message, sizeof r->message,
                  "waiting for the clock to reach the time high-water mark of the previous run "
-                 "(%" PRId64 " ms ahead): IDs up to it may have been handed out before the restart",
+                 "or of the node's previous holder (%" PRId64 " ms ahead): IDs up to it may have been handed out before the restart",
                  err->rewind_ms);
         return;
     }
@@ -234,6 +234,14 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
     }
     const idmx_format *f = &idmx_formats[format];
     size_t per_id = reply_bytes_per_id(f, prefix);
+    if (format == IDMX_FMT_SNOWFLAKE && !s->node.held) {
+        /* Every node of the host's registry is held (node.h). */
+        idms_mint_job_free(j);
+        r->status = 503;
+        r->retry_after_s = 1;
+        snprintf(r->message, sizeof r->message, "%s", s->node.why);
+        return;
+    }
     if (!j->active) {
         if (!start_job(s, j, format, prefix, count, r))
             return;
@@ -339,6 +347,8 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
 
 bool idms_ready(idms_server *s, char *why, size_t cap)
 {
+    if (!idms_node_ready(s, why, cap))
+        return false;
     if (!idms_hwm_ready(s, why, cap))
         return false;
     int64_t ns = clock_ns();
@@ -351,7 +361,7 @@ bool idms_ready(idms_server *s, char *why, size_t cap)
         if (waiting_for_resume(s))
             snprintf(why, cap,
                      "waiting for the clock to reach the time high-water mark of the previous run "
-                     "(%" PRId64 " ms ahead)",
+                     "or of the node's previous holder (%" PRId64 " ms ahead)",
                      high - now);
         else
             snprintf(why, cap,

@@ -10,6 +10,7 @@
 #include "idmintd.h"
 
 #include "config/config_parser.h"
+#include "idmint_coord.h"
 #include "optparse.h"
 #include "optvalue.h"
 
@@ -43,6 +44,8 @@ enum {
     OPT_MAX_BUFFERED,
     OPT_AUTH_TOKEN_FILE,
     OPT_ALLOW_UNAUTHENTICATED,
+    OPT_NODE_RANGE,
+    OPT_NODE_REGISTRY,
     OPT_TLS_CERT,
     OPT_TLS_KEY
 };
@@ -70,6 +73,8 @@ static const idmx_option options[] = {
     {"max-buffered", 0, IDMX_REQUIRED_ARG, OPT_MAX_BUFFERED},
     {"auth-token-file", 0, IDMX_REQUIRED_ARG, OPT_AUTH_TOKEN_FILE},
     {"allow-unauthenticated", 0, IDMX_NO_ARG, OPT_ALLOW_UNAUTHENTICATED},
+    {"node-range", 0, IDMX_REQUIRED_ARG, OPT_NODE_RANGE},
+    {"node-registry", 0, IDMX_REQUIRED_ARG, OPT_NODE_REGISTRY},
     {"tls-cert", 0, IDMX_REQUIRED_ARG, OPT_TLS_CERT},
     {"tls-key", 0, IDMX_REQUIRED_ARG, OPT_TLS_KEY},
     {NULL, 0, 0, 0},
@@ -87,7 +92,12 @@ static const char help_text[] =
     "                            unix:PATH for a Unix socket, mode 0660)\n"
     "      --resp ADDR:PORT      Redis-protocol listen address (default 127.0.0.1:6380;\n"
     "                            'off'; unix:PATH)\n"
-    "      --node N              snowflake node number (default 0)\n"
+    "      --node N|auto         snowflake node number (default auto: the lowest free\n"
+    "                            node of this host's registry); N is registered there\n"
+    "                            and refused if another process holds it\n"
+    "      --node-range LO..HI   the nodes auto may lease (default: the layout's)\n"
+    "      --node-registry DIR   the host-local node registry (default /run/idmint/nodes\n"
+    "                            as root, else under $XDG_RUNTIME_DIR or /tmp)\n"
     "      --layout L            snowflake layout: preset or spec (default twitter)\n"
     "      --epoch E             override the layout's epoch (Unix ms or RFC 3339)\n"
     "      --max-rewind MS       wait out clock steps back of up to MS ms; refuse\n"
@@ -134,6 +144,8 @@ static void defaults(idms_options *o)
     o->resp_idle_timeout_ms = 0;
     o->reserve_ms = 1000;
     o->header_timeout_ms = 10000;
+    if (idmc_local_default_dir(o->node_registry, sizeof o->node_registry) != 0)
+        o->node_registry[0] = '\0';
     o->max_buffered = UINT64_C(64) << 20;
     const char *home = getenv("HOME");
     if (geteuid() == 0 || home == NULL)
@@ -212,6 +224,11 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
     case OPT_RESP:
         return set_listen(o->resp, sizeof o->resp, name, v, err, err_cap);
     case OPT_NODE:
+        if (strcmp(v, "auto") == 0) {
+            o->node_set = false;
+            o->node = 0;
+            return 0;
+        }
         if (idmx_parse_whole(name, v, &idmx_range_node, &o->node, err, err_cap) != 0)
             return -1;
         o->node_set = true;
@@ -273,6 +290,32 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         return copy_text(o->auth_token_file, sizeof o->auth_token_file, name, v, err, err_cap);
     case OPT_ALLOW_UNAUTHENTICATED:
         return parse_flag(name, v, &o->allow_unauthenticated, err, err_cap);
+    case OPT_NODE_RANGE: {
+        const char *dots = strstr(v, "..");
+        char lo[32];
+        size_t n = dots != NULL ? (size_t)(dots - v) : 0;
+        if (dots == NULL || n == 0 || n >= sizeof lo) {
+            snprintf(err, err_cap, "%s: expected LO..HI (e.g. 0..31), got '%.64s'", name, v);
+            return -1;
+        }
+        memcpy(lo, v, n);
+        lo[n] = '\0';
+        if (idmx_parse_whole(name, lo, &idmx_range_node, &o->node_lo, err, err_cap) != 0 ||
+            idmx_parse_whole(name, dots + 2, &idmx_range_node, &o->node_hi, err, err_cap) != 0)
+            return -1;
+        if (o->node_lo > o->node_hi) {
+            snprintf(err, err_cap, "%s: %s is empty (LO above HI)", name, v);
+            return -1;
+        }
+        o->node_range_set = true;
+        return 0;
+    }
+    case OPT_NODE_REGISTRY:
+        if (v[0] != '/') {
+            snprintf(err, err_cap, "%s: needs an absolute path, got '%.64s'", name, v);
+            return -1;
+        }
+        return copy_text(o->node_registry, sizeof o->node_registry, name, v, err, err_cap);
     case OPT_TLS_CERT:
         return copy_text(o->tls_cert, sizeof o->tls_cert, name, v, err, err_cap);
     case OPT_TLS_KEY:

@@ -12,7 +12,10 @@ typedef struct idms_options {
     char http[128];          /* ADDR:PORT or unix:PATH, "" = off */
     char resp[128];
     uint64_t node;
-    bool node_set;
+    bool node_set;           /* --node N: static (registered); else leased ("auto") */
+    bool node_range_set;     /* --node-range LO..HI */
+    uint64_t node_lo, node_hi;
+    char node_registry[1024]; /* --node-registry: the host-local registry */
     char layout[256];
     char epoch[64];
     int64_t max_rewind_ms;

@@ -11,6 +11,7 @@
 #include "conn.h"
 #include "hwm.h"
 #include "metrics.h"
+#include "node.h"
 #include "options.h"
 #include "tls.h"
 
@@ -32,6 +33,7 @@ typedef struct idms_server {
     bool draining;
     uv_signal_t sigterm, sigint, sighup;
     idms_hwm hwm;
+    idms_node node;
     int64_t start_ms;
     uv_timer_t drain_timer;
     int64_t refusal_logged_s; /* the last second a refusal was logged */

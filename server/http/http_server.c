@@ -9,6 +9,7 @@
  *   GET /v1/inspect/{id}[?layout=L&epoch=E&as=KIND]
  *                                             idmint inspect --json's object
  *   GET /api/snowflake/get/{key}              Meituan Leaf: the bare decimal ID
+ *   GET /v1/node                              the snowflake node held (node.h)
  *   GET /healthz, /readyz, /metrics
  *
  * With --auth-token-file every route but /healthz and /readyz needs
@@ -460,6 +461,8 @@ static int route_of(const char *path, size_t path_len, size_t *seg)
         return IDMS_ROUTE_READYZ;
     if (path_len == 8 && memcmp(path, "/metrics", 8) == 0)
         return IDMS_ROUTE_METRICS;
+    if (path_len == 8 && memcmp(path, "/v1/node", 8) == 0)
+        return IDMS_ROUTE_NODE;
     return IDMS_ROUTE_OTHER;
 }
 
@@ -595,6 +598,10 @@ static int route_status(idms_server *s, int rt, const char *query, size_t query_
         idms_buf_printf(&r->body, "%s\n", why);
         if (!ready)
             r->retry_after_s = 1;
+    } else if (rt == IDMS_ROUTE_NODE) {
+        r->status = 200;
+        r->content_type = "application/json";
+        idms_node_json(s, &r->body);
     } else {
         r->status = 200;
         r->content_type = "text/plain; version=0.0.4; charset=utf-8";
@@ -637,7 +644,8 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
     case IDMS_ROUTE_OTHER:
         json_error(
             r, 404,
-            "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /healthz, /readyz, /metrics)");
+            "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /v1/node, /healthz, /readyz, "
+            "/metrics)");
         return rt;
     default:
         return route_status(s, rt, query, query_len, r);

@@ -21,7 +21,8 @@
 #
 # start_server [--env VAR=VALUE]... [IDMINTD OPTIONS] starts idmintd in the
 # background (ports: HTTP_PORT, RESP_PORT; pid: SRV_PID; log: SRV_LOG;
-# state: --state-dir $T_DIR/state unless given) and waits for /healthz; if
+# state: --state-dir $T_DIR/state unless given; node registry:
+# --node-registry $T_DIR/nodes unless given) and waits for /healthz; if
 # it cannot, that is a failure and the script finishes there.
 # stop_server [SIGNAL] stops it and waits up to 12 s: SRV_STATUS is its exit
 # status ("timeout" if it did not exit) and SRV_STOP_MS how long it took.
@@ -122,7 +123,7 @@ track() {
 }
 
 start_server() {
-    local envs=() args=() state=1 logfile='' a
+    local envs=() args=() state=1 registry=1 logfile='' a
     while [ $# -gt 0 ] && [ "$1" = --env ]; do
         envs+=("$2")
         shift 2
@@ -130,6 +131,7 @@ start_server() {
     for a in "$@"; do
         case $a in
         --state-dir | --state-dir=*) state=0 ;;
+        --node-registry | --node-registry=*) registry=0 ;;
         esac
     done
     args=("$@")
@@ -140,6 +142,9 @@ start_server() {
         fi
     done
     [ $state = 1 ] && args+=(--state-dir "$T_DIR/state")
+    # Each test its own host-local node registry: its first server leases
+    # node 0 whatever else runs on the machine.
+    [ $registry = 1 ] && args+=(--node-registry "$T_DIR/nodes")
     local try
     for _ in 1 2 3 4 5 6 7 8; do
         HTTP_PORT=$((20000 + RANDOM % 40000))
