@@ -84,8 +84,9 @@ static int setup_generators(idms_server *s)
         return rc == IDM_EINVAL ? 2 : 1;
     }
     /* The mark found on disk (and in the node's slot) is where snowflakes
-     * resume; read it first. Without a node yet, the generator is a
-     * placeholder that mints nothing (mint.c refuses snowflakes). */
+     * resume; read it first. While no node is held yet, the generator is
+     * made for the range's first node and never used: mint.c refuses
+     * snowflakes until node.c holds a node and makes it anew for it. */
     if (idms_hwm_open(s) != 0)
         return 1;
     if (idms_make_snowflake(s, s->node.held ? s->node.node : s->node.lo) != 0)
