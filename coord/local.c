@@ -208,24 +208,23 @@ int64_t idmc_slot_mark_ms(const idmc_slot *slot)
     return slot->mark_ms;
 }
 
-int idmc_slot_record_mark(idmc_slot *slot, int64_t ms)
+/* Writes ms as the slot's mark, durably. */
+static int write_mark(idmc_slot *slot, int64_t ms)
 {
-    if (ms <= slot->mark_ms)
-        return 0;
     if (pwrite(slot->fd, &ms, sizeof ms, 8) != (ssize_t)sizeof ms || fdatasync(slot->fd) != 0)
         return -1;
     slot->mark_ms = ms;
     return 0;
 }
 
+int idmc_slot_record_mark(idmc_slot *slot, int64_t ms)
+{
+    return ms <= slot->mark_ms ? 0 : write_mark(slot, ms);
+}
+
 int idmc_slot_shrink_mark(idmc_slot *slot, int64_t ms)
 {
-    if (ms >= slot->mark_ms)
-        return 0;
-    if (pwrite(slot->fd, &ms, sizeof ms, 8) != (ssize_t)sizeof ms || fdatasync(slot->fd) != 0)
-        return -1;
-    slot->mark_ms = ms;
-    return 0;
+    return ms >= slot->mark_ms ? 0 : write_mark(slot, ms);
 }
 
 void idmc_slot_release(idmc_slot *slot)

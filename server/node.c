@@ -6,6 +6,7 @@
  */
 #include "idmintd.h"
 #include "idmint_coord.h"
+#include "json.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -188,15 +189,13 @@ void idms_node_json(const idms_server *s, idms_buf *out)
     idms_buf_printf(out,
                     ", \"generation\": null, \"coord\": \"%s\", \"state\": \"%s\", "
                     "\"lease_ms_left\": null, \"range\": [%" PRIu64 ", %" PRIu64
-                    "], \"registry\": \"",
+                    "], \"registry\": ",
                     n->coord == IDMS_NODE_STATIC ? "static" : "local", state, n->lo, n->hi);
-    for (const char *p = n->registry; *p != '\0'; p++) {
-        if (*p == '"' || *p == '\\')
-            idms_buf_puts(out, "\\");
-        if ((unsigned char)*p >= 0x20)
-            idms_buf_append(out, p, 1);
-    }
-    idms_buf_puts(out, "\"}\n");
+    /* The path is the operator's, any bytes: escaped as JSON (json.h). */
+    char quoted[sizeof n->registry * 6 + 3];
+    if (idmx_json_escape(n->registry, strlen(n->registry), quoted, sizeof quoted) == (size_t)-1)
+        snprintf(quoted, sizeof quoted, "null");
+    idms_buf_printf(out, "%s}\n", quoted);
 }
 
 void idms_node_close(idms_server *s)
