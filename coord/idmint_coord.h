@@ -10,8 +10,7 @@
  * Each slot file also records the time high-water mark of its holders
  * (raised ahead of need while held), so that a new holder resumes above
  * whatever an earlier one may have minted, even with its clock behind.
- * Coordinators for several hosts (etcd, ZooKeeper) come later behind the
- * same slot interface.
+ * Coordinators for several hosts (etcd, ZooKeeper) follow below.
  *
  * A slot file is IDMC_SLOT_BYTES long: "IDMSLOT1", the mark (int64, Unix
  * ms, host byte order), and at IDMC_HOLDER_AT a NUL-terminated line about
@@ -80,5 +79,119 @@ int idmc_local_list(const char *dir, const char *ns,
                     void (*fn)(void *ctx, uint64_t node, bool held, int64_t mark_ms,
                                const char *holder),
                     void *ctx, char *msg, size_t cap);
+
+/* ==== Coordinators for several hosts: etcd and ZooKeeper ==================
+ *
+ * A coordinator URL names the service and where the slots live:
+ *
+ *   etcd://HOST:PORT[,HOST:PORT...]/PREFIX   etcd's v3 JSON gateway (etcd.c,
+ *                                           libcurl + jansson)
+ *   zk://HOST:PORT[,HOST:PORT...]/PATH       ZooKeeper (zk.c, libzookeeper-mt)
+ *
+ * One PREFIX (PATH) is one ID space: one layout, one node range shared by
+ * the processes that use it. Under it:
+ *
+ *   PREFIX/workers/NNNN   the hold: the node (decimal, at least 4 digits,
+ *                         zero-padded); exists only while held. etcd: a key
+ *                         attached to the holder's lease, created by a
+ *                         transaction only if absent. ZooKeeper: an
+ *                         ephemeral node of the holder's session. Value: the
+ *                         holder line.
+ *   PREFIX/marks/NNNN     the time high-water mark of the node's holders
+ *                         (decimal Unix ms), persistent: it outlives holders
+ *                         so that the next one resumes above it.
+ *
+ * A lease (idmc_lease) is one claim: etcd's lease (granted with the TTL) or
+ * ZooKeeper's session (the TTL is the session timeout; the negotiated one
+ * counts). Its generation, the fencing token, is the hold's creation
+ * number: etcd's create_revision of workers/NNNN, ZooKeeper's czxid.
+ * Every write of a mark is fenced by it (etcd: a transaction comparing
+ * create_revision; ZooKeeper: a multi checking the hold, on the holder's
+ * own session), so a holder whose slot was taken over can no longer write.
+ *
+ * Calls block on the network, each request bounded by about a quarter of
+ * the TTL (at least 500 ms, at most 2 s), trying the listed servers in
+ * turn: callers run them off any event loop. One coordinator and its
+ * leases are used by one thread at a time (idmintd: its lease thread; the
+ * CLI: its only thread); different coordinators are independent.
+ *
+ * Results: 0, or IDMC_BUSY (every slot of the range is held), IDMC_ERROR
+ * (the service could not be reached or answered something unexpected:
+ * msg says which; try again), IDMC_LOST (the lease has expired or the
+ * slot's generation is no longer ours: never mint as it again), IDMC_USAGE
+ * (a bad URL or argument; trying again will not help). */
+enum { IDMC_LOST = 3, IDMC_USAGE = 4 };
+
+typedef struct idmc_coord idmc_coord;
+typedef struct idmc_lease idmc_lease;
+
+/* Parses url and makes a coordinator for it, with leases of ttl_ms
+ * (>= 2000). Does no network I/O. Returns 0 with *out set, or IDMC_USAGE
+ * with msg (a malformed URL, an unknown scheme, a backend this build lacks). */
+int idmc_open(const char *url, int64_t ttl_ms, idmc_coord **out, char *msg, size_t cap);
+/* "etcd" or "zookeeper". */
+const char *idmc_kind(const idmc_coord *c);
+/* The URL as given (for messages). */
+const char *idmc_url(const idmc_coord *c);
+/* Frees c; its leases must have been released first. NULL is ignored. */
+void idmc_close(idmc_coord *c);
+
+/*
+ * Claims the lowest free node in [lo, hi] (lo == hi: exactly that node)
+ * with a new lease of the coordinator's TTL. holder describes the caller
+ * (pid, host, addresses) and is stored in the hold for `lease list`.
+ * The lease lasts at least its TTL from the moment this call began.
+ * Returns 0 with *out; IDMC_BUSY when every node of the range is held (msg
+ * names the range, or the holder for an exact claim); IDMC_ERROR.
+ * Nothing is left behind on failure (a lease granted for a claim that
+ * failed is revoked, or expires).
+ */
+int idmc_claim(idmc_coord *c, uint64_t lo, uint64_t hi, const char *holder, idmc_lease **out,
+               char *msg, size_t cap);
+
+uint64_t idmc_lease_node(const idmc_lease *l);
+/* The generation (fencing token) as a decimal string. */
+const char *idmc_lease_generation(const idmc_lease *l);
+/* The mark found in PREFIX/marks/NNNN when the node was claimed (0 when
+ * none): the new holder must mint nothing at or below it. */
+int64_t idmc_lease_mark_ms(const idmc_lease *l);
+/* The lease's TTL as the service granted it (ms). */
+int64_t idmc_lease_ttl_ms(const idmc_lease *l);
+
+/* Refreshes the lease. 0: the service confirmed that the lease is alive
+ * and the hold is still this generation's, so the lease lasts at least
+ * *ttl_ms (the TTL the service reports) from the moment this call began.
+ * IDMC_LOST or IDMC_ERROR otherwise (*ttl_ms untouched). */
+int idmc_keepalive(idmc_lease *l, int64_t *ttl_ms, char *msg, size_t cap);
+
+/* Records in PREFIX/marks/NNNN that the holder may mint up to ms: fenced
+ * by the generation, durable on the service when this returns 0. Never
+ * lowers the recorded mark. 0, IDMC_LOST or IDMC_ERROR. */
+int idmc_record_mark(idmc_lease *l, int64_t ms, char *msg, size_t cap);
+/* At a clean stop: lowers the recorded mark to ms, the latest time the
+ * holder actually used (fenced). */
+int idmc_shrink_mark(idmc_lease *l, int64_t ms, char *msg, size_t cap);
+
+/* Gives the slot up and frees l: deletes the hold if it is still this
+ * generation's, and ends the lease (etcd: revokes it; ZooKeeper: closes
+ * the session). Best effort and bounded; after IDMC_LOST it only frees.
+ * NULL is ignored. */
+void idmc_release(idmc_lease *l);
+
+/* One slot as `idmint lease list` shows it. */
+typedef struct idmc_slot_info {
+    uint64_t node;
+    bool held;
+    const char *generation; /* NULL when not held */
+    const char *holder;     /* NULL when not held */
+    int64_t mark_ms;        /* 0 when none recorded */
+    int64_t ttl_ms_left;    /* the lease's remaining TTL; -1 when unknown or not held */
+} idmc_slot_info;
+
+/* Calls fn for every node that is held or has a mark, in node order.
+ * Returns the number of slots reported, or -1 with msg set (IDMC_ERROR's
+ * reasons). */
+int idmc_list(idmc_coord *c, void (*fn)(void *ctx, const idmc_slot_info *slot), void *ctx,
+              char *msg, size_t cap);
 
 #endif
