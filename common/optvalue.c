@@ -25,6 +25,8 @@ const idmx_range idmx_range_idle_timeout_ms = {0, 86400000, "ms"};
 const idmx_range idmx_range_max_connections = {1, 1000000, NULL};
 const idmx_range idmx_range_max_buffered = {UINT64_C(1) << 20, UINT64_C(1) << 40, "bytes"};
 const idmx_range idmx_range_node = {0, (UINT64_C(1) << 62) - 1, NULL};
+/* etcd grants leases of 2 s at least; a day is far beyond any use. */
+const idmx_range idmx_range_lease_ttl = {2, 86400, "s"};
 /* clang-format on */
 
 /* The text of a failed library call: its message, or the code's text. */

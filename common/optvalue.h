@@ -52,6 +52,7 @@ extern const idmx_range idmx_range_max_buffered;    /* --max-buffered: 1 MiB to 
  * layout has at least one time and one sequence bit); idmx_check_node
  * then holds it to the layout's. */
 extern const idmx_range idmx_range_node;
+extern const idmx_range idmx_range_lease_ttl;     /* --lease-ttl: 2 to 86400 s */
 
 /* Parses all of text as a whole number (decimal digits only: no sign,
  * space or base prefix) within r. A negative number or one too large for

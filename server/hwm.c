@@ -39,7 +39,7 @@
 #define RETRY_MS 1000
 #define CHECK_MS 1000
 
-static int64_t clock_ms(void)
+int64_t idms_clock_ms(void)
 {
     idm_clock clock = idm_clock_system();
     int64_t ns = 0;
@@ -228,7 +228,7 @@ static void on_retry(uv_timer_t *t)
     idms_server *s = t->data;
     s->hwm.retry_armed = false;
     if (s->hwm.failing && !s->hwm.in_flight && !s->draining)
-        request_write(s, clock_ms() + s->opt.reserve_ms);
+        request_write(s, idms_clock_ms() + s->opt.reserve_ms);
 }
 
 static void on_work_done(uv_work_t *w, int status)
@@ -244,7 +244,7 @@ static void on_work_done(uv_work_t *w, int status)
             s->metrics.reserve_writes++;
         if (h->target_ms > h->durable_ms) {
             h->durable_ms = h->target_ms;
-            idm_snowflake_set_ceiling(s->sf, h->durable_ms);
+            idms_node_apply_ceiling(s);
             idm_gen_set_ceiling(s->gen, h->durable_ms);
         }
         if (h->failing) {
@@ -300,6 +300,9 @@ static void on_check(uv_timer_t *t)
 
 void idms_hwm_need(idms_server *s, int64_t now_ms, bool at_ceiling)
 {
+    /* A coordinator's slot gets its mark from the lease thread (lease.h). */
+    if (s->node.coord == IDMS_NODE_COORD)
+        idms_lease_need(&s->node.lease, now_ms, at_ceiling);
     idms_hwm *h = &s->hwm;
     /* Also while draining: parked requests still need the mark. */
     if (!h->enabled || h->in_flight)
@@ -378,11 +381,11 @@ int idms_hwm_open(idms_server *s)
         return 1;
     /* An earlier holder of the node may have minted up to its slot's mark
      * (another state directory): resume above that too. */
-    int64_t slot_mark = s->node.slot != NULL ? idmc_slot_mark_ms(s->node.slot) : 0;
+    int64_t slot_mark = idms_node_mark_ms(s);
     if (slot_mark > h->resume_ms)
         h->resume_ms = slot_mark;
     /* The first mark, durable before anything is minted. */
-    int64_t now = clock_ms(), base = h->resume_ms > now ? h->resume_ms : now;
+    int64_t now = idms_clock_ms(), base = h->resume_ms > now ? h->resume_ms : now;
     h->target_ms = base + s->opt.reserve_ms;
     if (write_mark(h->fd, h->target_ms) != 0 || (fresh && fsync_dir(h->dir) != 0)) {
         idms_log(IDMS_LOG_ERROR, "cannot write the time high-water mark %s/hwm: %s", h->dir,
@@ -402,7 +405,7 @@ int idms_hwm_open(idms_server *s)
                  err.msg);
         return 1;
     }
-    idm_snowflake_set_ceiling(s->sf, h->durable_ms);
+    idms_node_apply_ceiling(s);
     idm_gen_set_ceiling(s->gen, h->durable_ms);
     return 0;
 }
@@ -419,26 +422,28 @@ void idms_hwm_start(idms_server *s)
     uv_unref((uv_handle_t *)&s->hwm.check);
 }
 
+int64_t idms_hwm_used_ms(idms_server *s)
+{
+    /* Everything handed out lies at or below both generators' high water
+     * (and at or below the durable mark). */
+    int64_t used = s->sf != NULL ? idm_snowflake_high_water_ms(s->sf) : 0;
+    int64_t gen_used = s->gen != NULL ? idm_gen_high_water_ms(s->gen) : 0;
+    if (gen_used > used)
+        used = gen_used;
+    if (used < s->hwm.resume_ms)
+        used = s->hwm.resume_ms;
+    return used;
+}
+
 void idms_hwm_close(idms_server *s)
 {
     idms_hwm *h = &s->hwm;
     if (!h->enabled)
         return;
     if (h->fd >= 0) {
-        /* Everything handed out lies at or below both generators' high
-         * water (and at or below the durable mark): shrink to it. */
-        int64_t used = idm_snowflake_high_water_ms(s->sf);
-        int64_t gen_used = idm_gen_high_water_ms(s->gen);
-        if (gen_used > used)
-            used = gen_used;
-        if (used < h->resume_ms)
-            used = h->resume_ms;
-        if (!h->failing && used < h->durable_ms && write_mark(h->fd, used) == 0) {
+        int64_t used = idms_hwm_used_ms(s);
+        if (!h->failing && used < h->durable_ms && write_mark(h->fd, used) == 0)
             idms_log(IDMS_LOG_INFO, "time high-water mark set to the last time used");
-            /* The node's next holder need not wait out our reserve either. */
-            if (s->node.slot != NULL)
-                (void)idmc_slot_shrink_mark(s->node.slot, used);
-        }
         close(h->fd);
         h->fd = -1;
     }

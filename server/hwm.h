@@ -67,5 +67,10 @@ bool idms_hwm_ready(struct idms_server *s, char *why, size_t cap);
 /* After the loop has stopped: shrinks the mark to the latest time handed
  * out (so an ordinary restart does not wait) and releases the directory. */
 void idms_hwm_close(struct idms_server *s);
+/* The latest time handed out: the generators' high water, or the mark
+ * resumed above when later. */
+int64_t idms_hwm_used_ms(struct idms_server *s);
+/* The system clock in Unix ms (0 when it cannot be read). */
+int64_t idms_clock_ms(void);
 
 #endif

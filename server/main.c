@@ -46,8 +46,7 @@ int idms_make_snowflake(idms_server *s, uint64_t node)
         idms_log(IDMS_LOG_ERROR, "cannot create the snowflake generator: %s", err.msg);
         return -1;
     }
-    if (s->hwm.enabled)
-        idm_snowflake_set_ceiling(s->sf, s->hwm.durable_ms);
+    idms_node_apply_ceiling(s);
     return 0;
 }
 
@@ -308,8 +307,9 @@ int main(int argc, char **argv)
          * the next start (say, on a free port) does not wait out a reserve
          * this one never used. A Unix socket made goes too. */
         idms_conn_close_listeners(s);
+        int64_t used = s->hwm.enabled && s->hwm.failing ? 0 : idms_hwm_used_ms(s);
         idms_hwm_close(s);
-        idms_node_close(s);
+        idms_node_close(s, used);
         return 1;
     }
     uv_signal_t *sigs[3] = {&s->sigterm, &s->sigint, &s->sighup};
@@ -321,8 +321,10 @@ int main(int argc, char **argv)
     }
     idms_log(IDMS_LOG_INFO, "idmintd %s ready (pid %d)", idm_version(), (int)getpid());
     uv_run(s->loop, UV_RUN_DEFAULT);
+    /* A mark that could not be written is left as it is (higher). */
+    int64_t used = s->hwm.enabled && s->hwm.failing ? 0 : idms_hwm_used_ms(s);
     idms_hwm_close(s);
-    idms_node_close(s);
+    idms_node_close(s, used);
     idm_snowflake_free(s->sf);
     idm_gen_free(s->gen);
     /* The handles that no longer kept the loop alive (the signals, the

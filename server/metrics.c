@@ -112,10 +112,30 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "the range is held by others).\n"
                     "# TYPE idmint_node gauge\n"
                     "idmint_node %" PRId64 "\n"
-                    "# HELP idmint_node_claims_total Nodes claimed from the registry.\n"
+                    "# HELP idmint_node_claims_total Nodes claimed from the registry or the "
+                    "coordinator.\n"
                     "# TYPE idmint_node_claims_total counter\n"
-                    "idmint_node_claims_total %" PRIu64 "\n",
-                    s->node.held ? (int64_t)s->node.node : -1, s->node.claims);
+                    "idmint_node_claims_total %" PRIu64 "\n"
+                    "# HELP idmint_node_lease_losses_total Leases the coordinator reported "
+                    "expired or taken over.\n"
+                    "# TYPE idmint_node_lease_losses_total counter\n"
+                    "idmint_node_lease_losses_total %" PRIu64 "\n"
+                    "# HELP idmint_node_lease_expiries_total Leases whose deadline passed with "
+                    "no keep-alive confirmed (minting stopped).\n"
+                    "# TYPE idmint_node_lease_expiries_total counter\n"
+                    "idmint_node_lease_expiries_total %" PRIu64 "\n"
+                    "# HELP idmint_node_keepalive_failures_total Keep-alives the coordinator "
+                    "did not answer.\n"
+                    "# TYPE idmint_node_keepalive_failures_total counter\n"
+                    "idmint_node_keepalive_failures_total %" PRIu64 "\n"
+                    "# HELP idmint_node_lease_ms_left Milliseconds before the lease's deadline "
+                    "(0 while none is held, and without a coordinator).\n"
+                    "# TYPE idmint_node_lease_ms_left gauge\n"
+                    "idmint_node_lease_ms_left %" PRId64 "\n",
+                    s->node.held ? (int64_t)s->node.node : -1, s->node.claims,
+                    m->lease_losses, m->lease_expiries, m->lease_keepalive_failures,
+                    s->node.coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node.lease)
+                                                     : (int64_t)0);
     idms_buf_printf(out,
                     "# HELP idmint_connections_max Open connections each port takes at most "
                     "(--max-connections, or less if the open-file limit is lower).\n"

@@ -45,6 +45,9 @@ typedef struct idms_metrics {
     uint64_t tls_handshakes;         /* TLS handshakes completed */
     uint64_t tls_handshake_failures; /* ... failed (the connection closed) */
     uint64_t tls_reloads[2];         /* SIGHUP reloads of the certificate: [0] ok, [1] failed */
+    uint64_t lease_losses;             /* leases the coordinator reported lost (lease.c) */
+    uint64_t lease_expiries;           /* leases whose deadline passed unconfirmed */
+    uint64_t lease_keepalive_failures; /* keep-alives that got no answer */
 } idms_metrics;
 
 struct idms_server;

@@ -239,7 +239,7 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
         idms_mint_job_free(j);
         r->status = 503;
         r->retry_after_s = 1;
-        snprintf(r->message, sizeof r->message, "%s", s->node.why);
+        snprintf(r->message, sizeof r->message, "%.300s", s->node.why);
         return;
     }
     if (!j->active) {
@@ -305,7 +305,8 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
         r->status = IDMS_MINT_PARKED;
         return;
     }
-    if (rc == IDM_ECEILING && s->hwm.enabled && !s->hwm.failing) {
+    char stuck[900] = "";
+    if (rc == IDM_ECEILING && idms_node_ceiling_rises(s, format == IDMX_FMT_SNOWFLAKE, stuck, sizeof stuck)) {
         idms_hwm_need(s, clock_ns() / 1000000, true);
         if (!(j->parked_for & 1u << IDMS_PARK_CEILING)) {
             if (j->parked_for == 0)
@@ -326,9 +327,7 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
     if (rc == IDM_ECEILING) {
         r->status = 503;
         r->retry_after_s = 1;
-        snprintf(r->message, sizeof r->message,
-                 "cannot make the time high-water mark durable (%.200s); not minting past it",
-                 s->hwm.why);
+        snprintf(r->message, sizeof r->message, "%s", stuck);
     } else if (rc == IDM_ECLOCK_REWIND) {
         refuse_rewind(s, &err, format, r);
     } else if (rc == IDM_ETIME_RANGE) {

@@ -2,19 +2,49 @@
  * node.c - the node number idmintd mints snowflakes as (node.h): a slot of
  * the host-local registry, claimed at start-up or, while every slot is
  * held, every second on libuv's thread pool (open and flock on up to the
- * whole range is file I/O: not on the loop).
+ * whole range is file I/O: not on the loop); or a lease from a coordinator
+ * (lease.c), whose thread does the claiming.
  */
 #include "idmintd.h"
 #include "idmint_coord.h"
 #include "json.h"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <inttypes.h>
+#include <netinet/in.h>
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #define RETRY_MS 1000
+
+/* The host's IPv4 addresses other than loopback, comma-separated. */
+static void host_addresses(char *dst, size_t cap)
+{
+    dst[0] = '\0';
+    struct ifaddrs *list = NULL;
+    if (getifaddrs(&list) != 0)
+        return;
+    size_t len = 0;
+    for (struct ifaddrs *i = list; i != NULL; i = i->ifa_next) {
+        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        const struct in_addr *a = &((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
+        if ((ntohl(a->s_addr) >> 24) == 127)
+            continue;
+        char text[INET_ADDRSTRLEN];
+        if (inet_ntop(AF_INET, a, text, sizeof text) == NULL)
+            continue;
+        int n = snprintf(dst + len, cap - len, "%s%s", len > 0 ? "," : "", text);
+        if (n < 0 || (size_t)n >= cap - len)
+            break;
+        len += (size_t)n;
+    }
+    freeifaddrs(list);
+}
 
 /* This process, as its slot shows it (`lease list`, refusal messages). */
 static void describe_holder(idms_server *s)
@@ -26,8 +56,51 @@ static void describe_holder(idms_server *s)
     char since[IDM_RFC3339_CAP] = "?";
     if (idm_time_format((int64_t)time(NULL) * 1000, since, sizeof since) != IDM_OK)
         snprintf(since, sizeof since, "?");
-    snprintf(s->node.holder, sizeof s->node.holder, "pid=%d host=%s since=%s program=idmintd",
-             (int)getpid(), host, since);
+    char addrs[96];
+    host_addresses(addrs, sizeof addrs);
+    snprintf(s->node.holder, sizeof s->node.holder,
+             "pid=%d host=%s addrs=%s http=%s resp=%s since=%s program=idmintd", (int)getpid(),
+             host, addrs[0] ? addrs : "-", s->opt.http[0] ? s->opt.http : "off",
+             s->opt.resp[0] ? s->opt.resp : "off", since);
+}
+
+static bool private_ipv4(uint32_t a)
+{
+    return (a >> 24) == 10 || (a >> 20) == (172u << 4 | 1) || (a >> 16) == (192u << 8 | 168);
+}
+
+/* --node ip: the node is the low bits of the host's first private IPv4
+ * address (10/8, 172.16/12, 192.168/16; Sonyflake's default), modulo the
+ * layout's node count. Returns 0, or -1 with msg. */
+static int node_from_ip(idms_server *s, uint64_t *node, char *msg, size_t cap)
+{
+    struct ifaddrs *list = NULL;
+    if (getifaddrs(&list) != 0) {
+        snprintf(msg, cap, "--node ip: cannot list the host's addresses: %s", strerror(errno));
+        return -1;
+    }
+    int rc = -1;
+    for (struct ifaddrs *i = list; i != NULL; i = i->ifa_next) {
+        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        uint32_t a = ntohl(((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr.s_addr);
+        if (!private_ipv4(a))
+            continue;
+        uint64_t count = idm_sf_layout_max_node(&s->layout) + 1;
+        *node = count == 0 ? a : a % count;
+        char text[INET_ADDRSTRLEN] = "?";
+        (void)inet_ntop(AF_INET, &((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr,
+                        text, sizeof text);
+        idms_log(IDMS_LOG_INFO, "--node ip: node %" PRIu64 " from %s (%s)", *node, text,
+                 i->ifa_name);
+        rc = 0;
+        break;
+    }
+    freeifaddrs(list);
+    if (rc != 0)
+        snprintf(msg, cap, "--node ip: this host has no private IPv4 address (10/8, "
+                           "172.16/12, 192.168/16) to take the node from; give --node N");
+    return rc;
 }
 
 static void held(idms_server *s, struct idmc_slot *slot)
@@ -35,9 +108,50 @@ static void held(idms_server *s, struct idmc_slot *slot)
     idms_node *n = &s->node;
     n->slot = slot;
     n->held = true;
+    n->ever_held = true;
     n->node = idmc_slot_node(slot);
     n->claims++;
     n->why[0] = '\0';
+}
+
+/* --coord: the first claim, before the loop runs. */
+static int claim_coord(idms_server *s)
+{
+    idms_node *n = &s->node;
+    idms_lease *L = &n->lease;
+    n->coord = IDMS_NODE_COORD;
+    L->lo = n->lo;
+    L->hi = n->hi;
+    L->holder = n->holder;
+    char msg[700];
+    int rc = idms_lease_open(s, L, msg, sizeof msg);
+    if (rc == 0) {
+        n->held = true;
+        n->ever_held = true;
+        n->node = L->sh.node;
+        snprintf(n->generation, sizeof n->generation, "%s", L->sh.generation);
+        n->claims++;
+        idms_log(IDMS_LOG_INFO,
+                 "leased node %" PRIu64 " (generation %s) from %s %s (nodes %" PRIu64 "..%" PRIu64
+                 "), TTL %" PRId64 " ms",
+                 n->node, n->generation, idmc_kind(L->coord), s->opt.coord, n->lo, n->hi,
+                 L->sh.ttl_ms);
+        return 0;
+    }
+    if (rc == IDMC_USAGE) {
+        fprintf(stderr, "idmintd: --coord %s: %s\n", s->opt.coord, msg);
+        return 1;
+    }
+    if (rc == IDMC_BUSY && n->lo == n->hi) {
+        fprintf(stderr, "idmintd: --node %" PRIu64 ": %s (coordinator %s): two processes "
+                        "minting as one node would repeat IDs\n",
+                n->lo, msg, s->opt.coord);
+        return 1;
+    }
+    snprintf(n->why, sizeof n->why, "no snowflake node from %s (nodes %" PRIu64 "..%" PRIu64
+             "): %.600s; trying again", idmc_kind(L->coord), n->lo, n->hi, msg);
+    idms_log(IDMS_LOG_WARN, "%s", n->why);
+    return 0;
 }
 
 int idms_node_claim(idms_server *s)
@@ -46,6 +160,13 @@ int idms_node_claim(idms_server *s)
     n->server = s;
     n->coord = s->opt.node_set ? IDMS_NODE_STATIC : IDMS_NODE_LOCAL;
     uint64_t max = idm_sf_layout_max_node(&s->layout);
+    if (s->opt.node_ip) {
+        char msg[300];
+        if (node_from_ip(s, &s->opt.node, msg, sizeof msg) != 0) {
+            fprintf(stderr, "idmintd: %s\n", msg);
+            return 1;
+        }
+    }
     n->lo = s->opt.node_set ? s->opt.node : 0;
     n->hi = s->opt.node_set ? s->opt.node : max;
     if (!s->opt.node_set && s->opt.node_range_set) {
@@ -61,6 +182,8 @@ int idms_node_claim(idms_server *s)
     snprintf(n->registry, sizeof n->registry, "%s", s->opt.node_registry);
     snprintf(n->ns, sizeof n->ns, "%s", s->layout_name);
     describe_holder(s);
+    if (s->opt.coord[0] != '\0')
+        return claim_coord(s);
     struct idmc_slot *slot = NULL;
     char msg[600];
     int rc = idmc_local_claim(n->registry, n->ns, n->lo, n->hi, n->holder, &slot, msg, sizeof msg);
@@ -72,7 +195,7 @@ int idms_node_claim(idms_server *s)
         else
             idms_log(IDMS_LOG_INFO,
                      "leased node %" PRIu64 " from this host's registry %s (nodes %" PRIu64
-                     "..%" PRIu64 "); with several hosts, nodes need a coordinator",
+                     "..%" PRIu64 "); with several hosts, nodes need a coordinator (--coord)",
                      n->node, n->registry, n->lo, n->hi);
         return 0;
     }
@@ -100,29 +223,114 @@ static void on_claim(uv_work_t *w)
                                   n->work_msg, sizeof n->work_msg);
 }
 
-/* The snowflake generator for the node now held: it resumes above both
+/* The snowflake generator for a node just claimed: it resumes above both
  * the state directory's mark and the slot's (an earlier holder's), and
- * mints nothing until the slot records a mark of ours (its ceiling starts
- * at the slot's; the write requested here raises both). */
-static void install(idms_server *s, struct idmc_slot *slot)
+ * mints nothing until the slot records a mark of ours: its ceiling starts
+ * at the slot's mark (the local slot is written with the state directory's
+ * mark, so the durable mark in memory is lowered to it; a coordinator's
+ * slot is the lease's part of the ceiling). Returns 0 or -1. */
+static int install(idms_server *s, uint64_t node, int64_t mark)
 {
-    int64_t mark = idmc_slot_mark_ms(slot);
     if (mark > s->hwm.resume_ms)
         s->hwm.resume_ms = mark;
     idm_snowflake *old = s->sf;
-    if (idms_make_snowflake(s, idmc_slot_node(slot)) != 0) {
-        idmc_slot_release(slot);
+    if (s->node.coord != IDMS_NODE_COORD && s->hwm.enabled && mark < s->hwm.durable_ms)
+        s->hwm.durable_ms = mark;
+    if (idms_make_snowflake(s, node) != 0) {
         s->sf = old;
-        return;
+        return -1;
     }
     idm_snowflake_free(old);
-    held(s, slot);
-    if (s->hwm.enabled) {
-        idm_snowflake_set_ceiling(s->sf, mark);
-        idms_hwm_need(s, mark, true);
+    int64_t now = idms_clock_ms();
+    idms_hwm_need(s, mark > now ? mark : now, true);
+    return 0;
+}
+
+static void install_slot(idms_server *s, struct idmc_slot *slot)
+{
+    if (install(s, idmc_slot_node(slot), idmc_slot_mark_ms(slot)) != 0) {
+        idmc_slot_release(slot);
+        return;
     }
+    held(s, slot);
     idms_log(IDMS_LOG_INFO, "leased node %" PRIu64 " from this host's registry %s", s->node.node,
              s->node.registry);
+}
+
+void idms_node_take(idms_server *s, uint64_t node, const char *generation, int64_t mark_ms)
+{
+    idms_node *n = &s->node;
+    n->held = false;
+    if (install(s, node, mark_ms) != 0) {
+        snprintf(n->why, sizeof n->why, "cannot make the snowflake generator for node %" PRIu64,
+                 node);
+        return;
+    }
+    n->held = true;
+    n->ever_held = true;
+    n->node = node;
+    snprintf(n->generation, sizeof n->generation, "%s", generation);
+    n->claims++;
+    n->why[0] = '\0';
+    idms_log(IDMS_LOG_INFO, "leased node %" PRIu64 " (generation %s) from %s %s", node, generation,
+             idmc_kind(n->lease.coord), s->opt.coord);
+}
+
+void idms_node_set_held(idms_server *s, bool held_now, const char *why)
+{
+    idms_node *n = &s->node;
+    n->held = held_now;
+    if (held_now)
+        n->why[0] = '\0';
+    else if (why != NULL)
+        snprintf(n->why, sizeof n->why, "%s", why);
+}
+
+int64_t idms_node_mark_ms(const idms_server *s)
+{
+    const idms_node *n = &s->node;
+    if (n->coord == IDMS_NODE_COORD)
+        return n->held ? n->lease.sh.claim_mark : 0;
+    return n->slot != NULL ? idmc_slot_mark_ms(n->slot) : 0;
+}
+
+void idms_node_apply_ceiling(idms_server *s)
+{
+    int64_t c = s->hwm.enabled ? s->hwm.durable_ms : INT64_MAX;
+    if (s->node.coord == IDMS_NODE_COORD) {
+        int64_t l = idms_lease_ceiling(&s->node.lease);
+        if (l < c)
+            c = l;
+    }
+    if (s->sf != NULL)
+        idm_snowflake_set_ceiling(s->sf, c);
+}
+
+bool idms_node_ceiling_rises(idms_server *s, bool snowflake, char *why, size_t cap)
+{
+    idms_node *n = &s->node;
+    bool coord = snowflake && n->coord == IDMS_NODE_COORD;
+    if (coord) {
+        if (!n->held) {
+            snprintf(why, cap, "%s", n->why);
+            return false;
+        }
+        if (n->lease.seen.failing && n->lease.recorded <= idms_clock_ms()) {
+            snprintf(why, cap, "%.600s; not minting past the mark recorded in the node's slot",
+                     n->lease.seen.msg);
+            return false;
+        }
+    }
+    if (s->hwm.enabled && s->hwm.failing) {
+        snprintf(why, cap, "cannot make the time high-water mark durable (%.600s); not minting "
+                           "past it", s->hwm.why);
+        return false;
+    }
+    if (!s->hwm.enabled && !coord) {
+        snprintf(why, cap, "the generator's ceiling is reached");
+        return false;
+    }
+    return true;
 }
 
 static void on_retry(uv_timer_t *t);
@@ -143,7 +351,7 @@ static void on_claimed(uv_work_t *w, int status)
         idmc_slot_release(n->work_slot);
         return;
     }
-    install(s, n->work_slot);
+    install_slot(s, n->work_slot);
 }
 
 static void on_retry(uv_timer_t *t)
@@ -160,6 +368,12 @@ static void on_retry(uv_timer_t *t)
 void idms_node_start(idms_server *s)
 {
     idms_node *n = &s->node;
+    if (n->coord == IDMS_NODE_COORD) {
+        /* The lease thread claims, keeps alive and records marks. */
+        if (idms_lease_start(s, &n->lease) != 0)
+            idms_node_set_held(s, false, "the lease thread could not start");
+        return;
+    }
     uv_timer_init(s->loop, &n->retry);
     n->retry.data = s;
     uv_unref((uv_handle_t *)&n->retry);
@@ -175,10 +389,40 @@ bool idms_node_ready(const idms_server *s, char *why, size_t cap)
     return false;
 }
 
+const char *idms_node_coord_name(const idms_server *s)
+{
+    const idms_node *n = &s->node;
+    if (n->coord == IDMS_NODE_COORD)
+        return idmc_kind(n->lease.coord);
+    return n->coord == IDMS_NODE_STATIC ? "static" : "local";
+}
+
+const char *idms_node_state_name(const idms_server *s)
+{
+    const idms_node *n = &s->node;
+    if (!n->held)
+        return n->ever_held ? "lost" : "waiting";
+    return n->coord == IDMS_NODE_STATIC ? "static" : "held";
+}
+
+/* A JSON string, or null for NULL (the text is the operator's: escaped). */
+static void json_string(idms_buf *out, const char *text)
+{
+    if (text == NULL) {
+        idms_buf_puts(out, "null");
+        return;
+    }
+    char quoted[1100 * 6 + 3];
+    if (idmx_json_escape(text, strlen(text), quoted, sizeof quoted) == (size_t)-1)
+        idms_buf_puts(out, "null");
+    else
+        idms_buf_puts(out, quoted);
+}
+
 void idms_node_json(const idms_server *s, idms_buf *out)
 {
     const idms_node *n = &s->node;
-    const char *state = !n->held ? "waiting" : n->coord == IDMS_NODE_STATIC ? "static" : "held";
+    bool coord = n->coord == IDMS_NODE_COORD;
     idms_buf_puts(out, "{\"node\": ");
     if (n->held)
         idms_buf_printf(out, "%" PRIu64, n->node);
@@ -186,21 +430,37 @@ void idms_node_json(const idms_server *s, idms_buf *out)
         idms_buf_puts(out, "null");
     /* The host-local registry has no generations and no expiry: a slot is
      * held for as long as the process lives. */
-    idms_buf_printf(out,
-                    ", \"generation\": null, \"coord\": \"%s\", \"state\": \"%s\", "
-                    "\"lease_ms_left\": null, \"range\": [%" PRIu64 ", %" PRIu64
-                    "], \"registry\": ",
-                    n->coord == IDMS_NODE_STATIC ? "static" : "local", state, n->lo, n->hi);
-    /* The path is the operator's, any bytes: escaped as JSON (json.h). */
-    char quoted[sizeof n->registry * 6 + 3];
-    if (idmx_json_escape(n->registry, strlen(n->registry), quoted, sizeof quoted) == (size_t)-1)
-        snprintf(quoted, sizeof quoted, "null");
-    idms_buf_printf(out, "%s}\n", quoted);
+    idms_buf_puts(out, ", \"generation\": ");
+    json_string(out, coord && n->held ? n->generation : NULL);
+    idms_buf_printf(out, ", \"coord\": \"%s\", \"state\": \"%s\", \"lease_ms_left\": ",
+                    idms_node_coord_name(s), idms_node_state_name(s));
+    if (coord && n->held)
+        idms_buf_printf(out, "%" PRId64, idms_lease_ms_left(&n->lease));
+    else
+        idms_buf_puts(out, "null");
+    idms_buf_printf(out, ", \"range\": [%" PRIu64 ", %" PRIu64 "], ", n->lo, n->hi);
+    if (coord) {
+        idms_buf_puts(out, "\"coordinator\": ");
+        json_string(out, s->opt.coord);
+        idms_buf_printf(out, ", \"ttl_ms\": %" PRId64, n->lease.seen.ttl_ms);
+    } else {
+        idms_buf_puts(out, "\"registry\": ");
+        json_string(out, n->registry);
+    }
+    idms_buf_puts(out, "}\n");
 }
 
-void idms_node_close(idms_server *s)
+void idms_node_close(idms_server *s, int64_t used)
 {
-    idmc_slot_release(s->node.slot);
-    s->node.slot = NULL;
-    s->node.held = false;
+    idms_node *n = &s->node;
+    if (n->coord == IDMS_NODE_COORD) {
+        idms_lease_close(&n->lease, used);
+    } else {
+        /* The slot's mark is kept only with a state directory (hwm.c). */
+        if (n->slot != NULL && used > 0 && s->hwm.enabled)
+            (void)idmc_slot_shrink_mark(n->slot, used);
+        idmc_slot_release(n->slot);
+        n->slot = NULL;
+    }
+    n->held = false;
 }

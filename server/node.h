@@ -1,16 +1,19 @@
 /*
- * node.h - which snowflake node number idmintd mints as (node.c), leased
- * from the host-local registry (coord/idmint_coord.h, docs/leases.md).
+ * node.h - which snowflake node number idmintd mints as (node.c): leased
+ * from the host-local registry (coord/idmint_coord.h) by default, or from
+ * a coordinator with --coord (lease.h). docs/leases.md has the design.
  *
  * Without --node, idmintd leases the lowest free node of the layout's
  * range (or --node-range) from the registry under --node-registry; with
- * --node N it registers exactly N there, and refuses to start when another
- * process on the host holds it. When every node is held it starts anyway,
- * not ready, refuses snowflakes (503), and tries again every second on
- * libuv's thread pool until one frees. The slot carries the time
- * high-water mark (hwm.c records each durable mark there before the
- * ceiling passes it), so a new holder resumes above its predecessors.
- * Not installed.
+ * --node N (or --node ip: N from the host's private IPv4 address) it
+ * registers exactly N there, and refuses to start when another process on
+ * the host holds it. When every node is held it starts anyway, not ready,
+ * refuses snowflakes (503), and tries again every second on libuv's thread
+ * pool until one frees. The slot carries the time high-water mark (hwm.c
+ * records each durable mark there before the ceiling passes it), so a new
+ * holder resumes above its predecessors. With --coord the same holds with
+ * etcd or ZooKeeper as the registry, and the lease's deadline joins the
+ * generator's ceiling (lease.h). Not installed.
  */
 #ifndef IDMS_NODE_H
 #define IDMS_NODE_H
@@ -19,22 +22,28 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "lease.h"
+
 struct idms_server;
 struct idms_buf;
 struct idmc_slot;
 
-enum { IDMS_NODE_STATIC = 0, IDMS_NODE_LOCAL = 1 };
+/* Where the node comes from: --node N (or ip) on this host's registry, auto
+ * on it, or a coordinator (exactly N or auto: lo == hi says which). */
+enum { IDMS_NODE_STATIC = 0, IDMS_NODE_LOCAL = 1, IDMS_NODE_COORD = 2 };
 
 typedef struct idms_node {
     struct idms_server *server;
-    int coord;             /* IDMS_NODE_STATIC (--node N) or IDMS_NODE_LOCAL (leased) */
+    int coord;             /* IDMS_NODE_STATIC, IDMS_NODE_LOCAL or IDMS_NODE_COORD */
+    bool ever_held;        /* a node was held once (state "lost" rather than "waiting") */
+    char generation[32];   /* the claim's fencing token (coordinators only) */
     bool held;             /* a slot is held: snowflakes may be minted */
     uint64_t node;         /* the node held (valid when held) */
     uint64_t lo, hi;       /* the range leased from */
     char registry[1024];   /* --node-registry */
     char ns[256];          /* the namespace: the layout's name */
-    char holder[256];      /* this process, as the slot records it */
-    char why[300];         /* why no node is held */
+    char holder[440];      /* this process, as the slot records it (fits a local slot) */
+    char why[800];         /* why no node is held */
     struct idmc_slot *slot;
     uint64_t claims;       /* slots taken */
     bool in_flight;        /* a claim on the thread pool */
@@ -44,6 +53,7 @@ typedef struct idms_node {
     struct idmc_slot *work_slot;
     int work_rc;
     char work_msg[600];
+    idms_lease lease;      /* --coord (lease.h) */
 } idms_node;
 
 /* Before the generators exist: claims the node (synchronously; the loop is
@@ -61,7 +71,26 @@ void idms_node_json(const struct idms_server *s, struct idms_buf *out);
  * s->hwm.resume_ms, under the durable mark's ceiling. Returns 0, or -1
  * after logging why. */
 int idms_make_snowflake(struct idms_server *s, uint64_t node);
-/* After the loop: gives the slot back (its mark stays for the next holder). */
-void idms_node_close(struct idms_server *s);
+/* The mark found in the node's slot when it was claimed (0: none). */
+int64_t idms_node_mark_ms(const struct idms_server *s);
+/* Sets the snowflake generator's ceiling: the lowest of the durable mark's
+ * (hwm.h) and the lease's (lease.h). */
+void idms_node_apply_ceiling(struct idms_server *s);
+/* (lease.c) A node was claimed from the coordinator: makes the generator
+ * for it, resuming above mark_ms. */
+void idms_node_take(struct idms_server *s, uint64_t node, const char *generation, int64_t mark_ms);
+/* After the generator's ceiling stopped a request: whether it will rise
+ * (a mark being recorded, a lease being confirmed: park), or not (why
+ * says why: refuse). The lease bounds snowflakes only. */
+bool idms_node_ceiling_rises(struct idms_server *s, bool snowflake, char *why, size_t cap);
+/* (lease.c) The lease is valid again, or not (why says why not). */
+void idms_node_set_held(struct idms_server *s, bool held, const char *why);
+/* "static", "local", "etcd" or "zookeeper"; "held", "waiting", "lost" or
+ * "static" (GET /v1/node, INFO). */
+const char *idms_node_coord_name(const struct idms_server *s);
+const char *idms_node_state_name(const struct idms_server *s);
+/* After the loop: gives the slot back (its mark stays for the next holder,
+ * lowered to used: the latest time handed out). */
+void idms_node_close(struct idms_server *s, int64_t used);
 
 #endif

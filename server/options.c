@@ -47,7 +47,9 @@ enum {
     OPT_NODE_RANGE,
     OPT_NODE_REGISTRY,
     OPT_TLS_CERT,
-    OPT_TLS_KEY
+    OPT_TLS_KEY,
+    OPT_COORD,
+    OPT_LEASE_TTL
 };
 
 /* clang-format off */
@@ -75,6 +77,8 @@ static const idmx_option options[] = {
     {"allow-unauthenticated", 0, IDMX_NO_ARG, OPT_ALLOW_UNAUTHENTICATED},
     {"node-range", 0, IDMX_REQUIRED_ARG, OPT_NODE_RANGE},
     {"node-registry", 0, IDMX_REQUIRED_ARG, OPT_NODE_REGISTRY},
+    {"coord", 0, IDMX_REQUIRED_ARG, OPT_COORD},
+    {"lease-ttl", 0, IDMX_REQUIRED_ARG, OPT_LEASE_TTL},
     {"tls-cert", 0, IDMX_REQUIRED_ARG, OPT_TLS_CERT},
     {"tls-key", 0, IDMX_REQUIRED_ARG, OPT_TLS_KEY},
     {NULL, 0, 0, 0},
@@ -92,12 +96,18 @@ static const char help_text[] =
     "                            unix:PATH for a Unix socket, mode 0660)\n"
     "      --resp ADDR:PORT      Redis-protocol listen address (default 127.0.0.1:6380;\n"
     "                            'off'; unix:PATH)\n"
-    "      --node N|auto         snowflake node number (default auto: the lowest free\n"
-    "                            node of this host's registry); N is registered there\n"
-    "                            and refused if another process holds it\n"
+    "      --node N|auto|ip      snowflake node number (default auto: the lowest free\n"
+    "                            node of this host's registry, or of --coord); N is\n"
+    "                            registered there and refused if another process\n"
+    "                            holds it; ip: the low bits of the host's first\n"
+    "                            private IPv4 address, registered as N would be\n"
     "      --node-range LO..HI   the nodes auto may lease (default: the layout's)\n"
     "      --node-registry DIR   the host-local node registry (default /run/idmint/nodes\n"
     "                            as root, else under $XDG_RUNTIME_DIR or /tmp)\n"
+    "      --coord URL           lease the node from a coordinator instead, for several\n"
+    "                            hosts: etcd://HOST:PORT[,...]/PREFIX or\n"
+    "                            zk://HOST:PORT[,...]/PATH\n"
+    "      --lease-ttl SECONDS   the lease's time to live on it (default 10, at least 2)\n"
     "      --layout L            snowflake layout: preset or spec (default twitter)\n"
     "      --epoch E             override the layout's epoch (Unix ms or RFC 3339)\n"
     "      --max-rewind MS       wait out clock steps back of up to MS ms; refuse\n"
@@ -144,6 +154,7 @@ static void defaults(idms_options *o)
     o->resp_idle_timeout_ms = 0;
     o->reserve_ms = 1000;
     o->header_timeout_ms = 10000;
+    o->lease_ttl_ms = 10000;
     if (idmc_local_default_dir(o->node_registry, sizeof o->node_registry) != 0)
         o->node_registry[0] = '\0';
     o->max_buffered = UINT64_C(64) << 20;
@@ -224,8 +235,16 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
     case OPT_RESP:
         return set_listen(o->resp, sizeof o->resp, name, v, err, err_cap);
     case OPT_NODE:
+        o->node_ip = false;
         if (strcmp(v, "auto") == 0) {
             o->node_set = false;
+            o->node = 0;
+            return 0;
+        }
+        if (strcmp(v, "ip") == 0) {
+            /* The node comes from an address at start-up (node.c). */
+            o->node_set = true;
+            o->node_ip = true;
             o->node = 0;
             return 0;
         }
@@ -316,6 +335,22 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
             return -1;
         }
         return copy_text(o->node_registry, sizeof o->node_registry, name, v, err, err_cap);
+    case OPT_COORD:
+        if (strcmp(v, "none") == 0) {
+            o->coord[0] = '\0';
+            return 0;
+        }
+        if (strncmp(v, "etcd://", 7) != 0 && strncmp(v, "zk://", 5) != 0) {
+            snprintf(err, err_cap, "%s: expected etcd://HOST:PORT[,HOST:PORT...]/PREFIX or "
+                                   "zk://HOST:PORT[,...]/PATH, got '%.64s'", name, v);
+            return -1;
+        }
+        return copy_text(o->coord, sizeof o->coord, name, v, err, err_cap);
+    case OPT_LEASE_TTL:
+        if (idmx_parse_whole(name, v, &idmx_range_lease_ttl, &x, err, err_cap) != 0)
+            return -1;
+        o->lease_ttl_ms = (int64_t)x * 1000;
+        return 0;
     case OPT_TLS_CERT:
         return copy_text(o->tls_cert, sizeof o->tls_cert, name, v, err, err_cap);
     case OPT_TLS_KEY:
@@ -453,7 +488,7 @@ int idms_options_load(idms_options *o, int argc, char **argv)
     char err[IDMX_OPT_MSG_CAP];
     if (idmx_layout_resolve(o->layout, o->epoch[0] != '\0' ? o->epoch : NULL, &layout, err,
                             sizeof err) != 0 ||
-        idmx_check_node("--node", o->node, &layout, err, sizeof err) != 0) {
+        (!o->node_ip && idmx_check_node("--node", o->node, &layout, err, sizeof err) != 0)) {
         fprintf(stderr, "idmintd: %s\nTry 'idmintd --help' for more information.\n", err);
         return 2;
     }

@@ -15,7 +15,10 @@ typedef struct idms_options {
     bool node_set;           /* --node N: static (registered); else leased ("auto") */
     bool node_range_set;     /* --node-range LO..HI */
     uint64_t node_lo, node_hi;
+    bool node_ip;            /* --node ip: node_set, the node from an address (node.c) */
     char node_registry[1024]; /* --node-registry: the host-local registry */
+    char coord[1024];        /* --coord URL: etcd or ZooKeeper; "" = the host's registry */
+    int64_t lease_ttl_ms;    /* --lease-ttl, in ms */
     char layout[256];
     char epoch[64];
     int64_t max_rewind_ms;

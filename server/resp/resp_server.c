@@ -653,13 +653,15 @@ static int cmd_info(req *r)
     idms_buf_printf(
         &text,
         "# Server\r\nidmint_version:%s\r\nprocess_id:%d\r\ntcp_port_http:%s\r\ntcp_port_resp:%s\r\n"
-        "\r\n# Generator\r\nnode:%" PRId64 "\r\nnode_coord:%s\r\nnode_state:%s\r\nlayout:%s"
+        "\r\n# Generator\r\nnode:%" PRId64 "\r\nnode_coord:%s\r\nnode_state:%s"
+        "\r\nnode_generation:%s\r\nnode_lease_ms_left:%" PRId64 "\r\nlayout:%s"
         "\r\nmax_rewind_ms:%" PRId64 "\r\nready:%d\r\n\r\n# Stats\r\nids_minted:%" PRIu64
         "\r\nconnected_clients:%" PRIu64 "\r\n",
         idm_version(), (int)uv_os_getpid(), s->opt.http, s->opt.resp,
         s->node.held ? (int64_t)s->node.node : -1,
-        s->node.coord == IDMS_NODE_STATIC ? "static" : "local",
-        !s->node.held ? "waiting" : s->node.coord == IDMS_NODE_STATIC ? "static" : "held",
+        idms_node_coord_name(s), idms_node_state_name(s),
+        s->node.coord == IDMS_NODE_COORD && s->node.held ? s->node.generation : "",
+        s->node.coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node.lease) : (int64_t)-1,
         s->layout_name, s->opt.max_rewind_ms, ready ? 1 : 0, total, s->metrics.connections_open);
     text_reply_buf(r, &text);
     return RUN_DONE;
