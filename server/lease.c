@@ -217,6 +217,9 @@ static void on_async(uv_async_t *a)
     uv_mutex_unlock(&L->mu);
     const idms_lease_shared *v = &L->seen;
     bool fresh = v->epoch != L->epoch_seen;
+    if (fresh && prev.epoch > 0 && v->losses > prev.losses && !prev.lost)
+        idms_log(IDMS_LOG_ERROR, "the lease of node %" PRIu64 " (generation %s) was lost",
+                 prev.node, prev.generation);
     if (fresh) {
         /* A new claim: a new generator, above the slot's mark, under a
          * ceiling at that mark until a mark of ours is recorded. */
@@ -318,6 +321,9 @@ int idms_lease_start(idms_server *s, idms_lease *L)
         return -1;
     }
     L->thread_started = true;
+    /* A first mark that could not be recorded at the start is asked for
+     * again now that the thread runs. */
+    idms_lease_need(L, idms_clock_ms(), false);
     return 0;
 }
 
@@ -361,6 +367,8 @@ void idms_lease_close(idms_lease *L, int64_t used)
         uv_mutex_unlock(&L->mu);
         uv_thread_join(&L->thread);
         L->thread_started = false;
+        uv_cond_destroy(&L->cv);
+        uv_mutex_destroy(&L->mu);
     }
     if (L->lease != NULL) {
         /* Everything handed out lies at or below used: the next holder

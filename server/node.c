@@ -311,6 +311,8 @@ bool idms_node_ceiling_rises(idms_server *s, bool snowflake, char *why, size_t c
     idms_node *n = &s->node;
     bool coord = snowflake && n->coord == IDMS_NODE_COORD;
     if (coord) {
+        /* A mark is asked for in any case: the thread may be idle. */
+        idms_lease_need(&n->lease, idms_clock_ms(), true);
         if (!n->held) {
             snprintf(why, cap, "%s", n->why);
             return false;
@@ -383,10 +385,19 @@ void idms_node_start(idms_server *s)
 
 bool idms_node_ready(const idms_server *s, char *why, size_t cap)
 {
-    if (s->node.held)
-        return true;
-    snprintf(why, cap, "%s", s->node.why);
-    return false;
+    const idms_node *n = &s->node;
+    if (!n->held) {
+        snprintf(why, cap, "%s", n->why);
+        return false;
+    }
+    /* Held, but the slot's mark cannot be raised past the clock: nothing
+     * can be minted until the coordinator answers again. */
+    if (n->coord == IDMS_NODE_COORD && n->lease.seen.failing &&
+        n->lease.recorded <= idms_clock_ms()) {
+        snprintf(why, cap, "node %" PRIu64 ": %.600s", n->node, n->lease.seen.msg);
+        return false;
+    }
+    return true;
 }
 
 const char *idms_node_coord_name(const idms_server *s)
