@@ -155,7 +155,9 @@ check "a registry that is not ours is refused (exit 1)" \
 # has passed that mark (saying so: the wait is long) and mints above every
 # ID of the first run.
 FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketime.so.1 | head -n 1)
-if [ -f "$FAKETIME_LIB" ]; then
+# libfaketime and a sanitizer's runtime do not go together: the case runs
+# where the preload works (the plain build).
+if [ -f "$FAKETIME_LIB" ] && LD_PRELOAD=$FAKETIME_LIB FAKETIME=+0 "$IDMINT" --version >/dev/null 2>&1; then
     export FAKETIME_LIB
     check "a new holder mints nothing at or below the slot's mark (an earlier holder's clock ahead)" \
         -o ok -e "^idmint: node 0: waiting [0-9.]+ s for the clock to pass the slot's mark" --sh '
@@ -164,7 +166,7 @@ if [ -f "$FAKETIME_LIB" ]; then
           first=$("$IDMINT" gen snowflake --node auto --registry "$R" -n 1)
           [ "$(printf "%s\n" "$first" | node_of)" = 0 ] && [ "$first" -gt "$last" ] && echo ok'
 else
-    echo "test_lease.sh: libfaketime not found; the hand-over case is skipped" >&2
+    echo "test_lease.sh: libfaketime not found or not usable here; the hand-over case is skipped" >&2
 fi
 check "a run right after another on the same node mints above it (no wait, nothing said)" \
     -o ok --sh 'a=$("$IDMINT" gen snowflake --node auto --registry "$REG" -n 5000 | tail -n 1)

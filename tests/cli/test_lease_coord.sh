@@ -99,7 +99,7 @@ print(\"ok\")"'
         -o ok --sh 'a=$("$IDMINT" gen snowflake --node 0 --coord "$U" -n 50000 | tail -n 1) || exit 9
             b=$("$IDMINT" gen snowflake --node 0 --coord "$U" -n 1) || exit 8
             [ "$b" -gt "$a" ] && echo ok'
-    if [ -f "$FAKETIME_LIB" ]; then
+    if [ "$FAKETIME_OK" = 1 ]; then
         check "$name: the mark hands over: a run with its clock 2.5 s ahead, then one on the real clock waits for the mark and mints above it" \
             -o ok -e "^idmint: node 0: waiting [0-9.]+ s for the clock to pass the slot's mark" --sh '
               a=$(LD_PRELOAD=$FAKETIME_LIB FAKETIME=+2.5s "$IDMINT" gen snowflake --node 0 --coord "$U" -n 1000 | tail -n 1) || exit 9
@@ -117,6 +117,12 @@ print(\"ok\")"'
 
 FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
 export FAKETIME_LIB
+# libfaketime and a sanitizer's runtime do not go together: the hand-over
+# case runs where the preload works (the plain build).
+FAKETIME_OK=0
+if [ -f "$FAKETIME_LIB" ] && LD_PRELOAD=$FAKETIME_LIB FAKETIME=+0 "$IDMINT" --version >/dev/null 2>&1; then
+    FAKETIME_OK=1
+fi
 
 # --- etcd ------------------------------------------------------------------------
 if start_etcd "$T_DIR/etcd"; then
