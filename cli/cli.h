@@ -13,6 +13,9 @@
  *   gen.c      idmint gen
  *   inspect.c  idmint inspect
  *   convert.c  idmint convert
+ *   nodelease.c  a snowflake node leased for one gen run (--node auto,
+ *              --coord): claim, marks, keep-alive, release
+ *   lease.c    idmint lease list
  */
 #ifndef IDM_CLI_H
 #define IDM_CLI_H
@@ -24,6 +27,9 @@
 
 #include <idmint/idmint.h>
 
+#include "idmint_coord.h"
+
+#include <stdbool.h>
 #include <stdio.h>
 
 #if defined(__GNUC__)
@@ -44,6 +50,10 @@ typedef struct cli {
     int out_is_tty;   /* flush after each record when interactive */
     int out_reported; /* a write error has been reported */
     const char *cmd;  /* the command being run, for "Try 'idmint CMD --help'" */
+    /* Called before a closed stdout ends the run (output.c exits at once
+     * then): gives a leased node back. NULL when nothing is held. */
+    void (*on_close)(void *ctx);
+    void *on_close_ctx;
 } cli;
 
 /* ---- output.c ----------------------------------------------------------- */
@@ -127,6 +137,58 @@ int cli_layout_from_options(cli *c, const char *layout_text, const char *epoch_t
 /* The layout's name or spec, for messages. */
 void cli_layout_name(const idm_sf_layout *l, char *dst, size_t cap);
 
+/* ---- nodelease.c -------------------------------------------------------- */
+
+#define CLI_LEASE_TTL_MS 10000 /* --lease-ttl's default */
+
+/* Where a node is leased from and which. */
+typedef struct cli_node_lease_opts {
+    const char *coord;    /* a coordinator URL; NULL: the host-local registry */
+    const char *registry; /* the local registry's directory; NULL: the default */
+    const char *ns;       /* the local registry's namespace: the layout's name */
+    uint64_t lo, hi;      /* the nodes to claim from (lo == hi: exactly that one) */
+    bool exact;           /* --node N: a refusal names it as the node asked for */
+    int64_t ttl_ms;       /* the coordinator lease's TTL */
+} cli_node_lease_opts;
+
+/* One node held for a run. Fields are nodelease.c's. */
+typedef struct cli_node_lease {
+    idmc_coord *coord; /* with --coord */
+    idmc_lease *lease;
+    idmc_slot *slot; /* from the host-local registry */
+    uint64_t node;
+    int64_t claim_mark; /* the slot's mark when claimed: mint above it */
+    int64_t recorded;   /* the mark recorded for this holder */
+    int64_t ttl_ms;     /* the lease's TTL as granted or last confirmed */
+    int64_t confirmed;  /* monotonic ms: when the last confirmed call began */
+    int64_t next_keepalive;
+    int64_t retry_at;           /* monotonic ms: no call before it after a failure */
+    int64_t failing_since;      /* monotonic ms: the first of the failures in a row; 0 */
+    char failure[IDMC_MSG_CAP]; /* the last failed call's message */
+} cli_node_lease;
+
+/* Claims a node as o says and waits until the clock has passed the
+ * slot's mark (one line on stderr when that is long), then records a mark
+ * ahead. Returns CLI_EXIT_OK with *L held, or a reported failure (1: busy,
+ * unreachable; 2: a bad URL) with nothing held. */
+int cli_node_lease_claim(cli *c, const cli_node_lease_opts *o, cli_node_lease *L);
+
+/* The generator's ceiling: the recorded mark, and for a coordinator's
+ * lease also its deadline (less a margin) as wall-clock time. */
+int64_t cli_node_lease_ceiling(const cli_node_lease *L);
+
+/* Called between batches, and with at_ceiling after the generator
+ * stopped at its ceiling: keeps the lease alive and records a mark ahead
+ * when they are due (or needed to go on). Returns CLI_EXIT_OK, or
+ * CLI_EXIT_FAIL after reporting why minting cannot go on (the lease was
+ * lost or ran out; the mark cannot be recorded). */
+int cli_node_lease_keep(cli *c, cli_node_lease *L, bool at_ceiling);
+
+/* Lowers the mark to used_ms (the generator's high water: the latest time
+ * it used; 0 when unknown) and gives the node back. Safe to call once on
+ * any cli_node_lease that cli_node_lease_claim filled. */
+void cli_node_lease_end(cli_node_lease *L, int64_t used_ms);
+
 /* ---- commands ----------------------------------------------------------- */
 
 /* Each takes its arguments (argv[0] is the command's name) and returns an
@@ -134,9 +196,11 @@ void cli_layout_name(const idm_sf_layout *l, char *dst, size_t cap);
 int cli_gen(cli *c, int argc, char **argv);
 int cli_inspect(cli *c, int argc, char **argv);
 int cli_convert(cli *c, int argc, char **argv);
+int cli_lease(cli *c, int argc, char **argv);
 
 extern const char cli_gen_help[];
 extern const char cli_inspect_help[];
 extern const char cli_convert_help[];
+extern const char cli_lease_help[];
 
 #endif

@@ -11,6 +11,10 @@
  * Without --state the generator is unshared (the CLI mints from one
  * thread); with --state it is host-wide, so concurrent runs with the same
  * path share one sequence.
+ *
+ * A snowflake node given as --node auto, or with --coord, is leased for
+ * the run (nodelease.c): the generator resumes above the slot's mark and
+ * mints under the lease's ceiling, raised between batches.
  */
 #include "cli.h"
 
@@ -28,7 +32,11 @@ enum {
     OPT_PREFIX,
     OPT_SEQ_START,
     OPT_MAX_REWIND,
-    OPT_STATE
+    OPT_STATE,
+    OPT_COORD,
+    OPT_NODE_RANGE,
+    OPT_LEASE_TTL,
+    OPT_REGISTRY
 };
 
 /* One option per line. */
@@ -43,6 +51,10 @@ static const idmx_option gen_options[] = {
     {"seq-start", 0, IDMX_REQUIRED_ARG, OPT_SEQ_START},
     {"max-rewind", 0, IDMX_REQUIRED_ARG, OPT_MAX_REWIND},
     {"state", 0, IDMX_REQUIRED_ARG, OPT_STATE},
+    {"coord", 0, IDMX_REQUIRED_ARG, OPT_COORD},
+    {"node-range", 0, IDMX_REQUIRED_ARG, OPT_NODE_RANGE},
+    {"lease-ttl", 0, IDMX_REQUIRED_ARG, OPT_LEASE_TTL},
+    {"registry", 0, IDMX_REQUIRED_ARG, OPT_REGISTRY},
     {NULL, 0, 0, 0},
 };
 /* clang-format on */
@@ -58,6 +70,7 @@ const char cli_gen_help[] =
     "  ulid         ULID: 26 characters of Crockford base32 (time-ordered)\n"
     "  ksuid        KSUID: 27 characters of base62 (time-ordered)\n"
     "  snowflake    64-bit decimal integer laid out by --layout; needs --node\n"
+    "               or --coord\n"
     "  typeid       TypeID: PREFIX_ + a UUIDv7 in base32; needs --prefix\n"
     "  token        opaque token: [PREFIX_] + base62 of 128 random bits\n"
     "  traceparent  W3C Trace Context traceparent value\n"
@@ -73,7 +86,20 @@ const char cli_gen_help[] =
     "  -h, --help           show this help and exit\n"
     "\n"
     "Snowflake options:\n"
-    "      --node N         the node (machine, worker or shard) number; required\n"
+    "      --node N|auto    the node (machine, worker or shard) number; required\n"
+    "                       unless --coord is given. auto leases the lowest free\n"
+    "                       node for the run: from --coord, else from this host's\n"
+    "                       registry (as idmintd does)\n"
+    "      --coord URL      lease the node from a coordinator shared by several\n"
+    "                       hosts: etcd://HOST:PORT[,...]/PREFIX or\n"
+    "                       zk://HOST:PORT[,...]/PATH; with --node N, exactly N\n"
+    "                       (refused while another process holds it)\n"
+    "      --node-range LO..HI  the nodes --node auto may lease (default: all of\n"
+    "                       the layout's)\n"
+    "      --lease-ttl SECONDS  the coordinator lease's time to live (default 10,\n"
+    "                       at least 2)\n"
+    "      --registry DIR   this host's node registry for --node auto without\n"
+    "                       --coord (default as idmintd's --node-registry)\n"
     "      --layout L       a preset (twitter, discord, instagram, sonyflake,\n"
     "                       sonyflake2, baidu, safe53) or a spec such as\n"
     "                       time=41,node=10,seq=12,unit=1ms,epoch=1288834974657\n"
@@ -97,6 +123,10 @@ typedef struct gen_opts {
     const char *seq_start;
     const char *max_rewind;
     const char *state;
+    const char *coord;
+    const char *node_range;
+    const char *lease_ttl;
+    const char *registry;
 } gen_opts;
 
 /* Reserves room for len characters and the encoder's NUL. NULL when the
@@ -292,9 +322,73 @@ static int gen_traceparent(cli *c, idm_gen *g, uint64_t count)
     return CLI_EXIT_OK;
 }
 
-/* Turns the snowflake options into a configuration. Returns CLI_EXIT_OK or
- * a reported usage error. */
-static int snowflake_config(cli *c, const gen_opts *o, idm_snowflake_config *cfg)
+/* The lease options: whether the node is leased (*leased), and from where
+ * and which (*lo). ns receives the layout's name (the local registry's
+ * namespace). Returns CLI_EXIT_OK or a reported usage error. */
+static int lease_config(cli *c, const gen_opts *o, idm_snowflake_config *cfg, bool *leased,
+                        cli_node_lease_opts *lo, char *ns, size_t ns_cap)
+{
+    char msg[IDMX_OPT_MSG_CAP];
+    bool is_auto = o->node == NULL || strcmp(o->node, "auto") == 0;
+    uint64_t max = idm_sf_layout_max_node(&cfg->layout);
+    cli_layout_name(&cfg->layout, ns, ns_cap);
+    *leased = is_auto || o->coord != NULL;
+    memset(lo, 0, sizeof *lo);
+    if (o->node == NULL && o->coord == NULL) {
+        return cli_usage(c,
+                         "gen snowflake needs --node N (0..%llu for layout %s), --node auto or "
+                         "--coord URL",
+                         (unsigned long long)max, ns);
+    }
+    if (!is_auto &&
+        idmx_parse_node("--node", o->node, &cfg->layout, &cfg->node, msg, sizeof msg) != 0) {
+        return cli_usage(c, "%s", msg);
+    }
+    if (o->node_range != NULL && !is_auto) {
+        return cli_usage(c, "option '--node-range' applies only to --node auto");
+    }
+    if (o->lease_ttl != NULL && o->coord == NULL) {
+        return cli_usage(c, "option '--lease-ttl' applies only with --coord");
+    }
+    if (o->registry != NULL && (o->coord != NULL || !is_auto)) {
+        return cli_usage(c, "option '--registry' applies only to --node auto without --coord");
+    }
+    if (o->registry != NULL && o->registry[0] == '\0') {
+        return cli_usage(c, "--registry: needs a directory");
+    }
+    lo->coord = o->coord;
+    lo->registry = o->registry;
+    lo->ns = ns;
+    lo->lo = is_auto ? 0 : cfg->node;
+    lo->hi = is_auto ? max : cfg->node;
+    lo->exact = !is_auto;
+    lo->ttl_ms = CLI_LEASE_TTL_MS;
+    if (o->node_range != NULL) {
+        if (idmx_parse_node_range("--node-range", o->node_range, &lo->lo, &lo->hi, msg,
+                                  sizeof msg) != 0) {
+            return cli_usage(c, "%s", msg);
+        }
+        if (lo->hi > max) {
+            return cli_usage(c, "--node-range %s is outside layout %s's nodes 0..%llu",
+                             o->node_range, ns, (unsigned long long)max);
+        }
+    }
+    if (o->lease_ttl != NULL) {
+        uint64_t s = 0;
+        if (idmx_parse_whole("--lease-ttl", o->lease_ttl, &idmx_range_lease_ttl, &s, msg,
+                             sizeof msg) != 0) {
+            return cli_usage(c, "%s", msg);
+        }
+        lo->ttl_ms = (int64_t)s * 1000;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Turns the snowflake options into a configuration (the node: --node N's,
+ * or 0 until a leased one is known) and the lease options. Returns
+ * CLI_EXIT_OK or a reported usage error. */
+static int snowflake_config(cli *c, const gen_opts *o, idm_snowflake_config *cfg, bool *leased,
+                            cli_node_lease_opts *lo, char *ns, size_t ns_cap)
 {
     idm_snowflake_config_init(cfg);
     int st = cli_layout_from_options(c, o->layout, o->epoch, &cfg->layout);
@@ -302,14 +396,9 @@ static int snowflake_config(cli *c, const gen_opts *o, idm_snowflake_config *cfg
         return st;
     }
     char msg[IDMX_OPT_MSG_CAP];
-    if (o->node == NULL) {
-        char name[IDM_SF_SPEC_CAP];
-        cli_layout_name(&cfg->layout, name, sizeof name);
-        return cli_usage(c, "gen snowflake needs --node N (0..%llu for layout %s)",
-                         (unsigned long long)idm_sf_layout_max_node(&cfg->layout), name);
-    }
-    if (idmx_parse_node("--node", o->node, &cfg->layout, &cfg->node, msg, sizeof msg) != 0) {
-        return cli_usage(c, "%s", msg);
+    st = lease_config(c, o, cfg, leased, lo, ns, ns_cap);
+    if (st != CLI_EXIT_OK) {
+        return st;
     }
     if (o->seq_start != NULL) {
         if (strcmp(o->seq_start, "zero") == 0) {
@@ -328,25 +417,83 @@ static int snowflake_config(cli *c, const gen_opts *o, idm_snowflake_config *cfg
     return CLI_EXIT_OK;
 }
 
+/* What a closed stdout needs to give the node back (cli.h, on_close). */
+typedef struct held_node {
+    cli_node_lease *lease;
+    idm_snowflake *g;
+} held_node;
+
+static void release_on_close(void *ctx)
+{
+    held_node *h = ctx;
+    cli_node_lease_end(h->lease, idm_snowflake_high_water_ms(h->g));
+}
+
+/* The IDs in len bytes of newline-terminated text. */
+static uint64_t count_lines(const char *p, size_t len)
+{
+    uint64_t n = 0;
+    const char *end = p + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (nl == NULL) {
+            break;
+        }
+        n++;
+        p = nl + 1;
+    }
+    return n;
+}
+
 static int gen_snowflake(cli *c, const gen_opts *o)
 {
     idm_snowflake_config cfg;
-    int st = snowflake_config(c, o, &cfg);
+    bool leased = false;
+    cli_node_lease_opts lease_opts;
+    char ns[IDM_SF_SPEC_CAP];
+    int st = snowflake_config(c, o, &cfg, &leased, &lease_opts, ns, sizeof ns);
     if (st != CLI_EXIT_OK) {
         return st;
+    }
+    cli_node_lease lease;
+    if (leased) {
+        st = cli_node_lease_claim(c, &lease_opts, &lease);
+        if (st != CLI_EXIT_OK) {
+            return st;
+        }
+        /* Nothing at or below the slot's mark: an earlier holder may have
+         * minted up to it. */
+        cfg.node = lease.node;
+        cfg.resume_unix_ms = lease.claim_mark;
     }
     cfg.gen.state_path = o->state;
     idm_snowflake *g = NULL;
     idm_error err = {0};
     int rc = idm_snowflake_new(&g, &cfg, &err);
-    if (rc == IDM_EINVAL) {
-        return cli_usage(c, "%s", cli_reason(&err, rc));
-    }
     if (rc != IDM_OK) {
+        if (leased) {
+            cli_node_lease_end(&lease, 0);
+        }
+        if (rc == IDM_EINVAL) {
+            return cli_usage(c, "%s", cli_reason(&err, rc));
+        }
         return mint_failed(c, "snowflake", rc, &err);
+    }
+    held_node held = {&lease, g};
+    if (leased) {
+        idm_snowflake_set_ceiling(g, cli_node_lease_ceiling(&lease));
+        c->on_close = release_on_close;
+        c->on_close_ctx = &held;
     }
     uint64_t count = o->count;
     while (count > 0 && c->out.err == 0) {
+        if (leased) {
+            st = cli_node_lease_keep(c, &lease, false);
+            if (st != CLI_EXIT_OK) {
+                break;
+            }
+            idm_snowflake_set_ceiling(g, cli_node_lease_ceiling(&lease));
+        }
         /* Up to 20 digits and a newline each, and the formatter's NUL. */
         size_t n = (TEXT_CHUNK_BYTES - 1) / 21;
         if (count < n) {
@@ -360,6 +507,16 @@ static int gen_snowflake(cli *c, const gen_opts *o)
         rc = idm_snowflake_next_text_n(g, p, n * 21 + 1, n, IDM_TEXT_NEWLINE, &len, &err);
         /* The IDs minted before a failure are valid: they are printed. */
         idmx_outbuf_commit(&c->out, len);
+        if (rc == IDM_ECEILING && leased) {
+            /* The lease's promise is used up: extend it, then go on. */
+            count -= count_lines(p, len);
+            st = cli_node_lease_keep(c, &lease, true);
+            if (st != CLI_EXIT_OK) {
+                break;
+            }
+            idm_snowflake_set_ceiling(g, cli_node_lease_ceiling(&lease));
+            continue;
+        }
         if (rc != IDM_OK) {
             char name[IDM_SF_SPEC_CAP];
             cli_layout_name(&cfg.layout, name, sizeof name);
@@ -368,6 +525,14 @@ static int gen_snowflake(cli *c, const gen_opts *o)
             break;
         }
         count -= n;
+    }
+    if (leased) {
+        /* What is minted must be out before the node goes back (a closed
+         * stdout still releases it, through on_close). */
+        idmx_outbuf_flush(&c->out);
+        c->on_close = NULL;
+        c->on_close_ctx = NULL;
+        cli_node_lease_end(&lease, idm_snowflake_high_water_ms(g));
     }
     idm_snowflake_free(g);
     return st;
@@ -380,6 +545,10 @@ static int check_applicable(cli *c, const gen_opts *o)
     const char *name = o->format->name;
     if (o->format->id != IDMX_FMT_SNOWFLAKE) {
         const char *bad = o->node != NULL         ? "--node"
+                          : o->coord != NULL      ? "--coord"
+                          : o->node_range != NULL ? "--node-range"
+                          : o->lease_ttl != NULL  ? "--lease-ttl"
+                          : o->registry != NULL   ? "--registry"
                           : o->layout != NULL     ? "--layout"
                           : o->epoch != NULL      ? "--epoch"
                           : o->seq_start != NULL  ? "--seq-start"
@@ -449,6 +618,18 @@ static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
         break;
     case OPT_STATE:
         o->state = p->arg;
+        break;
+    case OPT_COORD:
+        o->coord = p->arg;
+        break;
+    case OPT_NODE_RANGE:
+        o->node_range = p->arg;
+        break;
+    case OPT_LEASE_TTL:
+        o->lease_ttl = p->arg;
+        break;
+    case OPT_REGISTRY:
+        o->registry = p->arg;
         break;
     default:
         return cli_usage(c, "unhandled option '%s'", p->name != NULL ? p->name : "?");

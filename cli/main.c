@@ -1,5 +1,5 @@
 /*
- * main.c - the idmint command: dispatch to gen, inspect and convert, and
+ * main.c - the idmint command: dispatch to gen, inspect, convert and lease, and
  * the top-level --help and --version (CONTRACT.md is the specification;
  * man/idmint.1 the manual).
  */
@@ -23,6 +23,9 @@ static const char main_help[] =
     "  inspect [ID ...]        decode IDs (from standard input when none given)\n"
     "  convert --to FORM [ID ...]\n"
     "                          re-encode 128-bit IDs as uuid, ulid or typeid\n"
+    "  lease list [--coord URL] [--json]\n"
+    "                          list the snowflake node leases of a coordinator\n"
+    "                          or of this host's registry\n"
     "  help [COMMAND]          show help for idmint or a command\n"
     "\n"
     "Options:\n"
@@ -43,6 +46,7 @@ static const command commands[] = {
     {"gen", cli_gen, cli_gen_help},
     {"inspect", cli_inspect, cli_inspect_help},
     {"convert", cli_convert, cli_convert_help},
+    {"lease", cli_lease, cli_lease_help},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -67,7 +71,8 @@ static int run_help(cli *c, int argc, char **argv)
     }
     const command *cmd = find_command(argv[1]);
     if (cmd == NULL) {
-        return cli_usage(c, "unknown command '%s' (expected gen, inspect or convert)", argv[1]);
+        return cli_usage(c, "unknown command '%s' (expected gen, inspect, convert or lease)",
+                         argv[1]);
     }
     return cli_help(c, cmd->help);
 }
@@ -75,7 +80,7 @@ static int run_help(cli *c, int argc, char **argv)
 static int run(cli *c, int argc, char **argv)
 {
     if (argc < 2) {
-        return cli_usage(c, "missing COMMAND (gen, inspect or convert)");
+        return cli_usage(c, "missing COMMAND (gen, inspect, convert or lease)");
     }
     const char *word = argv[1];
     if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
@@ -93,7 +98,7 @@ static int run(cli *c, int argc, char **argv)
     }
     const command *cmd = find_command(word);
     if (cmd == NULL) {
-        return cli_usage(c, "unknown command '%s' (expected gen, inspect or convert)", word);
+        return cli_usage(c, "unknown command '%s' (expected gen, inspect, convert or lease)", word);
     }
     c->cmd = cmd->name;
     return cmd->run(c, argc - 1, argv + 1);

@@ -20,7 +20,7 @@
 
 static int drain_stdout(void *ctx, const char *data, size_t len)
 {
-    (void)ctx;
+    cli *c = ctx;
     while (len > 0) {
         ssize_t w = write(STDOUT_FILENO, data, len);
         if (w < 0) {
@@ -28,6 +28,11 @@ static int drain_stdout(void *ctx, const char *data, size_t len)
                 continue;
             }
             if (errno == EPIPE) {
+                /* A leased node is given back first (it would otherwise
+                 * stay held until its lease ran out). */
+                if (c->on_close != NULL) {
+                    c->on_close(c->on_close_ctx);
+                }
                 _exit(CLI_EXIT_OK);
             }
             return errno != 0 ? errno : EIO;
@@ -41,7 +46,7 @@ static int drain_stdout(void *ctx, const char *data, size_t len)
 void cli_out_init(cli *c, char *mem, size_t cap)
 {
     signal(SIGPIPE, SIG_IGN);
-    idmx_outbuf_init(&c->out, mem, cap, drain_stdout, NULL);
+    idmx_outbuf_init(&c->out, mem, cap, drain_stdout, c);
     c->out_is_tty = isatty(STDOUT_FILENO);
 }
 

@@ -106,6 +106,34 @@ int idmx_parse_ms(const char *name, const char *text, const idmx_range *r, int64
     return 0;
 }
 
+int idmx_parse_node_range(const char *name, const char *text, uint64_t *lo, uint64_t *hi,
+                          char *msg, size_t cap)
+{
+    const char *t = text != NULL ? text : "";
+    const char *dots = strstr(t, "..");
+    char first[32];
+    size_t n = dots != NULL ? (size_t)(dots - t) : 0;
+    if (dots == NULL || n == 0 || n >= sizeof first) {
+        set_msg(msg, cap, "%s: expected LO..HI (e.g. 0..31), got '%.64s'", name, t);
+        return -1;
+    }
+    memcpy(first, t, n);
+    first[n] = '\0';
+    uint64_t a = 0;
+    uint64_t b = 0;
+    if (idmx_parse_whole(name, first, &idmx_range_node, &a, msg, cap) != 0 ||
+        idmx_parse_whole(name, dots + 2, &idmx_range_node, &b, msg, cap) != 0) {
+        return -1;
+    }
+    if (a > b) {
+        set_msg(msg, cap, "%s: %.64s is empty (LO above HI)", name, t);
+        return -1;
+    }
+    *lo = a;
+    *hi = b;
+    return 0;
+}
+
 /* The multiple a size suffix stands for, 0 when it is not one. */
 static uint64_t size_suffix(const char *s)
 {

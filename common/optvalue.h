@@ -92,6 +92,13 @@ int idmx_check_node(const char *name, uint64_t node, const idm_sf_layout *l, cha
 int idmx_parse_node(const char *name, const char *text, const idm_sf_layout *l, uint64_t *out,
                     char *msg, size_t cap);
 
+/* Parses a node range "LO..HI" (each a whole number within
+ * idmx_range_node, LO at most HI): "--node-range: expected LO..HI (e.g.
+ * 0..31), got 'x'". Whether the layout has those nodes is the caller's
+ * check. */
+int idmx_parse_node_range(const char *name, const char *text, uint64_t *lo, uint64_t *hi,
+                          char *msg, size_t cap);
+
 /* Writes the layout's preset name or spec and a NUL, for messages and
  * logs (idm_sf_layout_format), or "(unprintable layout)" when that fails.
  * IDM_SF_SPEC_CAP is enough; cap must be at least 1. */

@@ -7,6 +7,7 @@
  */
 #include "idmintd.h"
 #include "idmint_coord.h"
+#include "host.h"
 #include "json.h"
 
 #include <arpa/inet.h>
@@ -21,43 +22,16 @@
 
 #define RETRY_MS 1000
 
-/* The host's IPv4 addresses other than loopback, comma-separated. */
-static void host_addresses(char *dst, size_t cap)
-{
-    dst[0] = '\0';
-    struct ifaddrs *list = NULL;
-    if (getifaddrs(&list) != 0)
-        return;
-    size_t len = 0;
-    for (struct ifaddrs *i = list; i != NULL; i = i->ifa_next) {
-        if (i->ifa_addr == NULL || i->ifa_addr->sa_family != AF_INET)
-            continue;
-        const struct in_addr *a = &((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr;
-        if ((ntohl(a->s_addr) >> 24) == 127)
-            continue;
-        char text[INET_ADDRSTRLEN];
-        if (inet_ntop(AF_INET, a, text, sizeof text) == NULL)
-            continue;
-        int n = snprintf(dst + len, cap - len, "%s%s", len > 0 ? "," : "", text);
-        if (n < 0 || (size_t)n >= cap - len)
-            break;
-        len += (size_t)n;
-    }
-    freeifaddrs(list);
-}
-
 /* This process, as its slot shows it (`lease list`, refusal messages). */
 static void describe_holder(idms_server *s)
 {
-    char host[128] = "?";
-    if (gethostname(host, sizeof host) != 0)
-        snprintf(host, sizeof host, "?");
-    host[sizeof host - 1] = '\0';
+    char host[128];
+    idmx_host_name(host, sizeof host);
     char since[IDM_RFC3339_CAP] = "?";
     if (idm_time_format((int64_t)time(NULL) * 1000, since, sizeof since) != IDM_OK)
         snprintf(since, sizeof since, "?");
     char addrs[96];
-    host_addresses(addrs, sizeof addrs);
+    idmx_host_addresses(addrs, sizeof addrs);
     snprintf(s->node.holder, sizeof s->node.holder,
              "pid=%d host=%s addrs=%s http=%s resp=%s since=%s program=idmintd", (int)getpid(),
              host, addrs[0] ? addrs : "-", s->opt.http[0] ? s->opt.http : "off",

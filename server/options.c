@@ -309,26 +309,11 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         return copy_text(o->auth_token_file, sizeof o->auth_token_file, name, v, err, err_cap);
     case OPT_ALLOW_UNAUTHENTICATED:
         return parse_flag(name, v, &o->allow_unauthenticated, err, err_cap);
-    case OPT_NODE_RANGE: {
-        const char *dots = strstr(v, "..");
-        char lo[32];
-        size_t n = dots != NULL ? (size_t)(dots - v) : 0;
-        if (dots == NULL || n == 0 || n >= sizeof lo) {
-            snprintf(err, err_cap, "%s: expected LO..HI (e.g. 0..31), got '%.64s'", name, v);
+    case OPT_NODE_RANGE:
+        if (idmx_parse_node_range(name, v, &o->node_lo, &o->node_hi, err, err_cap) != 0)
             return -1;
-        }
-        memcpy(lo, v, n);
-        lo[n] = '\0';
-        if (idmx_parse_whole(name, lo, &idmx_range_node, &o->node_lo, err, err_cap) != 0 ||
-            idmx_parse_whole(name, dots + 2, &idmx_range_node, &o->node_hi, err, err_cap) != 0)
-            return -1;
-        if (o->node_lo > o->node_hi) {
-            snprintf(err, err_cap, "%s: %s is empty (LO above HI)", name, v);
-            return -1;
-        }
         o->node_range_set = true;
         return 0;
-    }
     case OPT_NODE_REGISTRY:
         if (v[0] != '/') {
             snprintf(err, err_cap, "%s: needs an absolute path, got '%.64s'", name, v);
