@@ -40,6 +40,9 @@ idm_apt_install() {
         "${missing[@]}" || return 1
 }
 
-# The packages the build needs (gcc, cmake, OpenSSL's libcrypto).
+# The packages the build needs (gcc, cmake, OpenSSL's libcrypto, libuv for
+# idmintd, and the coordinators' client libraries: libcurl and jansson for
+# etcd, libzookeeper-mt for ZooKeeper; coord/CMakeLists.txt).
 # shellcheck disable=SC2034 # used by the scripts that source this file
-IDM_BUILD_PACKAGES=(build-essential cmake pkg-config libssl-dev libuv1-dev)
+IDM_BUILD_PACKAGES=(build-essential cmake pkg-config libssl-dev libuv1-dev
+    libcurl4-openssl-dev libjansson-dev libzookeeper-mt-dev)

@@ -5,7 +5,9 @@
 #   1. installs the missing Debian packages the build and the tests need,
 #      and the npm packages of the interop tests (tests/interop) and of the
 #      Redis client tests (tests/clients);
-#   2. builds with gcc and -Werror into build/ and runs ctest;
+#   2. builds with gcc and -Werror into build/ and runs ctest (the test
+#      builds configure -DIDM_COORD_REQUIRED=ON: a coordinator backend whose
+#      client library is missing fails the build instead of being skipped);
 #   3. builds with clang, ASan+UBSan and -Werror into build-asan/ and runs
 #      ctest (with LeakSanitizer when it works on this machine);
 #   4. builds the threaded tests with clang and TSan into build-tsan/ and
@@ -117,9 +119,11 @@ t0=$SECONDS
 # The server tests run real clients (curl, redis-cli, redis-benchmark,
 # redis-py; for TLS the openssl command makes certificates and tries old
 # protocol versions, and Python's ssl module checks close_notify) and step
-# idmintd's clock with libfaketime.
+# idmintd's clock with libfaketime. The coordinator tests (tests/coord) run
+# a real etcd and a real ZooKeeper (zookeeperd brings OpenJDK) against the
+# backends built with their client libraries (also in IDM_BUILD_PACKAGES).
 packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime
-    openssl)
+    openssl etcd-server etcd-client zookeeperd libzookeeper-mt-dev libcurl4-openssl-dev libjansson-dev)
 if ! command -v node >/dev/null 2>&1; then
     packages+=(nodejs)
 fi
@@ -166,7 +170,7 @@ SUMMARY+=("$(printf '%-34s %5ss' "dependencies (apt, npm)" $((SECONDS - t0)))")
 section "normal build: gcc, -Werror (build/)"
 t0=$SECONDS
 if configure "$ROOT/build" gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIDM_WERROR=ON -DIDM_SANITIZE= \
-    -DIDM_FUZZ=OFF -DIDM_TESTS=ON && cmake --build "$ROOT/build" -j "$JOBS"; then
+    -DIDM_FUZZ=OFF -DIDM_TESTS=ON -DIDM_COORD_REQUIRED=ON && cmake --build "$ROOT/build" -j "$JOBS"; then
     echo "build took $((SECONDS - t0))s"
     section "normal tests: ctest in build/"
     run_ctest "gcc build + ctest (build/)" "$t0" --test-dir "$ROOT/build"
@@ -189,7 +193,7 @@ fi
 rm -rf "$probe_dir"
 echo "LeakSanitizer: $([ "$lsan" -eq 1 ] && echo works, enabled || echo does not work here, disabled)"
 if configure "$ROOT/build-asan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
-    -DIDM_SANITIZE=address,undefined -DIDM_FUZZ=OFF -DIDM_TESTS=ON &&
+    -DIDM_SANITIZE=address,undefined -DIDM_FUZZ=OFF -DIDM_TESTS=ON -DIDM_COORD_REQUIRED=ON &&
     cmake --build "$ROOT/build-asan" -j "$JOBS"; then
     echo "build took $((SECONDS - t0))s"
     section "sanitizer tests: ctest in build-asan/"
@@ -204,7 +208,7 @@ fi
 section "thread sanitizer build: clang, TSan, -Werror (build-tsan/)"
 t0=$SECONDS
 if configure "$ROOT/build-tsan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
-    -DIDM_SANITIZE=thread -DIDM_FUZZ=OFF -DIDM_TESTS=ON &&
+    -DIDM_SANITIZE=thread -DIDM_FUZZ=OFF -DIDM_TESTS=ON -DIDM_COORD_REQUIRED=ON &&
     cmake --build "$ROOT/build-tsan" -j "$JOBS" --target test_gen test_snowflake_gen test_hostwide test_fork; then
     echo "build took $((SECONDS - t0))s"
     section "thread sanitizer tests: ctest -L tsan in build-tsan/"
