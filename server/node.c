@@ -33,7 +33,7 @@ static void describe_holder(idms_server *s)
     char addrs[96];
     idmx_host_addresses(addrs, sizeof addrs);
     snprintf(s->node.holder, sizeof s->node.holder,
-             "pid=%d host=%s addrs=%s http=%s resp=%s since=%s program=idmintd", (int)getpid(),
+             "pid=%d host=%.100s addrs=%s http=%.60s resp=%.60s since=%s program=idmintd", (int)getpid(),
              host, addrs[0] ? addrs : "-", s->opt.http[0] ? s->opt.http : "off",
              s->opt.resp[0] ? s->opt.resp : "off", since);
 }
