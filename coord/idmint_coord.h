@@ -18,7 +18,8 @@
  *
  * Thread-safety: a slot is used by one thread at a time (idmintd records
  * marks from libuv's thread pool, one write in flight). Not async-signal
- * safe. Not installed yet.
+ * safe. Installed as <idmint/idmint_coord.h>, with libidmint_coord.a and
+ * idmint-coord.pc (which brings the clients' libraries).
  */
 #ifndef IDMINT_COORD_H
 #define IDMINT_COORD_H

@@ -121,6 +121,27 @@ check_pkgconfig() {
     pass "pkg-config ($where): hello.c builds with: $CC ${SAN_FLAGS[*]} $flags"
     run_hello "pkg-config ($where)" "$T/hello_pc" LD_LIBRARY_PATH="$prefix/$LIBDIR"
     rm -f "$T/hello_pc"
+    # The coordination component: its own static library and .pc file, which
+    # brings the clients' libraries (libcurl, jansson, libzookeeper_mt).
+    if ! flags=$(pkg-config --cflags --libs idmint-coord 2>&1); then
+        fail "pkg-config ($where): pkg-config --cflags --libs idmint-coord: $flags"
+    else
+        rc=0
+        # shellcheck disable=SC2086 # pkg-config's output is meant to be split
+        out=$("$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror "${SAN_FLAGS[@]}" \
+            "$HERE/coord_hello.c" -o "$T/coord_hello" $flags 2>&1) || rc=$?
+        if [ "$rc" -ne 0 ]; then
+            fail "pkg-config ($where): $CC coord_hello.c $flags: $out"
+        else
+            out=$("$T/coord_hello" 2>&1)
+            if [ "$out" = "etcd etcd://127.0.0.1:2379/idmint/hello"$'\n'"zookeeper zk://127.0.0.1:2181/idmint/hello" ]; then
+                pass "pkg-config ($where): coord_hello.c builds with idmint-coord and opens both kinds of coordinator"
+            else
+                fail "pkg-config ($where): coord_hello printed: $out"
+            fi
+        fi
+        rm -f "$T/coord_hello"
+    fi
     unset PKG_CONFIG_PATH
 }
 
