@@ -16,7 +16,8 @@
 
 BACKEND=${4:?usage: bash $0 IDMINTD IDMINT LOADCLIENT etcd|zk}
 PROXY=$(dirname "$LOADCLIENT")/silentproxy
-TTL=2
+# IDM_COORD_TTL: another --lease-ttl (the figures for the default, 10).
+TTL=${IDM_COORD_TTL:-2}
 SVC=$T_DIR/svc
 case $BACKEND in
 etcd)
@@ -258,6 +259,25 @@ total=$(cat "$T_DIR"/r.*.ids | wc -l)
 expect "... minting all along the load" "$total" -gt 1000
 dups=$(cat "$T_DIR"/r.*.ids "$T_DIR/w.ids" "$T_DIR/j.ids" "$T_DIR/victim.ids" "$T_DIR/stale.ids" | sort | uniq -d | wc -l)
 expect "... and nothing repeats, across every instance and every phase" "$dups" = 0
+# ---- the coordinator down at the start --------------------------------------------
+# A prefix of its own (its nodes are free), reached through a proxy that is
+# not running yet: nothing listens on its port.
+svc_random_port
+DOWN_PORT=$SVC_PORT
+start_server --state-dir "$T_DIR/state.d" --layout "$L" --lease-ttl "$TTL" \
+    --coord "$SCHEME://127.0.0.1:$DOWN_PORT$PREFIX-down"
+PORT[d]=$HTTP_PORT
+PID[d]=$SRV_PID
+expect "With the coordinator down at the start, idmintd starts anyway, holding no node" \
+    "$(node_of d):$(field_of d state)" = null:waiting
+http "... not ready, saying it cannot reach the coordinator" -s 503 \
+    -O ".*no snowflake node from $KIND \(nodes 0\.\.7\): .*127\.0\.0\.1:$DOWN_PORT.*" -- /readyz
+"$PROXY" "$DOWN_PORT" 127.0.0.1 "$SVC_PORT_" >"$T_DIR/proxy2.out" 2>"$T_DIR/proxy2.err" &
+track $!
+wait_until 15 ready d
+expect "... and claims a node once the coordinator answers (retrying with backoff)" \
+    "$(field_of d state):$(node_of d)" = held:0
+
 check "/metrics counts claims and keep-alive failures" -O '.*idmint_node_claims_total [1-9].*idmint_node_keepalive_failures_total [0-9]+.*' \
     --sh "curl -s http://127.0.0.1:${PORT[k]}/metrics | tr '\n' ' '"
 
