@@ -216,7 +216,7 @@ last=$(awk -v t="$tcut" '$1 >= t { l = $1 } END { print (l == "" ? t : l) }' "$T
 kept=$((last - tcut))
 echo "FIGURE $BACKEND cut_off_holder_minted_for_ms=$kept after the cut (TTL ${TTL}000 ms)"
 expect "A silent cut: the holder stops minting within its TTL" "$kept" -lt $((TTL * 1000))
-http "... not ready" -s 503 -O '.*lease.*' -- /readyz
+http "... not ready (the lease or the slot's mark)" -s 503 -O '.*(lease|mark).*' -- /readyz
 http "... snowflakes refused" -s 503 -- /v1/ids/snowflake
 kill -USR2 $PXPID
 wait_until 20 ready k
