@@ -11,7 +11,8 @@
 #   3. builds with clang, ASan+UBSan and -Werror into build-asan/ and runs
 #      ctest (with LeakSanitizer when it works on this machine);
 #   4. builds the threaded tests with clang and TSan into build-tsan/ and
-#      runs the `tsan` label (threads sharing generators);
+#      runs the `tsan` label (threads sharing generators; idmintd's lease
+#      thread against its loop, on real etcd and ZooKeeper);
 #   4b. configures and builds with -DIDM_SERVER=OFF (the library and the
 #      CLI alone, as without libuv) into build-noserver/;
 #   5. builds the libFuzzer targets with clang into build-fuzz/ and runs each
@@ -209,7 +210,8 @@ section "thread sanitizer build: clang, TSan, -Werror (build-tsan/)"
 t0=$SECONDS
 if configure "$ROOT/build-tsan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
     -DIDM_SANITIZE=thread -DIDM_FUZZ=OFF -DIDM_TESTS=ON -DIDM_COORD_REQUIRED=ON &&
-    cmake --build "$ROOT/build-tsan" -j "$JOBS" --target test_gen test_snowflake_gen test_hostwide test_fork; then
+    cmake --build "$ROOT/build-tsan" -j "$JOBS" --target test_gen test_snowflake_gen test_hostwide test_fork \
+        idmintd idmint loadclient silentproxy; then
     echo "build took $((SECONDS - t0))s"
     section "thread sanitizer tests: ctest -L tsan in build-tsan/"
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
