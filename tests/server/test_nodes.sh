@@ -87,7 +87,9 @@ expect "... as that node" "$(minted_node w "$L")" = "$victim"
 L3='time=41,node=3,seq=19'
 pids=()
 for i in 1 2 3 4 5 6 7 8; do
-    "$IDMINTD" --layout "$L3" --http off --resp "127.0.0.1:$(random_port)" \
+    # Unix sockets: eight random ports could collide with each other or
+    # with another test's (one of eight failed to listen in a CI run).
+    "$IDMINTD" --layout "$L3" --http off --resp "unix:$T_DIR/c$i.sock" \
         --state-dir "$T_DIR/state.c$i" --node-registry "$T_DIR/reg8" >"$T_DIR/c$i.log" 2>&1 &
     pids+=($!)
     track $!
