@@ -16,6 +16,7 @@
 #include "ksuid.h"
 #include "snowflake.h"
 #include "rfc3339.h"
+#include "segment.h"
 #include "token.h"
 #include "typeid.h"
 #include "ulid.h"
