@@ -374,7 +374,7 @@ void idms_lease_close(idms_lease *L, int64_t used)
         /* Everything handed out lies at or below used: the next holder
          * need not wait out our reserve. */
         char msg[600];
-        if (used > 0 && used < L->sh.recorded &&
+        if (used >= 0 && used < L->sh.recorded &&
             idmc_shrink_mark(L->lease, used, msg, sizeof msg) != 0)
             idms_log(IDMS_LOG_WARN, "cannot lower the node's mark at the stop: %s", msg);
         idmc_release(L->lease);

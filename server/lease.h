@@ -91,7 +91,7 @@ int64_t idms_lease_ceiling(const idms_lease *L);
 /* Milliseconds left before the deadline (0 when past or none). */
 int64_t idms_lease_ms_left(const idms_lease *L);
 /* After the loop: stops the thread, lowers the slot's mark to used (the
- * latest time handed out) and gives the slot back. */
+ * latest time handed out; -1: left as it is) and gives the slot back. */
 void idms_lease_close(idms_lease *L, int64_t used);
 
 #endif

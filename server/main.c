@@ -307,7 +307,7 @@ int main(int argc, char **argv)
          * the next start (say, on a free port) does not wait out a reserve
          * this one never used. A Unix socket made goes too. */
         idms_conn_close_listeners(s);
-        int64_t used = s->hwm.enabled && s->hwm.failing ? 0 : idms_hwm_used_ms(s);
+        int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_hwm_used_ms(s);
         idms_hwm_close(s);
         idms_node_close(s, used);
         return 1;
@@ -322,7 +322,7 @@ int main(int argc, char **argv)
     idms_log(IDMS_LOG_INFO, "idmintd %s ready (pid %d)", idm_version(), (int)getpid());
     uv_run(s->loop, UV_RUN_DEFAULT);
     /* A mark that could not be written is left as it is (higher). */
-    int64_t used = s->hwm.enabled && s->hwm.failing ? 0 : idms_hwm_used_ms(s);
+    int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_hwm_used_ms(s);
     idms_hwm_close(s);
     idms_node_close(s, used);
     idm_snowflake_free(s->sf);

@@ -442,7 +442,7 @@ void idms_node_close(idms_server *s, int64_t used)
         idms_lease_close(&n->lease, used);
     } else {
         /* The slot's mark is kept only with a state directory (hwm.c). */
-        if (n->slot != NULL && used > 0 && s->hwm.enabled)
+        if (n->slot != NULL && used >= 0 && s->hwm.enabled)
             (void)idmc_slot_shrink_mark(n->slot, used);
         idmc_slot_release(n->slot);
         n->slot = NULL;

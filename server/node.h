@@ -90,7 +90,8 @@ void idms_node_set_held(struct idms_server *s, bool held, const char *why);
 const char *idms_node_coord_name(const struct idms_server *s);
 const char *idms_node_state_name(const struct idms_server *s);
 /* After the loop: gives the slot back (its mark stays for the next holder,
- * lowered to used: the latest time handed out). */
+ * lowered to used: the latest time handed out, 0 when nothing was and no
+ * earlier holder left a mark; -1 leaves it as it is). */
 void idms_node_close(struct idms_server *s, int64_t used);
 
 #endif

@@ -100,6 +100,18 @@ expect "Eight started at once on a 3-bit layout lease eight distinct nodes" \
 for p in "${pids[@]}"; do kill -TERM "$p"; done
 for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 
+# A server that claims a node and then cannot listen minted nothing: the
+# node's slot keeps no mark of its, so the next holder need not wait out
+# its reserve (the mark went back to nothing; it used to stay one reserve
+# ahead, and a later server on that node waited, not ready, for a second).
+REG2=$T_DIR/reg-listen
+busy=$(printf '%s\n' "$BASE" | sed 's/.*://')
+"$IDMINTD" --http "127.0.0.1:$busy" --resp off --state-dir "$T_DIR/state.l" \
+    --node-registry "$REG2" >"$T_DIR/l.log" 2>&1
+expect "idmintd whose port is taken exits 1 after claiming a node" "$?:$(grep -c 'registered\|leased node' "$T_DIR/l.log")" = 1:1
+check "... and leaves no mark in the node's slot" -o '' \
+    --sh "\"$IDMINT\" lease list --registry \"$REG2\" --layout twitter --json | grep '\"mark_ms\": [1-9]' || true"
+
 stop_server
 expect "SIGTERM exits 0" "$SRV_STATUS" = 0
 finish
