@@ -189,9 +189,12 @@ static void display_store(const char *url, char *dst, size_t cap)
             p = pw_end;
             continue;
         }
-        /* password=... in the query: up to the next '&'. */
-        if ((*p == '?' || *p == '&') && strncmp(p + 1, "password=", 9) == 0 &&
-            o + 14 < sizeof tmp) {
+        /* password=... in the query: up to the next '&'. A URL too long
+         * for tmp is cut short, never past a password's start. */
+        if ((*p == '?' || *p == '&') && strncmp(p + 1, "password=", 9) == 0) {
+            if (o + 14 >= sizeof tmp) {
+                break;
+            }
             memcpy(tmp + o, p, 10);
             o += 10;
             memcpy(tmp + o, "***", 3);
