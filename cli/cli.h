@@ -16,6 +16,7 @@
  *   nodelease.c  a snowflake node leased for one gen run (--node auto,
  *              --coord): claim, marks, keep-alive, release
  *   lease.c    idmint lease list
+ *   segment.c  idmint segment create, list and show (a segment store's tags)
  */
 #ifndef IDM_CLI_H
 #define IDM_CLI_H
@@ -197,10 +198,12 @@ int cli_gen(cli *c, int argc, char **argv);
 int cli_inspect(cli *c, int argc, char **argv);
 int cli_convert(cli *c, int argc, char **argv);
 int cli_lease(cli *c, int argc, char **argv);
+int cli_segment(cli *c, int argc, char **argv);
 
 extern const char cli_gen_help[];
 extern const char cli_inspect_help[];
 extern const char cli_convert_help[];
 extern const char cli_lease_help[];
+extern const char cli_segment_help[];
 
 #endif

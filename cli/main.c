@@ -1,7 +1,7 @@
 /*
- * main.c - the idmint command: dispatch to gen, inspect, convert and lease, and
- * the top-level --help and --version (CONTRACT.md is the specification;
- * man/idmint.1 the manual).
+ * main.c - the idmint command: dispatch to gen, inspect, convert, lease and
+ * segment, and the top-level --help and --version (CONTRACT.md is the
+ * specification; man/idmint.1 the manual).
  */
 #include "cli.h"
 
@@ -26,6 +26,12 @@ static const char main_help[] =
     "  lease list [--coord URL] [--json]\n"
     "                          list the snowflake node leases of a coordinator\n"
     "                          or of this host's registry\n"
+    "  segment create TAG --store URL [--first N] [--step N] [--max-step N]\n"
+    "                 [--stride K --offset R]\n"
+    "  segment list --store URL [--json]\n"
+    "  segment show TAG --store URL [--json]\n"
+    "                          manage the tags of a segment store (sqlite:PATH,\n"
+    "                          postgresql://...) that idmintd leases ranges from\n"
     "  help [COMMAND]          show help for idmint or a command\n"
     "\n"
     "Options:\n"
@@ -47,6 +53,7 @@ static const command commands[] = {
     {"inspect", cli_inspect, cli_inspect_help},
     {"convert", cli_convert, cli_convert_help},
     {"lease", cli_lease, cli_lease_help},
+    {"segment", cli_segment, cli_segment_help},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -71,8 +78,8 @@ static int run_help(cli *c, int argc, char **argv)
     }
     const command *cmd = find_command(argv[1]);
     if (cmd == NULL) {
-        return cli_usage(c, "unknown command '%s' (expected gen, inspect, convert or lease)",
-                         argv[1]);
+        return cli_usage(
+            c, "unknown command '%s' (expected gen, inspect, convert, lease or segment)", argv[1]);
     }
     return cli_help(c, cmd->help);
 }
@@ -80,7 +87,7 @@ static int run_help(cli *c, int argc, char **argv)
 static int run(cli *c, int argc, char **argv)
 {
     if (argc < 2) {
-        return cli_usage(c, "missing COMMAND (gen, inspect, convert or lease)");
+        return cli_usage(c, "missing COMMAND (gen, inspect, convert, lease or segment)");
     }
     const char *word = argv[1];
     if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
@@ -98,7 +105,8 @@ static int run(cli *c, int argc, char **argv)
     }
     const command *cmd = find_command(word);
     if (cmd == NULL) {
-        return cli_usage(c, "unknown command '%s' (expected gen, inspect, convert or lease)", word);
+        return cli_usage(
+            c, "unknown command '%s' (expected gen, inspect, convert, lease or segment)", word);
     }
     c->cmd = cmd->name;
     return cmd->run(c, argc - 1, argv + 1);
