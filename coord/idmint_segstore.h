@@ -8,7 +8,10 @@
  *
  *   sqlite:PATH              an SQLite file (the embedded default; created
  *                            when missing, with its directory's
- *                            permissions), segstore_sqlite.c
+ *                            permissions), segstore_sqlite.c; a file
+ *                            with no write permission bits (even for
+ *                            root), or in a directory this process may
+ *                            not write, is opened read-only
  *   postgresql://...         a libpq connection URI (postgres:// too),
  *                            segstore_pg.c
  *
@@ -18,12 +21,17 @@
  *                   stride BIGINT, "offset" BIGINT, max_step BIGINT,
  *                   leases BIGINT, created_ms BIGINT, updated_ms BIGINT)
  *
+ * (every BIGINT NOT NULL). A store reached through a read-only file or a
+ * role that may only SELECT opens, shows and lists; creates and leases
+ * return IDMC_READONLY.
+ *
  * next_id is the first ID not yet leased (always congruent to offset
  * modulo stride). A lease of count IDs is one atomic statement,
  *
  *   UPDATE idmint_segments SET next_id = next_id + count * stride,
  *          leases = leases + 1, updated_ms = NOW
- *    WHERE tag = $1 RETURNING next_id - count * stride, stride
+ *    WHERE tag = $1 AND count <= (2^63 - 1 - next_id) / stride
+ *   RETURNING next_id - count * stride, stride
  *
  * (inside BEGIN IMMEDIATE on SQLite, with a busy timeout, so that several
  * processes on one file queue rather than fail), so that two servers on
@@ -59,7 +67,10 @@ enum {
 
 typedef struct idmc_store idmc_store;
 
-/* A tag as idmc_store_create makes it. */
+/* A tag as idmc_store_create makes it. Every field is taken as given (a
+ * zero is not "the default": a step or stride of 0 is refused); start from
+ * IDMC_TAG_SPEC_DEFAULTS to change a few. Each value is at most 2^63 - 1
+ * (the store's BIGINT). */
 typedef struct idmc_tag_spec {
     uint64_t first;    /* the first ID (default 1); rounded up to offset mod stride */
     uint64_t step;     /* the step a server starts with (default 1000) */
@@ -67,6 +78,12 @@ typedef struct idmc_tag_spec {
     uint64_t stride;   /* default 1 */
     uint64_t offset;   /* < stride (default 0) */
 } idmc_tag_spec;
+
+/* The defaults, as an initializer: idmc_tag_spec s = IDMC_TAG_SPEC_DEFAULTS; */
+#define IDMC_TAG_SPEC_DEFAULTS                                                                     \
+    {                                                                                              \
+        .first = 1, .step = 1000, .max_step = 1000000, .stride = 1, .offset = 0                    \
+    }
 
 /* A tag as the store holds it. */
 typedef struct idmc_tag_info {
@@ -90,9 +107,11 @@ const char *idmc_store_kind(const idmc_store *st);
 /* NULL is ignored. */
 void idmc_store_close(idmc_store *st);
 
-/* Creates tag with spec (NULL: the defaults). IDMC_EXISTS when it exists,
- * IDMC_USAGE for a bad name or values (stride 0, offset >= stride, a step
- * of 0 or above max_step), IDMC_READONLY, IDMC_ERROR. */
+/* Creates tag with spec (NULL: the defaults), its next_id spec->first
+ * rounded up to offset modulo stride. IDMC_EXISTS when it exists (the row
+ * is left as it was), IDMC_USAGE for a bad name or values (stride 0,
+ * offset >= stride, a step of 0 or above max_step, a value or the rounded
+ * first above 2^63 - 1), IDMC_READONLY, IDMC_ERROR. */
 int idmc_store_create(idmc_store *st, const char *tag, const idmc_tag_spec *spec, char *msg,
                       size_t cap);
 
@@ -100,14 +119,16 @@ int idmc_store_create(idmc_store *st, const char *tag, const idmc_tag_spec *spec
  * ..., *first + (count - 1) * *stride are the caller's. The tag's step and
  * max_step stay as created (the dynamic step is each server's, in memory:
  * idm_segment_step). 0; IDMC_NOTAG;
- * IDMC_USAGE (count 0, or a lease that would pass 2^63 - 1: the tag is
- * used up); IDMC_READONLY; IDMC_ERROR. A lease that failed with
+ * IDMC_USAGE (a bad tag name, count 0, or a lease after which next_id
+ * would pass 2^63 - 1: the tag is used up, msg says "tag T is used up");
+ * IDMC_READONLY; IDMC_ERROR. A lease that failed with
  * IDMC_ERROR may or may not have been applied: its IDs are then lost,
  * never handed out twice. */
 int idmc_store_lease(idmc_store *st, const char *tag, uint64_t count, uint64_t *first,
                      uint64_t *stride, char *msg, size_t cap);
 
-/* One tag. 0 with *out, IDMC_NOTAG, IDMC_ERROR. */
+/* One tag. 0 with *out, IDMC_NOTAG, IDMC_USAGE (a bad tag name),
+ * IDMC_ERROR. */
 int idmc_store_show(idmc_store *st, const char *tag, idmc_tag_info *out, char *msg, size_t cap);
 
 /* Every tag in name order: calls fn for each. Returns the number of tags,

@@ -42,7 +42,8 @@ idm_apt_install() {
 
 # The packages the build needs (gcc, cmake, OpenSSL's libcrypto, libuv for
 # idmintd, and the coordinators' client libraries: libcurl and jansson for
-# etcd, libzookeeper-mt for ZooKeeper; coord/CMakeLists.txt).
+# etcd, libzookeeper-mt for ZooKeeper, sqlite3 and libpq for the segment
+# stores; coord/CMakeLists.txt).
 # shellcheck disable=SC2034 # used by the scripts that source this file
 IDM_BUILD_PACKAGES=(build-essential cmake pkg-config libssl-dev libuv1-dev
-    libcurl4-openssl-dev libjansson-dev libzookeeper-mt-dev)
+    libcurl4-openssl-dev libjansson-dev libzookeeper-mt-dev libsqlite3-dev libpq-dev)

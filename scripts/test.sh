@@ -122,9 +122,12 @@ t0=$SECONDS
 # protocol versions, and Python's ssl module checks close_notify) and step
 # idmintd's clock with libfaketime. The coordinator tests (tests/coord) run
 # a real etcd and a real ZooKeeper (zookeeperd brings OpenJDK) against the
-# backends built with their client libraries (also in IDM_BUILD_PACKAGES).
+# backends built with their client libraries (also in IDM_BUILD_PACKAGES),
+# and the segment stores against a real PostgreSQL (postgresql) and SQLite
+# files (the sqlite3 tool holds a file's lock in test_stores.sh).
 packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime
-    openssl etcd-server etcd-client zookeeperd libzookeeper-mt-dev libcurl4-openssl-dev libjansson-dev)
+    openssl etcd-server etcd-client zookeeperd libzookeeper-mt-dev libcurl4-openssl-dev libjansson-dev
+    postgresql sqlite3)
 if ! command -v node >/dev/null 2>&1; then
     packages+=(nodejs)
 fi
