@@ -58,11 +58,6 @@ static const idmx_option segment_options[] = {
 };
 /* clang-format on */
 
-/* The defaults of idmc_tag_spec (coord/idmint_segstore.h). */
-#define SEG_FIRST_DEFAULT    1
-#define SEG_STEP_DEFAULT     1000
-#define SEG_MAX_STEP_DEFAULT 1000000
-
 /* The values' ranges: every one fits the store's BIGINT columns. */
 static const idmx_range range_first = {0, INT64_MAX, NULL};
 static const idmx_range range_step = {1, INT64_MAX, NULL};
@@ -607,7 +602,8 @@ static int parse_values(cli *c, seg_opts *o)
 {
     static const idmx_range *const ranges[] = {&range_first, &range_step, &range_step,
                                                &range_stride, &range_offset};
-    uint64_t v[5] = {SEG_FIRST_DEFAULT, SEG_STEP_DEFAULT, SEG_MAX_STEP_DEFAULT, 1, 0};
+    const idmc_tag_spec d = IDMC_TAG_SPEC_DEFAULTS;
+    uint64_t v[5] = {d.first, d.step, d.max_step, d.stride, d.offset};
     char msg[IDMX_OPT_MSG_CAP];
     for (size_t i = 0; i < 5; i++) {
         if (o->given[i] != NULL &&
