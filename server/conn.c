@@ -759,14 +759,24 @@ static void park(idms_conn *c)
     uv_timer_start(&c->park_timer, on_park_timer, ms, 0);
 }
 
-void idms_conn_wake_ceiling(idms_server *s)
+static void wake(idms_server *s, int why)
 {
     idms_conn *next;
     for (idms_conn *c = s->conns; c != NULL; c = next) {
         next = c->next;
-        if (c->park == IDMS_PARK_CEILING)
+        if (c->park == why)
             unpark(c);
     }
+}
+
+void idms_conn_wake_ceiling(idms_server *s)
+{
+    wake(s, IDMS_PARK_CEILING);
+}
+
+void idms_conn_wake_segment(idms_server *s)
+{
+    wake(s, IDMS_PARK_SEGMENT);
 }
 
 static void process(idms_conn *c)

@@ -55,7 +55,7 @@ extern const idms_proto idms_http_proto;
 extern const idms_proto idms_resp_proto;
 
 /* Why a connection is parked. */
-enum { IDMS_PARK_NONE = 0, IDMS_PARK_TIME = 1, IDMS_PARK_CEILING = 2 };
+enum { IDMS_PARK_NONE = 0, IDMS_PARK_TIME = 1, IDMS_PARK_CEILING = 2, IDMS_PARK_SEGMENT = 4 };
 
 /* A connection's or a listener's socket: TCP, or a Unix socket for
  * --http unix:PATH (uv_pipe_t). Both are streams. */
@@ -145,5 +145,8 @@ void idms_conn_resume(idms_conn *c);
 /* Resumes every connection parked for the ceiling (the mark is durable,
  * or its write failed: they then get their error). */
 void idms_conn_wake_ceiling(struct idms_server *s);
+/* Resumes every connection parked for a segment tag (a range arrived, or
+ * the store failed: segments.h). */
+void idms_conn_wake_segment(struct idms_server *s);
 
 #endif

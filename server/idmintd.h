@@ -21,6 +21,7 @@
 #include "metrics.h"
 #include "mint.h"
 #include "node.h"
+#include "segments.h"
 #include "optparse.h"
 #include "options.h"
 #include "server.h"

@@ -292,6 +292,8 @@ int main(int argc, char **argv)
     /* Before the state directory is taken: nothing to undo on failure. */
     if (s->opt.tls_cert[0] != '\0' && load_tls(s, "loaded") != 0)
         return 1;
+    if (idms_segments_open(s) != 0)
+        return 1;
     rc = setup_generators(s);
     if (rc != 0)
         return rc;
@@ -300,6 +302,8 @@ int main(int argc, char **argv)
     idms_conn_init(s);
     idms_hwm_start(s);
     idms_node_start(s);
+    if (idms_segments_start(s) != 0)
+        return 1;
     signal(SIGPIPE, SIG_IGN);
     if ((s->opt.http[0] && idms_conn_listen(s, &s->http, &idms_http_proto, s->opt.http) != 0) ||
         (s->opt.resp[0] && idms_conn_listen(s, &s->resp, &idms_resp_proto, s->opt.resp) != 0)) {
@@ -310,6 +314,7 @@ int main(int argc, char **argv)
         int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_hwm_used_ms(s);
         idms_hwm_close(s);
         idms_node_close(s, used);
+        idms_segments_close(s);
         return 1;
     }
     uv_signal_t *sigs[3] = {&s->sigterm, &s->sigint, &s->sighup};
@@ -325,6 +330,7 @@ int main(int argc, char **argv)
     int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_hwm_used_ms(s);
     idms_hwm_close(s);
     idms_node_close(s, used);
+    idms_segments_close(s);
     idm_snowflake_free(s->sf);
     idm_gen_free(s->gen);
     /* The handles that no longer kept the loop alive (the signals, the

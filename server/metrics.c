@@ -8,7 +8,8 @@
 #include <inttypes.h>
 
 static const char *const route_names[IDMS_ROUTE_COUNT] = {
-    "/v1/ids", "/v1/inspect", "/api/snowflake/get", "/healthz", "/readyz", "/metrics", "/v1/node", "other", "resp"};
+    "/v1/ids", "/v1/inspect", "/api/snowflake/get", "/healthz", "/readyz", "/metrics", "/v1/node",
+    "/v1/segment", "/api/segment/get", "/tinyid/id", "other", "resp"};
 static const char *const status_classes[6] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
 void idms_metrics_count_request(idms_server *s, int route, int status)
@@ -142,6 +143,7 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "# TYPE idmint_connections_max gauge\n"
                     "idmint_connections_max %" PRIu64 "\n",
                     s->max_conns);
+    idms_segments_metrics(s, out);
     int64_t durable = s->hwm.enabled ? s->hwm.durable_ms : 0;
     idms_buf_printf(out,
                     "# HELP idmint_hwm_persisted_unix_ms The time high-water mark last made durable "

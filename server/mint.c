@@ -350,6 +350,8 @@ bool idms_ready(idms_server *s, char *why, size_t cap)
         return false;
     if (!idms_hwm_ready(s, why, cap))
         return false;
+    if (!idms_segments_ready(s, why, cap))
+        return false;
     int64_t ns = clock_ns();
     if (ns == 0) {
         snprintf(why, cap, "the clock cannot be read");

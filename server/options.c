@@ -49,7 +49,8 @@ enum {
     OPT_TLS_CERT,
     OPT_TLS_KEY,
     OPT_COORD,
-    OPT_LEASE_TTL
+    OPT_LEASE_TTL,
+    OPT_SEGMENTS
 };
 
 /* clang-format off */
@@ -79,6 +80,7 @@ static const idmx_option options[] = {
     {"node-registry", 0, IDMX_REQUIRED_ARG, OPT_NODE_REGISTRY},
     {"coord", 0, IDMX_REQUIRED_ARG, OPT_COORD},
     {"lease-ttl", 0, IDMX_REQUIRED_ARG, OPT_LEASE_TTL},
+    {"segments", 0, IDMX_REQUIRED_ARG, OPT_SEGMENTS},
     {"tls-cert", 0, IDMX_REQUIRED_ARG, OPT_TLS_CERT},
     {"tls-key", 0, IDMX_REQUIRED_ARG, OPT_TLS_KEY},
     {NULL, 0, 0, 0},
@@ -108,6 +110,8 @@ static const char help_text[] =
     "                            hosts: etcd://HOST:PORT[,...]/PREFIX or\n"
     "                            zk://HOST:PORT[,...]/PATH\n"
     "      --lease-ttl SECONDS   the lease's time to live on it (default 10, at least 2)\n"
+    "      --segments URL        serve dense per-tag sequences (INCR, /v1/segment/TAG)\n"
+    "                            from a segment store: sqlite:PATH or postgresql://...\n"
     "      --layout L            snowflake layout: preset or spec (default twitter)\n"
     "      --epoch E             override the layout's epoch (Unix ms or RFC 3339)\n"
     "      --max-rewind MS       wait out clock steps back of up to MS ms; refuse\n"
@@ -331,6 +335,18 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
             return -1;
         }
         return copy_text(o->coord, sizeof o->coord, name, v, err, err_cap);
+    case OPT_SEGMENTS:
+        if (strcmp(v, "none") == 0) {
+            o->segments[0] = '\0';
+            return 0;
+        }
+        if (strncmp(v, "sqlite:", 7) != 0 && strncmp(v, "postgresql://", 13) != 0 &&
+            strncmp(v, "postgres://", 11) != 0) {
+            snprintf(err, err_cap, "%s: expected sqlite:PATH or postgresql://..., got '%.64s'",
+                     name, v);
+            return -1;
+        }
+        return copy_text(o->segments, sizeof o->segments, name, v, err, err_cap);
     case OPT_LEASE_TTL:
         if (idmx_parse_whole(name, v, &idmx_range_lease_ttl, &x, err, err_cap) != 0)
             return -1;

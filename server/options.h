@@ -19,6 +19,7 @@ typedef struct idms_options {
     char node_registry[1024]; /* --node-registry: the host-local registry */
     char coord[1024];        /* --coord URL: etcd or ZooKeeper; "" = the host's registry */
     int64_t lease_ttl_ms;    /* --lease-ttl, in ms */
+    char segments[1024];     /* --segments URL: the segment store; "" = none */
     char layout[256];
     char epoch[64];
     int64_t max_rewind_ms;

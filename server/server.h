@@ -12,6 +12,7 @@
 #include "hwm.h"
 #include "metrics.h"
 #include "node.h"
+#include "segments.h"
 #include "options.h"
 #include "tls.h"
 
@@ -34,6 +35,7 @@ typedef struct idms_server {
     uv_signal_t sigterm, sigint, sighup;
     idms_hwm hwm;
     idms_node node;
+    idms_segments segments; /* --segments (segments.h) */
     int64_t start_ms;
     uv_timer_t drain_timer;
     int64_t refusal_logged_s; /* the last second a refusal was logged */

@@ -10,6 +10,13 @@
  *                                             idmint inspect --json's object
  *   GET /api/snowflake/get/{key}              Meituan Leaf: the bare decimal ID
  *   GET /v1/node                              the snowflake node held (node.h)
+ *   GET /v1/segment/{tag}?count=N             a segment tag's next IDs (segments.h):
+ *                                             one per line, or a JSON array of strings
+ *   GET /api/segment/get/{tag}                Leaf's segment mode: the bare decimal
+ *   GET /tinyid/id/nextIdSimple?bizType=T&batchSize=N
+ *                                             tinyid: comma-joined
+ *   GET /tinyid/id/nextId?bizType=T&batchSize=N
+ *                                             tinyid: {"data":[...],"code":200,"message":""}
  *   GET /healthz, /readyz, /metrics
  *
  * With --auth-token-file every route but /healthz and /readyz needs
@@ -36,6 +43,7 @@
 #include "json.h"
 #include "optvalue.h"
 #include "outbuf.h"
+#include "idmint_segstore.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -192,6 +200,9 @@ static void minted(const idms_mint_result *res, const char *content_type, respon
 static const char *const no_params[] = {NULL};
 static const char *const ids_params[] = {"count", "prefix", NULL};
 static const char *const inspect_params[] = {"layout", "epoch", "as", NULL};
+static const char *const segment_params[] = {"count", NULL};
+/* tinyid's clients send their token as a parameter (authorized() reads it). */
+static const char *const tinyid_params[] = {"bizType", "batchSize", "token", NULL};
 
 /* Refuses (400, false) a query with a parameter the route does not take or
  * one given twice: a misspelt "cuont=5" must not quietly mint one ID.
@@ -463,21 +474,39 @@ static int route_of(const char *path, size_t path_len, size_t *seg)
         return IDMS_ROUTE_METRICS;
     if (path_len == 8 && memcmp(path, "/v1/node", 8) == 0)
         return IDMS_ROUTE_NODE;
+    if (starts_with(path, path_len, "/v1/segment/", &rest) && path_len > rest &&
+        memchr(path + rest, '/', path_len - rest) == NULL) {
+        *seg = rest;
+        return IDMS_ROUTE_SEGMENT;
+    }
+    if (starts_with(path, path_len, "/api/segment/get/", &rest) && path_len > rest &&
+        memchr(path + rest, '/', path_len - rest) == NULL) {
+        *seg = rest;
+        return IDMS_ROUTE_SEGMENT_LEAF;
+    }
+    if (starts_with(path, path_len, "/tinyid/id/", &rest) &&
+        ((path_len - rest == 12 && memcmp(path + rest, "nextIdSimple", 12) == 0) ||
+         (path_len - rest == 6 && memcmp(path + rest, "nextId", 6) == 0))) {
+        *seg = rest;
+        return IDMS_ROUTE_TINYID;
+    }
     return IDMS_ROUTE_OTHER;
 }
 
 /* The route table's access column (IDMS_AUTH_* flags of auth.h). The
  * probes are open, so that a load balancer or a kubelet needs no secret;
  * every other route needs the token, unknown paths included (their 404
- * would tell a stranger which routes exist). tinyid's routes, when they
- * come, answer IDMS_AUTH_QUERY_TOKEN here: its clients send the token as
- * ?token=, which authorized() then takes instead of the header. */
+ * would tell a stranger which routes exist). tinyid's routes answer
+ * IDMS_AUTH_QUERY_TOKEN: its clients send the token as ?token=, which
+ * authorized() then takes instead of the header. */
 static unsigned route_access(int rt)
 {
     switch (rt) {
     case IDMS_ROUTE_HEALTHZ:
     case IDMS_ROUTE_READYZ:
         return IDMS_AUTH_OPEN;
+    case IDMS_ROUTE_TINYID:
+        return IDMS_AUTH_QUERY_TOKEN;
     default:
         return 0;
     }
@@ -581,6 +610,90 @@ static int route_leaf(idms_conn *c, bool head, const char *query, size_t query_l
     return IDMS_ROUTE_LEAF;
 }
 
+/* A segment route's reply: count IDs of tag in style (segments.h). HEAD
+ * makes the checks a GET would and mints nothing. */
+static int segment_reply(idms_conn *c, bool head, int rt, const char *tag, size_t tag_len,
+                         uint64_t count, int style, const char *type, response *r)
+{
+    idms_mint_result res;
+    if (head) {
+        if (!idms_segment_check(c->server, tag, tag_len, count, &res))
+            json_error(r, res.status, res.message);
+        else
+            head_of_mint(r, type, false, 0);
+        return rt;
+    }
+    idms_segment_mint(c, tag, tag_len, count, style, &r->body, &res);
+    minted(&res, type, r);
+    return rt;
+}
+
+/* A count parameter: 1 when absent; false (r a 400) when not a whole number. */
+static bool count_param(const char *query, size_t query_len, const char *name, uint64_t *count,
+                        response *r)
+{
+    char value[128];
+    size_t vlen = 0;
+    *count = 1;
+    int got = idms_http_query_get(query, query_len, name, value, sizeof value, &vlen);
+    if (got < 0 || (got == 1 && idmx_parse_u64(value, count) != 0)) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "%s must be a whole number", name);
+        json_error(r, 400, msg);
+        return false;
+    }
+    return true;
+}
+
+static int route_segment(idms_conn *c, const idms_http_request *req, bool head, const char *tag,
+                         size_t tag_len, const char *query, size_t query_len, response *r)
+{
+    uint64_t count;
+    if (!query_ok(query, query_len, segment_params, "count", r) ||
+        !count_param(query, query_len, "count", &count, r))
+        return IDMS_ROUTE_SEGMENT;
+    const char *accept = NULL;
+    size_t accept_len = 0;
+    bool json = idms_http_header_get(req, "Accept", &accept, &accept_len) &&
+                idms_http_accepts_json(accept, accept_len);
+    return segment_reply(c, head, IDMS_ROUTE_SEGMENT, tag, tag_len, count,
+                         json ? IDMS_SEG_JSON : IDMS_SEG_LINES,
+                         json ? "application/json" : "text/plain; charset=utf-8", r);
+}
+
+/* Meituan Leaf's segment mode: one ID, the bare decimal. */
+static int route_segment_leaf(idms_conn *c, bool head, const char *tag, size_t tag_len,
+                              const char *query, size_t query_len, response *r)
+{
+    if (!query_ok(query, query_len, no_params, "no query parameters", r))
+        return IDMS_ROUTE_SEGMENT_LEAF;
+    return segment_reply(c, head, IDMS_ROUTE_SEGMENT_LEAF, tag, tag_len, 1, IDMS_SEG_BARE,
+                         "text/plain; charset=utf-8", r);
+}
+
+/* Didi's tinyid: bizType names the tag, batchSize the count (default 1);
+ * nextIdSimple answers the IDs comma-joined, nextId its JSON shape. */
+static int route_tinyid(idms_conn *c, bool head, const char *which, size_t which_len,
+                        const char *query, size_t query_len, response *r)
+{
+    uint64_t count;
+    if (!query_ok(query, query_len, tinyid_params, "bizType, batchSize and token", r) ||
+        !count_param(query, query_len, "batchSize", &count, r))
+        return IDMS_ROUTE_TINYID;
+    char tag[IDMC_TAG_MAX + 2];
+    size_t tag_len = 0;
+    int got = idms_http_query_get(query, query_len, "bizType", tag, sizeof tag, &tag_len);
+    if (got <= 0) {
+        json_error(r, 400, got == 0 ? "bizType is needed (the segment tag)"
+                                    : "invalid bizType: at most 64 bytes of [a-z0-9_.-]");
+        return IDMS_ROUTE_TINYID;
+    }
+    bool simple = which_len == 12 && memcmp(which, "nextIdSimple", 12) == 0;
+    return segment_reply(c, head, IDMS_ROUTE_TINYID, tag, tag_len, count,
+                         simple ? IDMS_SEG_COMMAS : IDMS_SEG_TINYID_JSON,
+                         simple ? "text/plain; charset=utf-8" : "application/json", r);
+}
+
 /* /healthz, /readyz and /metrics. */
 static int route_status(idms_server *s, int rt, const char *query, size_t query_len, response *r)
 {
@@ -641,11 +754,17 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
         return route_inspect(s, path + seg, path_len - seg, query, query_len, r);
     case IDMS_ROUTE_LEAF:
         return route_leaf(c, head, query, query_len, r);
+    case IDMS_ROUTE_SEGMENT:
+        return route_segment(c, req, head, path + seg, path_len - seg, query, query_len, r);
+    case IDMS_ROUTE_SEGMENT_LEAF:
+        return route_segment_leaf(c, head, path + seg, path_len - seg, query, query_len, r);
+    case IDMS_ROUTE_TINYID:
+        return route_tinyid(c, head, path + seg, path_len - seg, query, query_len, r);
     case IDMS_ROUTE_OTHER:
         json_error(
             r, 404,
-            "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /v1/node, /healthz, /readyz, "
-            "/metrics)");
+            "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /v1/segment/TAG, /v1/node, "
+            "/healthz, /readyz, /metrics)");
         return rt;
     default:
         return route_status(s, rt, query, query_len, r);

@@ -343,6 +343,50 @@ static int cmd_next(req *r)
     return RUN_DONE;
 }
 
+/* --- INCR, INCRBY: segment tags (segments.h) --------------------------------------------- */
+
+/* The answer of a segment mint that did not complete. */
+static int segment_status(req *r, const idms_mint_result *m)
+{
+    if (m->status == IDMS_MINT_PARKED)
+        return RUN_PARKED;
+    if (m->retry_after_s > 0)
+        errorf(r->out, "%s (retry in %" PRId64 " s)", m->message, m->retry_after_s);
+    else
+        errorf(r->out, "%s", m->message);
+    return RUN_DONE;
+}
+
+/* INCR tag: the tag's next ID, as an integer reply (Redis's INCR of a
+ * counter, from a segment of the store instead of one key of one server). */
+static int cmd_incr(req *r)
+{
+    const idms_resp_arg *tag = &r->cmd->argv[1];
+    idms_mint_result m;
+    idms_segment_mint(r->c, tag->ptr, tag->len, 1, IDMS_SEG_RESP_INT, r->out, &m);
+    return m.status == 200 ? RUN_DONE : segment_status(r, &m);
+}
+
+/* INCRBY tag n: reserves n consecutive IDs of the tag's sequence and
+ * answers the last, as Redis's INCRBY answers the counter's new value. */
+static int cmd_incrby(req *r)
+{
+    const idms_resp_arg *tag = &r->cmd->argv[1];
+    int64_t n = 0;
+    if (!parse_int(&r->cmd->argv[2], &n)) {
+        errorf(r->out, "value is not an integer or out of range");
+        return RUN_DONE;
+    }
+    if (n < 1 || (uint64_t)n > r->s->opt.max_count) {
+        errorf(r->out, "increment must be from 1 to %" PRIu64 " (INCRBY tag n reserves n IDs)",
+               r->s->opt.max_count);
+        return RUN_DONE;
+    }
+    idms_mint_result m;
+    idms_segment_mint(r->c, tag->ptr, tag->len, (uint64_t)n, IDMS_SEG_RESP_INCRBY, r->out, &m);
+    return m.status == 200 ? RUN_DONE : segment_status(r, &m);
+}
+
 /* --- connection commands ----------------------------------------------------------------- */
 
 static int cmd_ping(req *r)
@@ -700,6 +744,10 @@ static int cmd_command(req *r);
 static const command commands[] = {
     {"next", 2, 4, "NEXT format [count] [prefix]", "write", "@write @fast", "idmint",
      "Mints IDs: a bulk string without a count, an array with one", cmd_next},
+    {"incr", 2, 2, "INCR tag", "write fast", "@write @fast", "idmint",
+     "The segment tag's next ID (--segments)", cmd_incr},
+    {"incrby", 3, 3, "INCRBY tag n", "write fast", "@write @fast", "idmint",
+     "Reserves n consecutive IDs of the tag and returns the last (--segments)", cmd_incrby},
     {"ping", 1, 2, "PING [message]", "fast", "@fast @connection", "connection",
      "Returns PONG, or the message", cmd_ping},
     {"echo", 2, 2, "ECHO message", "fast", "@fast @connection", "connection", "Returns the message",

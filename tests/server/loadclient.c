@@ -64,7 +64,8 @@
  * HTTP statuses are counted as s200, s4xx, s503 (with retry503: how many
  * of them had Retry-After, and clock503: a body naming the clock) and
  * sother. A RESP error reply counts as s503 if it names the clock (with
- * retry503 if it says "retry in"), else s4xx.
+ * retry503 if it says "retry in"), else s4xx. A RESP integer reply (INCR
+ * of a segment tag) is an ID.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -438,6 +439,12 @@ static long parse_resp(conn *c, const char *in, size_t len)
         c->last_close = false;
         return l + 2;
     }
+    case ':':
+        /* An integer reply: INCR's ID (segments). */
+        record_id(c, in + 1, (size_t)l - 1);
+        count_status(200, false, false);
+        c->last_close = false;
+        return l + 2;
     case '$': {
         /* Check completeness first: IDs are recorded once. */
         long n = parse_bulk(c, in, len, false);
