@@ -10,7 +10,10 @@
 # the PostgreSQL, each with a tag made by `idmint segment create` (step
 # 1000, the default). Then redis-benchmark -c 50 `INCR tag` against each,
 # interleaved: without pipelining (-n 1,000,000) and with -P 16 (-n
-# 4,000,000), 3 rounds (--quick: 1 round, -n 200,000 / 800,000). Prints
+# 4,000,000), 3 rounds (--quick: 1 round, -n 200,000 / 800,000); and,
+# for the latency around range switches, `INCR switchy` on a tag whose
+# step is fixed at 100 (a switch every 100 IDs: 1% of the requests come
+# right after one) without pipelining. Prints
 # requests/s and p99 latency per run, the median of the per-round ratios
 # idmintd/redis-server (goal >= 1.0), and from idmintd's /metrics the
 # store leases per million IDs (goal <= 1,000: at most one write per 1,000
@@ -73,7 +76,9 @@ wait_port "$rport" || { log "redis-server did not start"; exit 1; }
 
 declare -A RESP HTTP
 start_one() { # NAME STORE
-    "$BUILD/idmint" segment create bench --store "$2" >/dev/null || { log "segment create on $2 failed"; exit 1; }
+    "$BUILD/idmint" segment create bench --store "$2" >/dev/null &&
+        "$BUILD/idmint" segment create switchy --store "$2" --step 100 --max-step 100 >/dev/null ||
+        { log "segment create on $2 failed"; exit 1; }
     local h r
     h=$(free_port)
     r=$(free_port)
@@ -89,9 +94,9 @@ start_one pg "$PG_URL"
 RESP[redis]=$rport
 
 declare -A rps p99
-run() { # NAME PIPELINE N
-    local out r p
-    out=$(timeout 300 redis-benchmark -p "${RESP[$1]}" -c 50 -n "$3" -P "$2" -q --csv INCR bench 2>&1)
+run() { # NAME PIPELINE N [TAG]
+    local out r p tag=${4:-bench}
+    out=$(timeout 300 redis-benchmark -p "${RESP[$1]}" -c 50 -n "$3" -P "$2" -q --csv INCR "$tag" 2>&1)
     # --csv: "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
     r=$(printf '%s\n' "$out" | awk -F'"' '/^"INCR/ { print $4 }')
     p=$(printf '%s\n' "$out" | awk -F'"' '/^"INCR/ { print $14 }')
@@ -99,9 +104,9 @@ run() { # NAME PIPELINE N
         log "redis-benchmark against $1 failed: $out"
         exit 1
     fi
-    rps[$1|$2]="${rps[$1|$2]:-} $r"
-    p99[$1|$2]="${p99[$1|$2]:-} $p"
-    log "round $round -P $2 $1: $r req/s, p99 $p ms"
+    rps[$1|$2$tag]="${rps[$1|$2$tag]:-} $r"
+    p99[$1|$2$tag]="${p99[$1|$2$tag]:-} $p"
+    log "round $round -P $2 $1 $tag: $r req/s, p99 $p ms"
 }
 for ((round = 1; round <= rounds; round++)); do
     for P in 1 16; do
@@ -111,12 +116,15 @@ for ((round = 1; round <= rounds; round++)); do
             run "$m" "$P" "$n"
         done
     done
+    for m in sqlite pg; do
+        run "$m" 1 "$n1" switchy
+    done
 done
 median() { tr ' ' '\n' | sed '/^$/d' | sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 ratio_median() { # MODE P
     local -a a b
-    read -ra a <<<"${rps[$1|$2]}"
-    read -ra b <<<"${rps[redis|$2]}"
+    read -ra a <<<"${rps[$1|${2}bench]}"
+    read -ra b <<<"${rps[redis|${2}bench]}"
     local i out=""
     for i in "${!a[@]}"; do
         out="$out $(awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN { printf "%.3f", x / y }')"
@@ -129,11 +137,14 @@ metric() { # NAME PORT
 printf '\n| INCR bench | redis-server req/s (p99 ms) | idmintd sqlite req/s (p99 ms) | idmintd pg req/s (p99 ms) | sqlite/redis | pg/redis |\n|---|---|---|---|---|---|\n'
 for P in 1 16; do
     printf '| -P %s | %s (%s) | %s (%s) | %s (%s) | %s | %s |\n' "$P" \
-        "$(median <<<"${rps[redis|$P]}")" "$(median <<<"${p99[redis|$P]}")" \
-        "$(median <<<"${rps[sqlite|$P]}")" "$(median <<<"${p99[sqlite|$P]}")" \
-        "$(median <<<"${rps[pg|$P]}")" "$(median <<<"${p99[pg|$P]}")" \
+        "$(median <<<"${rps[redis|${P}bench]}")" "$(median <<<"${p99[redis|${P}bench]}")" \
+        "$(median <<<"${rps[sqlite|${P}bench]}")" "$(median <<<"${p99[sqlite|${P}bench]}")" \
+        "$(median <<<"${rps[pg|${P}bench]}")" "$(median <<<"${p99[pg|${P}bench]}")" \
         "$(ratio_median sqlite "$P")" "$(ratio_median pg "$P")"
 done
+printf '| switch every 100 IDs, -P 1 | | %s (%s) | %s (%s) | | |\n' \
+    "$(median <<<"${rps[sqlite|1switchy]}")" "$(median <<<"${p99[sqlite|1switchy]}")" \
+    "$(median <<<"${rps[pg|1switchy]}")" "$(median <<<"${p99[pg|1switchy]}")"
 printf '\n| store | IDs handed out | leases | leases per million IDs | step reached |\n|---|---|---|---|---|\n'
 for m in sqlite pg; do
     ids=$(metric 'idmint_segment_ids_total{tag="bench"}' "${HTTP[$m]}")

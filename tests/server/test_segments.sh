@@ -153,6 +153,25 @@ if [ "$BACKEND" = pg ]; then
     stop_server
 fi
 
+# ---- stores that cannot be used ------------------------------------------------------------
+seg create orders --store "sqlite:$T_DIR/ro.db"
+chmod 0444 "$T_DIR/ro.db"
+start_server --segments "sqlite:$T_DIR/ro.db" --state-dir "$T_DIR/state.r"
+http "A read-only store: a tag's request gets 503 saying the store cannot be written" \
+    -s 503 -O '.*read-only.*' -- /v1/segment/orders
+stop_server
+"$IDMINTD" --segments "mysql://x" --http off --resp "127.0.0.1:$(random_port)" \
+    --state-dir none --node-registry "$T_DIR/nodes" >"$T_DIR/bad.log" 2>&1
+expect "A store URL of another kind is a usage error" "$?" = 2
+svc_port=$(random_port)
+start_server --segments "postgresql://postgres@127.0.0.1:$svc_port/postgres?connect_timeout=1" \
+    --state-dir "$T_DIR/state.u"
+http "An unreachable store at the start: idmintd serves, and a tag gets 503 naming the store" \
+    -s 503 -O '.*segment store cannot be reached.*' -- /v1/segment/orders
+http "... and is not ready" -s 503 -O '.*segment tag orders has no IDs left.*' -- /readyz
+http "... the other formats are served" -L '[0-9a-f-]{36}' -n 1 -- /v1/ids/uuidv7
+stop_server
+
 # ---- strides: odd and even stores never collide ------------------------------------------
 seg create odd --store "sqlite:$T_DIR/odd.db" --stride 2 --offset 1 --step 30
 seg create even --store "sqlite:$T_DIR/even.db" --stride 2 --offset 0 --step 30
