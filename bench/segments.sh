@@ -151,7 +151,7 @@ for m in sqlite pg; do
     leases=$(metric 'idmint_segment_leases_total{tag="bench"}' "${HTTP[$m]}")
     step=$(metric 'idmint_segment_step{tag="bench"}' "${HTTP[$m]}")
     printf '| %s | %s | %s | %s | %s |\n' "$m" "$ids" "$leases" \
-        "$(awk -v l="$leases" -v i="$ids" 'BEGIN { printf "%.1f", i > 0 ? l * 1e6 / i : 0 }')" "$step"
+        "$(awk -v l="$leases" -v i="$ids" 'BEGIN { printf "%.1f", (i > 0 ? l * 1e6 / i : 0) }')" "$step"
 done
 printf '\nmedians over %d round(s), redis-benchmark -c 50; goals: idmintd/redis >= 1.0, <= 1,000 leases per million IDs; %s, load %s\n' \
     "$rounds" "$(nproc) cores" "$(cut -d' ' -f1-3 /proc/loadavg)"
