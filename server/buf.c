@@ -25,7 +25,10 @@ char *idms_buf_reserve(idms_buf *b, size_t n)
 {
     if (b->failed)
         return NULL;
-    if (n > b->cap - b->len) {
+    /* An empty buffer has no memory yet: even a reservation of 0 bytes
+     * makes some, so that the pointer returned is one (NULL + 0 is
+     * undefined, and NULL means failure to the callers). */
+    if (n > b->cap - b->len || b->data == NULL) {
         size_t want = b->cap ? b->cap : 4096;
         while (want - b->len < n) {
             if (want > SIZE_MAX / 2) {

@@ -305,7 +305,8 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
         r->status = IDMS_MINT_PARKED;
         return;
     }
-    char stuck[900] = "";
+    char stuck[900];
+    stuck[0] = '\0';
     if (rc == IDM_ECEILING && idms_node_ceiling_rises(s, format == IDMX_FMT_SNOWFLAKE, stuck, sizeof stuck)) {
         idms_hwm_need(s, clock_ns() / 1000000, true);
         if (!(j->parked_for & 1u << IDMS_PARK_CEILING)) {
