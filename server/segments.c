@@ -392,6 +392,16 @@ static void park_for(idms_conn *c, idms_mint_result *r)
     r->status = IDMS_MINT_PARKED;
 }
 
+/* A segment request's job (mint.h's, with no format of its own). */
+static void start_job(idms_mint_job *j, uint64_t count)
+{
+    memset(j, 0, sizeof *j);
+    idms_buf_init(&j->text);
+    j->active = true;
+    j->format = -1;
+    j->count = count;
+}
+
 bool idms_segment_check(const idms_server *s, const char *tag, size_t tag_len, uint64_t count,
                         idms_mint_result *r)
 {
@@ -478,23 +488,33 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
         return;
     }
     /* The IDs of a request drained meanwhile wait in the connection's job
-     * (as decimal lines) until the rest arrives: replies keep their order. */
-    if (!j->active) {
-        memset(j, 0, sizeof *j);
-        idms_buf_init(&j->text);
-        j->active = true;
-        j->format = -1;
-        j->count = count;
-    }
+     * (as uint64 values) until the rest arrives: replies keep their order.
+     * A request served at once from the buffers (the usual case) renders
+     * straight from the IDs taken, without the job. */
     uint64_t ids[TAKE_CHUNK];
-    int rc = IDM_OK;
+    if (!j->active && count <= TAKE_CHUNK) {
+        size_t got = 0;
+        idm_error err = {0};
+        int rc = idm_segment_take(t->seg, ids, (size_t)count, &got, &err);
+        t->served += got;
+        maybe_fetch(g, t);
+        if (rc == IDM_OK) {
+            render(out, style, ids, got, true, true);
+            return;
+        }
+        /* Dry midway: what was taken waits in the job. */
+        start_job(j, count);
+        idms_buf_append(&j->text, ids, got * sizeof ids[0]);
+        j->done = got;
+    } else if (!j->active) {
+        start_job(j, count);
+    }
     while (j->done < count) {
         size_t want = count - j->done < TAKE_CHUNK ? (size_t)(count - j->done) : TAKE_CHUNK;
         size_t got = 0;
         idm_error err = {0};
-        rc = idm_segment_take(t->seg, ids, want, &got, &err);
-        for (size_t i = 0; i < got; i++)
-            idms_buf_printf(&j->text, "%" PRIu64 "\n", ids[i]);
+        int rc = idm_segment_take(t->seg, ids, want, &got, &err);
+        idms_buf_append(&j->text, ids, got * sizeof ids[0]);
         j->done += got;
         t->served += got;
         if (rc != IDM_OK)
@@ -512,18 +532,11 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
         return;
     }
     /* Render what the job holds, in the style asked for. */
-    const char *p = j->text.data, *end = j->text.data + j->text.len;
-    size_t i = 0;
-    bool first = true;
-    while (p < end) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        ids[i++] = strtoull(p, NULL, 10);
-        p = nl + 1;
-        if (i == TAKE_CHUNK || p >= end) {
-            render(out, style, ids, i, first, p >= end);
-            first = false;
-            i = 0;
-        }
+    size_t n = j->text.len / sizeof ids[0];
+    for (size_t i = 0; i < n; i += TAKE_CHUNK) {
+        size_t k = n - i < TAKE_CHUNK ? n - i : TAKE_CHUNK;
+        memcpy(ids, j->text.data + i * sizeof ids[0], k * sizeof ids[0]);
+        render(out, style, ids, k, i == 0, i + k == n);
     }
     idms_mint_job_free(j);
 }
