@@ -72,11 +72,16 @@ Datum pg_idmint_uuidv7_shift(PG_FUNCTION_ARGS)
     TimestampTz now = pgi_timestamptz_from_unix_us(now_ns / 1000);
     TimestampTz moved = DatumGetTimestampTz(DirectFunctionCall2(
         timestamptz_pl_interval, TimestampTzGetDatum(now), IntervalPGetDatum(shift)));
+    /* The library's clock counts Unix nanoseconds in 64 bits: the shifted
+     * time must lie between 1970 and 2262 (a UUIDv7 could hold more). */
     int64 delta_us;
-    if (pg_sub_s64_overflow(moved, now, &delta_us) || delta_us > PG_INT64_MAX / 1000 ||
-        delta_us < PG_INT64_MIN / 1000)
+    if (pg_sub_s64_overflow(moved, now, &delta_us) || delta_us > (PG_INT64_MAX - now_ns) / 1000 ||
+        now_ns / 1000 + delta_us < 0)
         ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("uuidv7: the shift is out of range for a UUIDv7 timestamp")));
+                        errmsg("uuidv7: now + shift is outside the range of UUIDv7 timestamps "
+                               "this extension makes"),
+                        errdetail("The shifted time must lie between 1970-01-01 and "
+                                  "2262-04-11.")));
     shifted.shift_ns = delta_us * 1000;
 
     if (shifted.gen == NULL || memcmp(&shifted.shift, shift, sizeof *shift) != 0) {
