@@ -2,9 +2,11 @@
 \echo Use "CREATE EXTENSION pg_idmint" to load this file. \quit
 
 -- PostgreSQL 18's UUID functions. Always under an idmint_ prefix; also
--- under 18's own names where the server lacks them (13 to 17: uuidv7;
--- 13 to 16: the extract functions too), so code written for 18 runs
--- unchanged. On 18 the core functions keep their names.
+-- under 18's own names where the server lacks them (13 to 17: uuidv4 and
+-- uuidv7; 13 to 16: the extract functions too), so code written for 18
+-- runs unchanged. On 18 the core functions keep their names.
+CREATE FUNCTION idmint_uuidv4() RETURNS uuid
+    AS 'MODULE_PATHNAME', 'pg_idmint_uuidv4' LANGUAGE C VOLATILE PARALLEL SAFE;
 CREATE FUNCTION idmint_uuidv7() RETURNS uuid
     AS 'MODULE_PATHNAME', 'pg_idmint_uuidv7' LANGUAGE C VOLATILE PARALLEL SAFE;
 CREATE FUNCTION idmint_uuidv7(shift interval) RETURNS uuid
@@ -14,6 +16,8 @@ CREATE FUNCTION idmint_uuid_extract_timestamp(uuid) RETURNS timestamptz
 CREATE FUNCTION idmint_uuid_extract_version(uuid) RETURNS smallint
     AS 'MODULE_PATHNAME', 'pg_idmint_uuid_extract_version' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 
+COMMENT ON FUNCTION idmint_uuidv4() IS
+    'a UUIDv4 (122 random bits from libidmint''s CSPRNG), as gen_random_uuid()';
 COMMENT ON FUNCTION idmint_uuidv7() IS
     'a UUIDv7 (RFC 9562), strictly greater than every one this backend made before';
 COMMENT ON FUNCTION idmint_uuidv7(interval) IS
@@ -28,6 +32,7 @@ DECLARE
     f record;
 BEGIN
     FOR f IN SELECT * FROM (VALUES
+        ('uuidv4', '', 'uuid', 'pg_idmint_uuidv4', 'VOLATILE PARALLEL SAFE'),
         ('uuidv7', '', 'uuid', 'pg_idmint_uuidv7', 'VOLATILE PARALLEL SAFE'),
         ('uuidv7', 'shift interval', 'uuid', 'pg_idmint_uuidv7_shift', 'VOLATILE STRICT PARALLEL SAFE'),
         ('uuid_extract_timestamp', 'uuid', 'timestamptz', 'pg_idmint_uuid_extract_timestamp',

@@ -7,6 +7,11 @@ SELECT uuid_extract_version(uuidv7()) AS v, uuid_extract_version(idmint_uuidv7()
        get_byte(uuid_send(uuidv7()), 8) >> 6 AS variant_bits;
 SELECT abs(extract(epoch FROM uuid_extract_timestamp(uuidv7()) - clock_timestamp())) < 1 AS near_now;
 
+-- uuidv4(): 18's other new name, random.
+SELECT uuid_extract_version(uuidv4()) AS v4, uuid_extract_version(idmint_uuidv4()) AS prefixed_v4,
+       get_byte(uuid_send(uuidv4()), 8) >> 6 AS v4_variant_bits;
+SELECT count(DISTINCT uuidv4()) AS distinct_v4 FROM generate_series(1, 10000);
+
 -- Strictly increasing within a backend: in one statement ...
 WITH s AS (SELECT n, uuidv7() AS u FROM generate_series(1, 100000) AS n)
 SELECT count(*) FILTER (WHERE u <= prev) AS out_of_order, count(DISTINCT u) AS distinct_ids

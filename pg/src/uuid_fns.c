@@ -1,6 +1,7 @@
 /*
  * uuid_fns.c - PostgreSQL 18's UUID functions for older servers.
  *
+ *   uuidv4()                      a UUIDv4 (18's name for gen_random_uuid)
  *   uuidv7()                      a UUIDv7 (RFC 9562), strictly greater than
  *                                 every one this backend made before
  *   uuidv7(shift interval)        the same with the timestamp moved by shift
@@ -22,6 +23,22 @@
 #include "common/int.h"
 #include "utils/fmgrprotos.h"
 #include "utils/uuid.h"
+
+/* --- uuidv4() --------------------------------------------------------------- */
+
+PG_FUNCTION_INFO_V1(pg_idmint_uuidv4);
+Datum pg_idmint_uuidv4(PG_FUNCTION_ARGS)
+{
+    (void)fcinfo;
+    pg_uuid_t *u = palloc(sizeof *u);
+    idm_uuid v;
+    idm_error err = {0};
+    int rc = idm_uuidv4_next_n(pgi_gen(), &v, 1, &err);
+    if (unlikely(rc != IDM_OK))
+        pgi_raise(rc, &err, "could not mint a UUIDv4");
+    memcpy(u->data, v.bytes, UUID_LEN);
+    PG_RETURN_UUID_P(u);
+}
 
 /* --- uuidv7() --------------------------------------------------------------- */
 
