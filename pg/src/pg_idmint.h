@@ -33,6 +33,13 @@
 #define pg_attribute_noreturn() __attribute__((noreturn))
 #endif
 
+/* What the parts share is private to pg_idmint.so: hidden, so that calls
+ * between them bind inside the module (no PLT or GOT on a per-row path)
+ * and no other loaded library can interpose on, or clash with, a pgi_
+ * name. Only the fmgr entry points (PG_FUNCTION_INFO_V1), _PG_init and the
+ * module magic are exported. */
+#pragma GCC visibility push(hidden)
+
 /* GUCs (pg_idmint.c). All PGC_SIGHUP: one node and one layout for the
  * whole server, as the server-wide snowflake state needs. */
 extern int pgi_node;          /* pg_idmint.node */
@@ -76,9 +83,24 @@ int64 pgi_now_ns(void);
  * usual ERROR, postmaster death ends the backend. */
 void pgi_wait_until(int64 unix_ns);
 
+/* Makes *e ready to pass to a library call: what pg_idmint reads of an
+ * idm_error is msg (as a string, through pgi_raise) and rewind_ms, and a
+ * failing call sets every field while a successful one sets none. Cheaper
+ * on a per-row path than `idm_error e = {0}`, which clears all its 280
+ * bytes on every call; what is read afterwards is the same. */
+static inline void pgi_error_init(idm_error *e)
+{
+    e->code = 0;
+    e->offset = 0;
+    e->rewind_ms = 0;
+    e->msg[0] = '\0';
+}
+
 /* sfshared.c: the next snowflake of the server-wide generator for the
  * current node and layout. Waits (pgi_wait_until) where the generator
  * would: an exhausted unit, a clock behind by up to pg_idmint.max_rewind. */
 uint64 pgi_sf_next(void);
+
+#pragma GCC visibility pop
 
 #endif

@@ -344,7 +344,8 @@ uint64 pgi_sf_next(void)
         uint64 id;
         size_t done = 0;
         int64_t retry_ns = 0;
-        idm_error err = {0};
+        idm_error err;
+        pgi_error_init(&err);
         int rc = idm_snowflake_try_next_n(g, &id, 1, &done, &retry_ns, &err);
         if (likely(rc == IDM_OK))
             return id;

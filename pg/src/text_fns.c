@@ -53,7 +53,8 @@ Datum pg_idmint_ulid(PG_FUNCTION_ARGS)
 {
     (void)fcinfo;
     idm_ulid u;
-    idm_error err = {0};
+    idm_error err;
+    pgi_error_init(&err);
     int rc = idm_ulid_next_n(pgi_gen(), &u, 1, &err);
     if (unlikely(rc != IDM_OK))
         pgi_raise(rc, &err, "could not mint a ULID");
@@ -87,7 +88,8 @@ Datum pg_idmint_uuid_to_ulid(PG_FUNCTION_ARGS)
 static text *typeid_text(text *prefix, const idm_uuid *u)
 {
     char buf[IDM_TYPEID_STRLEN_MAX + 1];
-    idm_error err = {0};
+    idm_error err;
+    pgi_error_init(&err);
     const char *p = VARDATA_ANY(prefix);
     size_t plen = VARSIZE_ANY_EXHDR(prefix);
     if (idm_typeid_format(p, plen, u, buf, sizeof buf, &err) != IDM_OK)
@@ -104,7 +106,8 @@ PG_FUNCTION_INFO_V1(pg_idmint_typeid);
 Datum pg_idmint_typeid(PG_FUNCTION_ARGS)
 {
     text *prefix = PG_GETARG_TEXT_PP(0);
-    idm_error err = {0};
+    idm_error err;
+    pgi_error_init(&err);
     /* Checked before minting, so a bad prefix costs no UUID. */
     if (idm_typeid_check_prefix(VARDATA_ANY(prefix), VARSIZE_ANY_EXHDR(prefix), &err) != IDM_OK)
         (void)typeid_text(prefix, &(idm_uuid){{0}});
@@ -145,7 +148,8 @@ Datum pg_idmint_ksuid(PG_FUNCTION_ARGS)
 {
     (void)fcinfo;
     idm_ksuid k;
-    idm_error err = {0};
+    idm_error err;
+    pgi_error_init(&err);
     int rc = idm_ksuid_next_n(pgi_gen(), &k, 1, &err);
     if (unlikely(rc != IDM_OK))
         pgi_raise(rc, &err, "could not mint a KSUID");
