@@ -32,7 +32,8 @@ Datum pg_idmint_uuidv4(PG_FUNCTION_ARGS)
     (void)fcinfo;
     pg_uuid_t *u = palloc(sizeof *u);
     idm_uuid v;
-    idm_error err = {0};
+    idm_error err;
+    pgi_error_init(&err);
     int rc = idm_uuidv4_next_n(pgi_gen(), &v, 1, &err);
     if (unlikely(rc != IDM_OK))
         pgi_raise(rc, &err, "could not mint a UUIDv4");
