@@ -23,7 +23,9 @@
 #      (pg_idmint.max_rewind 1 s); uuidv7() works; with max_rewind raised
 #      (ALTER SYSTEM, reload) statement_timeout cancels the wait (57014) in
 #      time, and without one snowflake() waits and returns an ID above all
-#      minted before; rows inserted then repeat nothing;
+#      minted before; rows inserted then repeat nothing; the clock stepped
+#      back 2 s more under an open session: its snowflake() waits and stays
+#      above, its uuidv7() and ulid() still increase;
 #   5. a power loss as a lost page cache could leave it: stop -m immediate,
 #      the .state file removed, a start with the clock 3 s behind (more than
 #      the restart takes, less than pg_idmint.max_rewind, 60 s since case
@@ -412,7 +414,31 @@ clock_case() {
     [ -n "$low" ] && [ "$low" -gt "$id" ] || p+="  the rows' lowest snowflake $low is not above $id"$'\n'
     check "clock behind: 2000 more rows, no ID repeated, their snowflakes above those before" "$p"
 
-    # The clock back to ours (a step forward of 5 s).
+    # A step back while the server runs, 5 s behind to 7 s, between two
+    # statements of one session (its generators have seen the later time).
+    cat >"$T_DIR/step.sql" <<SQL
+SELECT snowflake(), uuidv7(), ulid();
+\\! printf '%s\\n' -7 >"$T_DIR/faketime.new" && mv -f "$T_DIR/faketime.new" "$T_DIR/faketime"
+SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+SELECT snowflake(), uuidv7(), ulid();
+SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+SQL
+    local out1 a1 u1 l1 c1 a2 u2 l2 c2
+    t0=$(now_ms)
+    out1=$(pg_psql -At -F ' ' -f "$T_DIR/step.sql" 2>&1)
+    took=$(ms_since "$t0")
+    { read -r a1 u1 l1; read -r c1; read -r a2 u2 l2; read -r c2; } <<<"$out1"
+    echo "# the clock stepped back 2 s in a session: its next snowflake() came after $((c2 - c1)) ms of the server's clock ($took ms of ours)"
+    p=''
+    [[ ${a1:-x} =~ ^[0-9]+$ && ${a2:-x} =~ ^[0-9]+$ ]] || p+="  no snowflakes: $out1"$'\n'
+    [[ ${a1:-x} =~ ^[0-9]+$ && ${a2:-x} =~ ^[0-9]+$ ]] && [ "$a2" -gt "$a1" ] || p+="  snowflake $a2 after the step is not above $a1"$'\n'
+    [[ ${c1:-x} =~ ^[0-9]+$ && ${c2:-x} =~ ^[0-9]+$ ]] && [ $((c2 - c1)) -ge 1000 ] ||
+        p+="  snowflake() did not wait for the clock (server clock ${c1:-?} to ${c2:-?})"$'\n'
+    [[ -n ${u1:-} && ${u2:-} > ${u1:-} ]] || p+="  uuidv7 $u2 after the step is not above $u1"$'\n'
+    [[ -n ${l1:-} && ${l2:-} > ${l1:-} ]] || p+="  ulid $l2 after the step is not above $l1"$'\n'
+    check "the clock stepped back 2 s under a running session: its snowflake() waits and stays above, its uuidv7() and ulid() keep increasing" "$p"
+
+    # The clock back to ours (a step forward of 7 s).
     must "PostgreSQL restarts with the real clock" restart_pg fast
 }
 clock_case
