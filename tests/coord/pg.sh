@@ -19,6 +19,10 @@
 #                    stop_pg MODE, runs COMMAND (if given) while the server
 #                    is down, then resume_pg.
 #   pg_psql ARGS...  psql as postgres over the cluster's socket.
+#   PG_ENV           VAR=VALUE words that pg_ctl, and so the server, is
+#                    started with (by start_pg, resume_pg, restart_pg), e.g.
+#                    libfaketime's LD_PRELOAD: set through env after
+#                    runuser, so that root's runuser is not preloaded too.
 #
 # initdb refuses to run as root: as root, initdb and pg_ctl run as the
 # postgres user (runuser), DIR is given to it, and DIR's parents must be
@@ -30,6 +34,7 @@
 
 PG_BIN=${PG_BIN:-}
 PG_DIR=
+PG_ENV=()
 PG_TRAP_SET=0
 
 # pg_bin: sets PG_BIN to the newest installed server's bin directory.
@@ -90,7 +95,8 @@ pg_ready() {
 # pg_launch: pg_ctl start on the existing cluster; 0 once it accepts
 # connections on 127.0.0.1:PG_PORT.
 pg_launch() {
-    if ! pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/pg.log" -w -t 30 start >"$PG_DIR/pg_ctl.log" 2>&1; then
+    if ! pg_as env ${PG_ENV[@]+"${PG_ENV[@]}"} "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/pg.log" -w -t 30 start \
+        >"$PG_DIR/pg_ctl.log" 2>&1; then
         echo "pg.sh: pg_ctl start failed: $(tr '\n' ' ' <"$PG_DIR/pg_ctl.log")" >&2
         return 1
     fi

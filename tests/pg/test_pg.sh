@@ -151,16 +151,23 @@ sf_files() {
 }
 
 # with_clock OFFSET COMMAND...: COMMAND (resume_pg, restart_pg) with
-# libfaketime preloaded, the clock OFFSET seconds off (-5: 5 s behind).
-# The server started so keeps the offset until it is started without.
+# libfaketime preloaded into pg_ctl and the server (pg.sh's PG_ENV), the
+# clock OFFSET seconds off (-5: 5 s behind). The server started so keeps
+# the offset until it is started without. Only processes of the postgres
+# user are preloaded: libfaketime shares a semaphore, named by the PID of
+# the first preloaded process, with that process's children; one of root
+# (runuser) cannot be opened by them, and they then make their own by
+# their PID, which fails, and ends the process, when a preloaded process
+# of root that was killed left one of that name in /dev/shm.
 # shellcheck disable=SC2317 # called through must
 with_clock() {
     printf '%s\n' "$1" >"$T_DIR/faketime.new"
     chmod 0644 "$T_DIR/faketime.new"
     mv -f "$T_DIR/faketime.new" "$T_DIR/faketime"
     shift
-    LD_PRELOAD=$FAKETIME_LIB FAKETIME_TIMESTAMP_FILE=$T_DIR/faketime FAKETIME_NO_CACHE=1 \
-        FAKETIME_DONT_FAKE_MONOTONIC=1 "$@"
+    local PG_ENV=(LD_PRELOAD="$FAKETIME_LIB" FAKETIME_TIMESTAMP_FILE="$T_DIR/faketime" FAKETIME_NO_CACHE=1
+        FAKETIME_DONT_FAKE_MONOTONIC=1)
+    "$@"
 }
 
 # server_skew_ms: the server's clock (a fresh backend's) minus ours.
