@@ -31,9 +31,10 @@
 #      the restart takes, less than pg_idmint.max_rewind, 60 s since case
 #      4): every new snowflake sorts above every earlier one and above the
 #      mark read before (the mark path), the state is made again, the mark
-#      survives and covers every snowflake; a mark file overwritten with garbage
-#      (server stopped): snowflake() raises XX001 and leaves it as it is,
-#      uuidv7() works; removing both files, as the hint says, recovers;
+#      survives and covers every snowflake; a mark file overwritten with
+#      garbage (server stopped): snowflake() raises XX001 and leaves it as
+#      it is, uuidv7() works; removing both files, as the hint says,
+#      recovers;
 #   6. pg_idmint.node 5000 with the twitter layout: 22023 naming the range;
 #      pg_idmint.layout = 'instagram' with node 7 (ALTER SYSTEM, reload):
 #      the next snowflake() of an open session is an instagram ID of node 7
@@ -178,8 +179,8 @@ server_skew_ms() {
 }
 
 # set_guc NAME VALUE: ALTER SYSTEM SET (RESET for VALUE 'DEFAULT'),
-# pg_reload_conf(), and waits until a new session shows it. Prints nothing;
-# returns 1 if the value never showed.
+# pg_reload_conf(), and waits until a new session shows it; returns 1,
+# saying why, if it never showed.
 set_guc() {
     local name=$1 value=$2 want n=0
     if [ "$value" = DEFAULT ]; then
