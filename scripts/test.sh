@@ -5,14 +5,22 @@
 #   1. installs the missing Debian packages the build and the tests need,
 #      and the npm packages of the interop tests (tests/interop) and of the
 #      Redis client tests (tests/clients);
-#   2. builds with gcc and -Werror into build/ and runs ctest (the test
-#      builds configure -DIDM_COORD_REQUIRED=ON: a coordinator backend whose
-#      client library is missing fails the build instead of being skipped);
+#   2. builds with gcc and -Werror into build/; builds the PostgreSQL
+#      extension pg_idmint with PGXS and IDM_WERROR=1 and installs it into
+#      the server (make -C pg install, with PG_CONFIG from the environment
+#      or the newest /usr/lib/postgresql/*/bin/pg_config: a system-wide
+#      install); then runs ctest in build/, the extension's tests (label
+#      pg) among them (the test builds configure -DIDM_COORD_REQUIRED=ON: a
+#      coordinator backend whose client library is missing fails the build
+#      instead of being skipped, and a missing PostgreSQL or extension
+#      fails its tests). An extension that does not build or install is
+#      one failed test, and its tests then fail too (IDM_PG_INSTALL=failed);
 #   3. builds with clang, ASan+UBSan and -Werror into build-asan/ and runs
-#      ctest (with LeakSanitizer when it works on this machine);
+#      ctest (with LeakSanitizer when it works on this machine) but for the
+#      label pg (the extension is PGXS's build, not this tree's);
 #   4. builds the threaded tests with clang and TSan into build-tsan/ and
 #      runs the `tsan` label (threads sharing generators; idmintd's lease
-#      thread against its loop, on real etcd and ZooKeeper);
+#      thread against its loop, on real etcd and ZooKeeper), not `pg`;
 #   4b. configures and builds with -DIDM_SERVER=OFF (the library and the
 #      CLI alone, as without libuv) into build-noserver/;
 #   5. builds the libFuzzer targets with clang into build-fuzz/ and runs each
@@ -124,10 +132,14 @@ t0=$SECONDS
 # a real etcd and a real ZooKeeper (zookeeperd brings OpenJDK) against the
 # backends built with their client libraries (also in IDM_BUILD_PACKAGES),
 # and the segment stores against a real PostgreSQL (postgresql) and SQLite
-# files (the sqlite3 tool holds a file's lock in test_stores.sh).
+# files (the sqlite3 tool holds a file's lock in test_stores.sh). The
+# extension pg_idmint builds against the server's headers and PGXS
+# (postgresql-server-dev-15, which pulls clang and LLVM for its bitcode);
+# its tests (tests/pg) drive the server with pgbench (in postgresql) and
+# step its clock with libfaketime.
 packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime
     openssl etcd-server etcd-client zookeeperd libzookeeper-mt-dev libcurl4-openssl-dev libjansson-dev
-    postgresql sqlite3)
+    postgresql postgresql-server-dev-15 sqlite3)
 if ! command -v node >/dev/null 2>&1; then
     packages+=(nodejs)
 fi
@@ -175,7 +187,39 @@ section "normal build: gcc, -Werror (build/)"
 t0=$SECONDS
 if configure "$ROOT/build" gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo -DIDM_WERROR=ON -DIDM_SANITIZE= \
     -DIDM_FUZZ=OFF -DIDM_TESTS=ON -DIDM_COORD_REQUIRED=ON && cmake --build "$ROOT/build" -j "$JOBS"; then
+    build_ok=1
     echo "build took $((SECONDS - t0))s"
+else
+    build_ok=0
+fi
+
+# The PostgreSQL extension: PGXS builds it in pg/ (pg/build/ for its copy
+# of libidmint) and installs it into the server's lib and share
+# directories, for every cluster of that server on this machine. As a
+# user, the build is theirs and the install goes through sudo.
+section "PostgreSQL extension: make -C pg install (PGXS, IDM_WERROR=1)"
+t1=$SECONDS
+pg_config_bin=${PG_CONFIG:-}
+if [ -z "$pg_config_bin" ]; then
+    pg_config_bin=$(printf '%s\n' /usr/lib/postgresql/*/bin/pg_config | sort -V | tail -n 1)
+fi
+pg_sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+    pg_sudo=(sudo)
+fi
+if [ -x "$pg_config_bin" ] && echo "pg_config: $pg_config_bin ($("$pg_config_bin" --version))" &&
+    make -C "$ROOT/pg" PG_CONFIG="$pg_config_bin" IDM_WERROR=1 -j "$JOBS" &&
+    "${pg_sudo[@]}" make -C "$ROOT/pg" PG_CONFIG="$pg_config_bin" IDM_WERROR=1 install; then
+    export PG_CONFIG=$pg_config_bin
+    export IDM_PG_INSTALL=ok
+    record "pg_idmint build + install (PGXS)" $((SECONDS - t1)) 1 0
+else
+    echo "test.sh: pg_idmint did not build or install${pg_config_bin:+ with $pg_config_bin}; its tests will fail" >&2
+    export IDM_PG_INSTALL=failed
+    record "pg_idmint build + install (PGXS)" $((SECONDS - t1)) 0 1 "BUILD OR INSTALL FAILED"
+fi
+
+if [ "$build_ok" = 1 ]; then
     section "normal tests: ctest in build/"
     run_ctest "gcc build + ctest (build/)" "$t0" --test-dir "$ROOT/build"
 else
@@ -200,10 +244,10 @@ if configure "$ROOT/build-asan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
     -DIDM_SANITIZE=address,undefined -DIDM_FUZZ=OFF -DIDM_TESTS=ON -DIDM_COORD_REQUIRED=ON &&
     cmake --build "$ROOT/build-asan" -j "$JOBS"; then
     echo "build took $((SECONDS - t0))s"
-    section "sanitizer tests: ctest in build-asan/"
+    section "sanitizer tests: ctest -LE pg in build-asan/"
     ASAN_OPTIONS="detect_leaks=$lsan:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1" \
         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-        run_ctest "clang ASan+UBSan build + ctest" "$t0" --test-dir "$ROOT/build-asan"
+        run_ctest "clang ASan+UBSan build + ctest" "$t0" --test-dir "$ROOT/build-asan" -LE pg
 else
     record "clang ASan+UBSan build + ctest" $((SECONDS - t0)) 0 1 "BUILD FAILED"
 fi
@@ -218,7 +262,7 @@ if configure "$ROOT/build-tsan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
     echo "build took $((SECONDS - t0))s"
     section "thread sanitizer tests: ctest -L tsan in build-tsan/"
     TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-        run_ctest "clang TSan build + ctest -L tsan" "$t0" --test-dir "$ROOT/build-tsan" -L tsan
+        run_ctest "clang TSan build + ctest -L tsan" "$t0" --test-dir "$ROOT/build-tsan" -L tsan -LE pg
 else
     record "clang TSan build + ctest -L tsan" $((SECONDS - t0)) 0 1 "BUILD FAILED"
 fi

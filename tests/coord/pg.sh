@@ -19,16 +19,22 @@
 #                    stop_pg MODE, runs COMMAND (if given) while the server
 #                    is down, then resume_pg.
 #   pg_psql ARGS...  psql as postgres over the cluster's socket.
+#   PG_ENV           VAR=VALUE words that pg_ctl, and so the server, is
+#                    started with (by start_pg, resume_pg, restart_pg), e.g.
+#                    libfaketime's LD_PRELOAD: set through env after
+#                    runuser, so that root's runuser is not preloaded too.
 #
 # initdb refuses to run as root: as root, initdb and pg_ctl run as the
 # postgres user (runuser), DIR is given to it, and DIR's parents must be
-# searchable by it. A start that fails prints the server's log to stderr
-# and returns 1. The server is ended by pg_ctl or by its PID, never by
-# name; a cluster still running when the shell exits is stopped
-# (immediate) before any EXIT trap that was set before the first start.
+# searchable by it. A start that fails prints pg_ctl's message and the
+# server's log to stderr and returns 1. The server is ended by pg_ctl or
+# by its PID, never by name; a cluster still running when the shell exits
+# is stopped (immediate) before any EXIT trap that was set before the
+# first start.
 
 PG_BIN=${PG_BIN:-}
 PG_DIR=
+PG_ENV=()
 PG_TRAP_SET=0
 
 # pg_bin: sets PG_BIN to the newest installed server's bin directory.
@@ -89,11 +95,17 @@ pg_ready() {
 # pg_launch: pg_ctl start on the existing cluster; 0 once it accepts
 # connections on 127.0.0.1:PG_PORT.
 pg_launch() {
-    pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/pg.log" -w -t 30 start >/dev/null 2>&1 ||
+    if ! pg_as env ${PG_ENV[@]+"${PG_ENV[@]}"} "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/pg.log" -w -t 30 start \
+        >"$PG_DIR/pg_ctl.log" 2>&1; then
+        echo "pg.sh: pg_ctl start failed: $(tr '\n' ' ' <"$PG_DIR/pg_ctl.log")" >&2
         return 1
+    fi
     PG_PID=$(head -n 1 "$PG_DIR/data/postmaster.pid" 2>/dev/null)
     [ -n "$PG_PID" ] || return 1
-    svc_wait 30 "$PG_PID" pg_ready
+    svc_wait 30 "$PG_PID" pg_ready || {
+        echo "pg.sh: the postmaster ($PG_PID) $(svc_running "$PG_PID" && echo 'does not accept connections' || echo exited)" >&2
+        return 1
+    }
 }
 
 start_pg() {
