@@ -26,7 +26,7 @@
 #   5. builds the libFuzzer targets with clang into build-fuzz/ and runs each
 #      for IDM_FUZZ_SECONDS seconds (default 30; 0 runs only the corpus),
 #      from a fresh scratch corpus under build-fuzz/ seeded by fuzz/corpus/;
-#   6. runs the benchmark briefly (bench/run.sh --quick) as a smoke test:
+#   6. runs the benchmarks briefly (bench/run.sh --quick, bench/pg.sh --quick) as a smoke test:
 #      it must build and run idmint and every peer; its figures are not
 #      judged;
 # then prints the time and counts of each phase and, as its last line,
@@ -343,6 +343,15 @@ elif [ "$bench_rc" -ne 0 ]; then
     bench_note="bench/run.sh exited $bench_rc (see its Failures section)"
 fi
 record "bench smoke (bench/run.sh --quick)" $((SECONDS - t0)) "$bench_passed" "$bench_failed" "$bench_note"
+
+# pg_idmint's benchmark (bench/pg.sh: its functions against gen_random_uuid()
+# and nextval() in one session), briefly: it must run; figures not judged.
+t0=$SECONDS
+if bash "$ROOT/bench/pg.sh" --quick; then
+    record "bench smoke (bench/pg.sh --quick)" $((SECONDS - t0)) 1 0
+else
+    record "bench smoke (bench/pg.sh --quick)" $((SECONDS - t0)) 0 1 "bench/pg.sh --quick failed"
+fi
 
 # ---------------------------------------------------------------------------
 section "summary"

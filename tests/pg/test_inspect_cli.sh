@@ -6,35 +6,21 @@
 # reason as the detail.
 #
 # Usage: bash test_inspect_cli.sh IDMINT_BINARY
-# Starts its own PostgreSQL (tests/coord/pg.sh) with pg_idmint installed
-# (scripts/test.sh installs it). KEEP_T_DIR=1 keeps the temporary directory.
-set -u
-export LC_ALL=C
+# Starts its own PostgreSQL (tests/pg/lib.sh, tests/coord/pg.sh) with
+# pg_idmint installed (scripts/test.sh installs it). KEEP_T_DIR=1 keeps the
+# temporary directory.
 IDMINT=$(readlink -f "${1:?usage: bash $0 IDMINT_BINARY}")
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/idmint-pginspect.XXXXXX")
-chmod 0711 "$T_DIR"
-cleanup() {
-    [ -n "${KEEP_T_DIR:-}" ] && echo "kept $T_DIR" >&2
-    [ -n "${KEEP_T_DIR:-}" ] || rm -rf "$T_DIR"
-}
-trap cleanup EXIT
-trap 'exit 143' TERM
-trap 'exit 130' INT
-# shellcheck source=tests/coord/services.sh
-. "$HERE/../coord/services.sh"
-# shellcheck source=tests/coord/pg.sh
-. "$HERE/../coord/pg.sh"
+# shellcheck source=tests/pg/lib.sh
+. "$HERE/lib.sh"
 
-PASSED=0
-FAILED=0
+# One case per ID: many, so only failures are shown.
 ok() { PASSED=$((PASSED + 1)); }
 bad() {
-    FAILED=$((FAILED + 1))
-    printf 'FAIL: %s\n' "$*"
+    CASE_NO=$((CASE_NO + 1))
+    fail "$1" ""
 }
 
-pg_installed || { echo "test_inspect_cli: PostgreSQL is not installed" >&2; exit 1; }
 start_pg "$T_DIR/pg" || exit 1
 pg_psql -c 'CREATE EXTENSION pg_idmint' || { echo "test_inspect_cli: CREATE EXTENSION failed" >&2; exit 1; }
 
@@ -127,5 +113,4 @@ for id in '' xyz 01ARZ3NDEKTSV4RRFFQ69G5FAI 8ZZZZZZZZZZZZZZZZZZZZZZZZZ User_01h4
 done
 
 stop_pg fast
-echo "test_inspect_cli: $PASSED passed, $FAILED failed"
-[ "$FAILED" -eq 0 ]
+finish
