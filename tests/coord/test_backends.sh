@@ -183,7 +183,13 @@ restart_case() {
         printf '%s\n' "$line" >>"$log"
     done
     exec {RT_OUT}<&- {RT_IN}>&-
-    local rc=0
+    local rc=0 tries=0
+    # Its output has ended; its exit may take a moment more (under ASan,
+    # the leak check runs after the last line).
+    while running_pid "$rt_pid" && [ $tries -lt 100 ]; do
+        sleep 0.1
+        tries=$((tries + 1))
+    done
     if running_pid "$rt_pid"; then
         kill -KILL "$rt_pid" 2>/dev/null
         problems+="  backend_test did not finish"$'\n'
