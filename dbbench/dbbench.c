@@ -281,6 +281,13 @@ int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, char 
             idmb__msg(err, cap, "mysql URL: the IPv6 host is empty or too long");
             goto fail;
         }
+        for (size_t i = pos + 1; i < r; i++) {
+            char c = url[i];
+            if (hexval(c) < 0 && c != ':' && c != '.') {
+                idmb__msg(err, cap, "mysql URL: an IPv6 host has only hex digits, ':' and '.'");
+                goto fail;
+            }
+        }
         memcpy(out->host, url + pos + 1, r - pos - 1);
         out->host[r - pos - 1] = '\0';
     } else {

@@ -136,10 +136,13 @@ t0=$SECONDS
 # extension pg_idmint builds against the server's headers and PGXS
 # (postgresql-server-dev-15, which pulls clang and LLVM for its bitcode);
 # its tests (tests/pg) drive the server with pgbench (in postgresql) and
-# step its clock with libfaketime.
+# step its clock with libfaketime. The databases of `idmint bench btree`
+# (dbbench/) are built against libmariadb (libmariadb-dev) as well as
+# sqlite3 and libpq, and tested (tests/dbbench) against a real MariaDB
+# (mariadb-server; tests/coord/mariadb.sh starts it).
 packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime
     openssl etcd-server etcd-client zookeeperd libzookeeper-mt-dev libcurl4-openssl-dev libjansson-dev
-    postgresql postgresql-server-dev-15 sqlite3)
+    postgresql postgresql-server-dev-15 sqlite3 mariadb-server libmariadb-dev)
 if ! command -v node >/dev/null 2>&1; then
     packages+=(nodejs)
 fi
