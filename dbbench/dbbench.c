@@ -249,7 +249,7 @@ int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, char 
         return IDMB_EUSAGE;
     }
     if (field(out->user, sizeof out->user, url + pos, user_end - pos, "user", err, cap) != 0)
-        return IDMB_EUSAGE;
+        goto fail;
     if (colon != NULL &&
         field(out->password, sizeof out->password, url + user_end + 1, at - user_end - 1,
               "password", err, cap) != 0)
