@@ -161,7 +161,7 @@ typedef struct bench_opts {
     const char *kpm_text;
     const char *scenario;
     const char *chart;
-    const char *btree_only; /* the first btree option seen, for bench keys */
+    char btree_only[72]; /* the first btree option seen, for bench keys; "" */
     int json, csv, keep;
     int64_t rows, batch;
     uint64_t keys_per_ms;
@@ -697,8 +697,9 @@ static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
 {
     bench_opts *o = ctx;
     (void)c;
-    if (id != IDMX_OPT_OPERAND && id != OPT_KEYS_PER_MS && o->btree_only == NULL) {
-        o->btree_only = p->name;
+    if (id != IDMX_OPT_OPERAND && id != OPT_KEYS_PER_MS && o->btree_only[0] == '\0') {
+        /* p->name lives in the parser's buffer, reused by the next option. */
+        snprintf(o->btree_only, sizeof o->btree_only, "%s", p->name != NULL ? p->name : "?");
     }
     switch (id) {
     case IDMX_OPT_OPERAND:
@@ -996,7 +997,7 @@ done:
 /* bench keys FORMAT N [--keys-per-ms K]: the keys in hex. */
 static int run_keys(cli *c, bench_opts *o)
 {
-    if (o->btree_only != NULL) {
+    if (o->btree_only[0] != '\0') {
         return cli_usage(c, "option '%s' applies only to bench btree", o->btree_only);
     }
     if (o->n_operands != 2) {

@@ -21,15 +21,15 @@
 #include <string.h>
 
 #define W 1000
-#define H 920
+#define H 940
 
 /* Plot areas. */
 #define LX0 100
 #define LX1 960
 #define LY0 90
 #define LY1 420
-#define BY0 540
-#define BY1 780
+#define BY0 565
+#define BY1 800
 #define B1X0 100
 #define B1X1 480
 #define B2X0 580
@@ -118,17 +118,24 @@ static void fmt_si(double v, char *dst, size_t cap)
     }
 }
 
+/* The binary unit of a byte axis up to max: 1, 1024, 1024^2, 1024^3. */
+static double byte_unit(double max)
+{
+    double unit = 1.0;
+    while (unit < 1024.0 * 1024.0 * 1024.0 && max >= unit * 1024.0) {
+        unit *= 1024.0;
+    }
+    return unit;
+}
+
 static void fmt_bytes(double v, char *dst, size_t cap)
 {
-    if (v >= 1024.0 * 1024.0 * 1024.0) {
-        snprintf(dst, cap, "%.3g GiB", v / (1024.0 * 1024.0 * 1024.0));
-    } else if (v >= 1024.0 * 1024.0) {
-        snprintf(dst, cap, "%.3g MiB", v / (1024.0 * 1024.0));
-    } else if (v >= 1024.0) {
-        snprintf(dst, cap, "%.3g KiB", v / 1024.0);
-    } else {
-        snprintf(dst, cap, "%.0f B", v);
-    }
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB"};
+    double unit = byte_unit(v);
+    int k = unit >= 1024.0 * 1024.0 * 1024.0 ? 3 : unit >= 1024.0 * 1024.0 ? 2 : unit >= 1024.0;
+    double x = v / unit;
+    /* 3 significant digits, never an exponent (1000 KiB, not 1e+03). */
+    snprintf(dst, cap, x >= 100.0 || k == 0 ? "%.0f %s" : x >= 10.0 ? "%.1f %s" : "%.2f %s", x, units[k]);
 }
 
 static void label_of(const bench_run *r, const bench_result *res, char *dst, size_t cap)
@@ -224,8 +231,8 @@ static void line_chart(FILE *f, const bench_run *r)
             fputs("\"/>\n", f);
         }
         /* The legend: a row under the x axis's label. */
-        double lx = LX0 + (double)(i % 6) * 145.0;
-        double ly = LY1 + 68 + (double)(i / 6) * 20.0;
+        double lx = LX0 + (double)(i % 5) * 172.0;
+        double ly = LY1 + 68 + (double)(i / 5) * 20.0;
         char name[96];
         label_of(r, res, name, sizeof name);
         fprintf(f,
@@ -255,7 +262,9 @@ static void bar_chart(FILE *f, const bench_run *r, double x0, double x1, const c
         if (max <= 0.0) {
             max = 1.0;
         }
-        step = nice_step(max);
+        /* Steps of 1, 2 or 5 times a power of ten in KiB, MiB or GiB. */
+        double unit = byte_unit(max);
+        step = nice_step(max / unit) * unit;
         top = nice_top(max, step);
     }
     text_at(f, (x0 + x1) / 2.0, BY0 - 14, "middle", 15, "font-weight=\"bold\"", title);
