@@ -16,9 +16,10 @@ static const char *const format_names[BK_N_FORMATS] = {
 static const int key_bytes[BK_N_FORMATS] = {8, 16, 16, 16, 16, 20, 8};
 
 #define NS_PER_MS INT64_C(1000000)
-/* Keys minted per bulk call with the system clock: a batch of the
- * benchmark is cut into chunks of this many, so that a large --batch does
- * not stamp every key of it with one clock reading. */
+/* Keys minted per bulk call: a batch of the benchmark is cut into chunks
+ * of this many, so that with the system clock a large --batch does not
+ * stamp every key of it with one clock reading (under the injected clock
+ * the time stands still within a group, so chunks change nothing). */
 #define REAL_CHUNK 64
 
 int bk_format_parse(const char *name, size_t len)
