@@ -17,6 +17,10 @@
  *              --coord): claim, marks, keep-alive, release
  *   lease.c    idmint lease list
  *   segment.c  idmint segment create, list and show (a segment store's tags)
+ *   bench.c    idmint bench btree (and bench keys, a diagnostic): ID formats
+ *              against a database's B-tree (dbbench/idmint_dbbench.h)
+ *   benchkeys.c  the benchmark's keys per format (benchkeys.h)
+ *   svg.c      bench btree's --chart (bench.h)
  */
 #ifndef IDM_CLI_H
 #define IDM_CLI_H
@@ -199,11 +203,13 @@ int cli_inspect(cli *c, int argc, char **argv);
 int cli_convert(cli *c, int argc, char **argv);
 int cli_lease(cli *c, int argc, char **argv);
 int cli_segment(cli *c, int argc, char **argv);
+int cli_bench(cli *c, int argc, char **argv);
 
 extern const char cli_gen_help[];
 extern const char cli_inspect_help[];
 extern const char cli_convert_help[];
 extern const char cli_lease_help[];
 extern const char cli_segment_help[];
+extern const char cli_bench_help[];
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * main.c - the idmint command: dispatch to gen, inspect, convert, lease and
- * segment, and the top-level --help and --version (CONTRACT.md is the
+ * main.c - the idmint command: dispatch to gen, inspect, convert, lease,
+ * segment and bench, and the top-level --help and --version (CONTRACT.md is the
  * specification; man/idmint.1 the manual).
  */
 #include "cli.h"
@@ -32,6 +32,11 @@ static const char main_help[] =
     "  segment show TAG --store URL [--json]\n"
     "                          manage the tags of a segment store (sqlite:PATH,\n"
     "                          postgresql://...) that idmintd leases ranges from\n"
+    "  bench btree [--db URL] [--formats LIST] [--rows N] [--keys-per-ms K]\n"
+    "              [--scenario migrate] [--json|--csv] [--chart FILE.svg]\n"
+    "                          measure what each ID format does to a database's\n"
+    "                          primary-key B-tree (sqlite:PATH, postgresql://...,\n"
+    "                          mysql://...)\n"
     "  help [COMMAND]          show help for idmint or a command\n"
     "\n"
     "Options:\n"
@@ -54,6 +59,7 @@ static const command commands[] = {
     {"convert", cli_convert, cli_convert_help},
     {"lease", cli_lease, cli_lease_help},
     {"segment", cli_segment, cli_segment_help},
+    {"bench", cli_bench, cli_bench_help},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -79,7 +85,7 @@ static int run_help(cli *c, int argc, char **argv)
     const command *cmd = find_command(argv[1]);
     if (cmd == NULL) {
         return cli_usage(
-            c, "unknown command '%s' (expected gen, inspect, convert, lease or segment)", argv[1]);
+            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment or bench)", argv[1]);
     }
     return cli_help(c, cmd->help);
 }
@@ -87,7 +93,7 @@ static int run_help(cli *c, int argc, char **argv)
 static int run(cli *c, int argc, char **argv)
 {
     if (argc < 2) {
-        return cli_usage(c, "missing COMMAND (gen, inspect, convert, lease or segment)");
+        return cli_usage(c, "missing COMMAND (gen, inspect, convert, lease, segment or bench)");
     }
     const char *word = argv[1];
     if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
@@ -106,7 +112,7 @@ static int run(cli *c, int argc, char **argv)
     const command *cmd = find_command(word);
     if (cmd == NULL) {
         return cli_usage(
-            c, "unknown command '%s' (expected gen, inspect, convert, lease or segment)", word);
+            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment or bench)", word);
     }
     c->cmd = cmd->name;
     return cmd->run(c, argc - 1, argv + 1);
