@@ -182,6 +182,9 @@ static int pg_open(idmb_db *db, const char *url, char *err, size_t cap)
         goto fail;
     }
     rc = pg_exec(db, "SET synchronous_commit = off", err, cap);
+    /* DROP TABLE IF EXISTS would print a NOTICE per table otherwise. */
+    if (rc == IDMB_OK)
+        rc = pg_exec(db, "SET client_min_messages = warning", err, cap);
     if (rc != IDMB_OK)
         goto fail;
     rc = ensure_pgstattuple(db, err, cap);
