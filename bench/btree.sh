@@ -93,7 +93,7 @@ full_page_writes = on
 CONF
     restart_pg fast || exit 1
     PGURL="postgresql://postgres@127.0.0.1:$PG_PORT/postgres"
-    pg_psql -At -c "SELECT name || '=' || setting || coalesce(unit, '') FROM pg_settings WHERE name IN
+    pg_psql -At -c "SELECT name || '=' || current_setting(name) FROM pg_settings WHERE name IN
         ('shared_buffers', 'max_wal_size', 'checkpoint_timeout', 'full_page_writes', 'server_version')" \
         >"$OUT/pg-settings.txt"
     want pg && run pg --db "$PGURL" --rows "$ROWS" --formats "$ALL"
@@ -117,7 +117,7 @@ if want mysql; then
     MARIADB_OPTS="--innodb-buffer-pool-size=32M --innodb-flush-log-at-trx-commit=0"
     export MARIADB_OPTS
     start_mariadb "$T_DIR/mariadb" || exit 1
-    mariadb_root -Ne 'SELECT VERSION(), @@innodb_buffer_pool_size, @@innodb_flush_log_at_trx_commit' \
+    mariadb_sql -Ne 'SELECT VERSION(), @@innodb_buffer_pool_size, @@innodb_flush_log_at_trx_commit' \
         >"$OUT/mysql-settings.txt" 2>&1 || true
     run mysql --db "$MARIADB_URL" --rows "$ROWS" --formats "$ALL"
     stop_mariadb
