@@ -12,6 +12,7 @@
 #include "common.h"
 #include "error.h"
 #include "gen.h"
+#include "hlc.h"
 #include "inspect.h"
 #include "ksuid.h"
 #include "snowflake.h"
