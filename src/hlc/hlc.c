@@ -163,9 +163,8 @@ void idm_hlc_decode(uint64_t stamp, int64_t *wall_ms, uint16_t *logical)
 int idm_hlc_encode(int64_t wall_ms, uint16_t logical, uint64_t *stamp, idm_error *err)
 {
     if (wall_ms < 0 || wall_ms > IDM_HLC_MAX_WALL_MS)
-        return idm__fail(err, IDM_ETIME_RANGE, 0,
-                         "wall_ms must be 0 to %" PRId64 ", got %" PRId64, IDM_HLC_MAX_WALL_MS,
-                         wall_ms);
+        return idm__fail(err, IDM_ETIME_RANGE, 0, "wall_ms must be 0 to %" PRId64 ", got %" PRId64,
+                         IDM_HLC_MAX_WALL_MS, wall_ms);
     *stamp = (uint64_t)wall_ms << LOGICAL_BITS | logical;
     return IDM_OK;
 }

@@ -108,7 +108,7 @@ static void test_offset_guard(void)
     ASSERT_EQ_INT(err.code, IDM_EOFFSET);
     ASSERT_TRUE(strstr(err.msg, "501 ms ahead") != NULL);
     ASSERT_TRUE(strstr(err.msg, "limit of 500 ms") != NULL);
-    ASSERT_EQ_U64(s, 12345); /* not written */
+    ASSERT_EQ_U64(s, 12345);                /* not written */
     ASSERT_EQ_U64(idm_hlc_last(h), before); /* state unchanged */
     ASSERT_EQ_INT(idm_hlc_update(h, UINT64_MAX, &s, NULL), IDM_EOFFSET);
     ASSERT_OK(idm_hlc_now(h, &s, &err), &err);
@@ -163,8 +163,8 @@ static void test_overflow(void)
 }
 
 /* 4 nodes, skews within +-200 ms, random delays, clocks stepping back. */
-#define NODES 4
-#define MSGS 20000
+#define NODES    4
+#define MSGS     20000
 #define INFLIGHT 64
 
 struct msg {
@@ -258,7 +258,8 @@ static void test_encoding_order(void)
     ASSERT_EQ_U64(st_, UINT64_MAX);
     for (int i = 0; i < 100000; i++) {
         uint64_t r1 = test_rng_next(&rng_state), r2 = test_rng_next(&rng_state);
-        int64_t w1 = (int64_t)(r1 >> 16), w2 = (i % 3) ? w1 + (int64_t)(r2 % 3) - 1 : (int64_t)(r2 >> 16);
+        int64_t w1 = (int64_t)(r1 >> 16),
+                w2 = (i % 3) ? w1 + (int64_t)(r2 % 3) - 1 : (int64_t)(r2 >> 16);
         if (w2 < 0 || w2 > IDM_HLC_MAX_WALL_MS)
             w2 = w1;
         uint16_t c1 = (uint16_t)r1, c2 = (uint16_t)(r2 >> 3);
@@ -338,7 +339,7 @@ static void test_text(void)
 }
 
 /* 4 threads x 100k now() on one handle: all stamps distinct. */
-#define THREADS 4
+#define THREADS    4
 #define PER_THREAD 100000
 
 struct worker {
@@ -401,9 +402,9 @@ static void test_threads(void)
 }
 
 static const struct test_case tests[] = {
-    TEST(test_config),         TEST(test_rules), TEST(test_offset_guard), TEST(test_overflow),
-    TEST(test_exchange),       TEST(test_encoding_order), TEST(test_text),
-    TEST(test_threads),        {0},
+    TEST(test_config),   TEST(test_rules),    TEST(test_offset_guard),
+    TEST(test_overflow), TEST(test_exchange), TEST(test_encoding_order),
+    TEST(test_text),     TEST(test_threads),  {0},
 };
 
 int main(int argc, char **argv)
