@@ -36,6 +36,8 @@ const char *idm_strerror(int code)
         return "would have to wait";
     case IDM_ECEILING:
         return "ceiling reached";
+    case IDM_EOFFSET:
+        return "remote clock too far ahead";
     default:
         return "unknown error";
     }

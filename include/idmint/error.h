@@ -28,7 +28,8 @@ enum {
     IDM_EUNSUPPORTED = 10,  /* the operation does not apply to this kind */
     IDM_ESTATE = 11,        /* a host-wide state file is unusable, foreign or damaged */
     IDM_EAGAIN = 12,        /* a non-blocking call would have to wait (see *retry_unix_ns) */
-    IDM_ECEILING = 13       /* the generator's ceiling is reached: its owner must raise it */
+    IDM_ECEILING = 13,      /* the generator's ceiling is reached: its owner must raise it */
+    IDM_EOFFSET = 14        /* a remote clock is too far ahead of the local one (hlc.h) */
 };
 
 #define IDM_ERROR_MSG_CAP 256

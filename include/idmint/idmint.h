@@ -3,7 +3,8 @@
  *
  * libidmint mints, decodes and converts distributed identifiers: UUIDv4 and
  * UUIDv7 (RFC 9562), ULID, KSUID, Snowflake-style 64-bit IDs with
- * configurable layouts, TypeID, opaque tokens and W3C traceparent values.
+ * configurable layouts, TypeID, opaque tokens and W3C traceparent values,
+ * and keeps hybrid logical clocks (hlc.h).
  * See docs/design.md for the architecture and the reasons behind it.
  */
 #ifndef IDMINT_IDMINT_H
@@ -12,6 +13,7 @@
 #include "common.h"
 #include "error.h"
 #include "gen.h"
+#include "hlc.h"
 #include "inspect.h"
 #include "ksuid.h"
 #include "snowflake.h"
