@@ -113,20 +113,26 @@ void pgi_raise_input(const char *kind, const char *input, size_t len, const idm_
 
 static idm_gen *backend_gen;
 
-idm_gen *pgi_gen(void)
+idm_gen *pgi_gen_new(const idm_clock *clock)
 {
-    if (likely(backend_gen != NULL))
-        return backend_gen;
     idm_gen_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.allocator = pgi_allocator;
     cfg.flags = IDM_GEN_UNSHARED;
+    if (clock != NULL)
+        cfg.clock = *clock;
+    idm_gen *g = NULL;
     idm_error err = {0};
-    int rc = idm_gen_new(&backend_gen, &cfg, &err);
-    if (rc != IDM_OK) {
-        backend_gen = NULL;
+    int rc = idm_gen_new(&g, &cfg, &err);
+    if (rc != IDM_OK)
         pgi_raise(rc, &err, "could not create pg_idmint's generator");
-    }
+    return g;
+}
+
+idm_gen *pgi_gen(void)
+{
+    if (unlikely(backend_gen == NULL))
+        backend_gen = pgi_gen_new(NULL);
     return backend_gen;
 }
 
@@ -248,6 +254,7 @@ void _PG_init(void)
 #if PG_VERSION_NUM >= 150000
     MarkGUCPrefixReserved("pg_idmint");
 #else
+    /* Before 15, the same check under its older name. */
     EmitWarningsOnPlaceholders("pg_idmint");
 #endif
 }

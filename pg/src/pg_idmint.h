@@ -55,6 +55,10 @@ extern const idm_allocator pgi_allocator;
  * IDM_GEN_UNSHARED), made on first use. */
 idm_gen *pgi_gen(void);
 
+/* A new IDM_GEN_UNSHARED generator on pgi_allocator, with clock (NULL: the
+ * system's); raises an ERROR when it cannot be made. */
+idm_gen *pgi_gen_new(const idm_clock *clock);
+
 /* The layout pg_idmint.layout names, parsed once per change. */
 const idm_sf_layout *pgi_layout(void);
 

@@ -24,21 +24,27 @@
 #include "utils/fmgrprotos.h"
 #include "utils/uuid.h"
 
+/* One UUID of version 4 or 7 from g, palloc'd in the caller's context. */
+static pg_uuid_t *mint_uuid(idm_gen *g, int version)
+{
+    pg_uuid_t *u = palloc(sizeof *u);
+    idm_uuid v;
+    idm_error err;
+    pgi_error_init(&err);
+    int rc = version == 4 ? idm_uuidv4_next_n(g, &v, 1, &err) : idm_uuidv7_next_n(g, &v, 1, &err);
+    if (unlikely(rc != IDM_OK))
+        pgi_raise(rc, &err, version == 4 ? "could not mint a UUIDv4" : "could not mint a UUIDv7");
+    memcpy(u->data, v.bytes, UUID_LEN);
+    return u;
+}
+
 /* --- uuidv4() --------------------------------------------------------------- */
 
 PG_FUNCTION_INFO_V1(pg_idmint_uuidv4);
 Datum pg_idmint_uuidv4(PG_FUNCTION_ARGS)
 {
     (void)fcinfo;
-    pg_uuid_t *u = palloc(sizeof *u);
-    idm_uuid v;
-    idm_error err;
-    pgi_error_init(&err);
-    int rc = idm_uuidv4_next_n(pgi_gen(), &v, 1, &err);
-    if (unlikely(rc != IDM_OK))
-        pgi_raise(rc, &err, "could not mint a UUIDv4");
-    memcpy(u->data, v.bytes, UUID_LEN);
-    PG_RETURN_UUID_P(u);
+    PG_RETURN_UUID_P(mint_uuid(pgi_gen(), 4));
 }
 
 /* --- uuidv7() --------------------------------------------------------------- */
@@ -47,15 +53,7 @@ PG_FUNCTION_INFO_V1(pg_idmint_uuidv7);
 Datum pg_idmint_uuidv7(PG_FUNCTION_ARGS)
 {
     (void)fcinfo;
-    pg_uuid_t *u = palloc(sizeof *u);
-    idm_uuid v;
-    idm_error err;
-    pgi_error_init(&err);
-    int rc = idm_uuidv7_next_n(pgi_gen(), &v, 1, &err);
-    if (unlikely(rc != IDM_OK))
-        pgi_raise(rc, &err, "could not mint a UUIDv7");
-    memcpy(u->data, v.bytes, UUID_LEN);
-    PG_RETURN_UUID_P(u);
+    PG_RETURN_UUID_P(mint_uuid(pgi_gen(), 7));
 }
 
 /* --- uuidv7(shift) ---------------------------------------------------------- */
@@ -106,29 +104,11 @@ Datum pg_idmint_uuidv7_shift(PG_FUNCTION_ARGS)
     if (shifted.gen == NULL || memcmp(&shifted.shift, shift, sizeof *shift) != 0) {
         idm_gen_free(shifted.gen);
         shifted.gen = NULL;
-        idm_gen_config cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cfg.allocator = pgi_allocator;
-        cfg.flags = IDM_GEN_UNSHARED;
-        cfg.clock.now_ns = shifted_now;
-        cfg.clock.sleep_ns = shifted_sleep;
-        idm_error err = {0};
-        int rc = idm_gen_new(&shifted.gen, &cfg, &err);
-        if (rc != IDM_OK) {
-            shifted.gen = NULL;
-            pgi_raise(rc, &err, "could not create pg_idmint's generator");
-        }
+        idm_clock clock = {shifted_now, shifted_sleep, NULL};
+        shifted.gen = pgi_gen_new(&clock);
         shifted.shift = *shift;
     }
-    pg_uuid_t *u = palloc(sizeof *u);
-    idm_uuid v;
-    idm_error err;
-    pgi_error_init(&err);
-    int rc = idm_uuidv7_next_n(shifted.gen, &v, 1, &err);
-    if (rc != IDM_OK)
-        pgi_raise(rc, &err, "could not mint a UUIDv7");
-    memcpy(u->data, v.bytes, UUID_LEN);
-    PG_RETURN_UUID_P(u);
+    PG_RETURN_UUID_P(mint_uuid(shifted.gen, 7));
 }
 
 /* --- extraction -------------------------------------------------------------- */
