@@ -20,6 +20,7 @@ const idmx_range idmx_range_max_count = {1, 10000000, NULL};
  * them to times: at most INT64_MAX / 10^6 ms (about 292 years) cannot
  * overflow there. */
 const idmx_range idmx_range_max_rewind_ms = {0, INT64_MAX / 1000000, "ms"};
+const idmx_range idmx_range_max_offset_ms = {0, INT64_C(0xFFFFFFFFFFFF), "ms"};
 const idmx_range idmx_range_reserve_ms = {10, 3600000, "ms"};
 const idmx_range idmx_range_idle_timeout_ms = {0, 86400000, "ms"};
 const idmx_range idmx_range_max_connections = {1, 1000000, NULL};

@@ -44,6 +44,7 @@ typedef struct idmx_range {
 extern const idmx_range idmx_range_count;           /* gen -n: 0 to 2^64-1 */
 extern const idmx_range idmx_range_max_count;       /* --max-count: 1 to 10000000 */
 extern const idmx_range idmx_range_max_rewind_ms;   /* --max-rewind: 0 to INT64_MAX/10^6 ms */
+extern const idmx_range idmx_range_max_offset_ms;   /* --max-offset: 0 to 2^48 - 1 ms */
 extern const idmx_range idmx_range_reserve_ms;      /* --reserve: 10 to 3600000 ms */
 extern const idmx_range idmx_range_idle_timeout_ms; /* --idle-timeout: 0 to 86400000 ms */
 extern const idmx_range idmx_range_max_connections; /* --max-connections: 1 to 1000000 */

@@ -28,6 +28,8 @@ enum {
     OPT_CONFIG,
     OPT_HTTP,
     OPT_RESP,
+    OPT_MAX_OFFSET,
+    OPT_KEY_FILE,
     OPT_NODE,
     OPT_LAYOUT,
     OPT_EPOCH,
@@ -64,6 +66,8 @@ static const idmx_option options[] = {
     {"layout", 0, IDMX_REQUIRED_ARG, OPT_LAYOUT},
     {"epoch", 0, IDMX_REQUIRED_ARG, OPT_EPOCH},
     {"max-rewind", 0, IDMX_REQUIRED_ARG, OPT_MAX_REWIND},
+    {"max-offset", 0, IDMX_REQUIRED_ARG, OPT_MAX_OFFSET},
+    {"key-file", 0, IDMX_REQUIRED_ARG, OPT_KEY_FILE},
     {"state-dir", 0, IDMX_REQUIRED_ARG, OPT_STATE_DIR},
     {"log-file", 0, IDMX_REQUIRED_ARG, OPT_LOG_FILE},
     {"log-level", 0, IDMX_REQUIRED_ARG, OPT_LOG_LEVEL},
@@ -116,6 +120,10 @@ static const char help_text[] =
     "      --epoch E             override the layout's epoch (Unix ms or RFC 3339)\n"
     "      --max-rewind MS       wait out clock steps back of up to MS ms; refuse\n"
     "                            beyond (default 10)\n"
+    "      --max-offset MS       refuse HLC stamps and ?after= IDs more than MS ms\n"
+    "                            ahead of this clock (default 500)\n"
+    "      --key-file FILE       serve /v1/obfuscate and /v1/reveal under the key in\n"
+    "                            FILE (idmint keygen; mode 0600, owned by this user)\n"
     "      --state-dir DIR       where generator state and the time high-water mark\n"
     "                            live (default /var/lib/idmintd as root, else\n"
     "                            ~/.local/state/idmintd; 'none' keeps no state)\n"
@@ -151,6 +159,7 @@ static void defaults(idms_options *o)
     snprintf(o->resp, sizeof o->resp, "127.0.0.1:6380");
     snprintf(o->layout, sizeof o->layout, "twitter");
     o->max_rewind_ms = IDM_SF_DEFAULT_MAX_REWIND_MS;
+    o->max_offset_ms = IDM_HLC_DEFAULT_MAX_OFFSET_MS;
     o->log_level = IDMS_LOG_INFO;
     o->max_connections = 10000;
     o->max_count = 10000;
@@ -169,7 +178,8 @@ static void defaults(idms_options *o)
         snprintf(o->state_dir, sizeof o->state_dir, "%s/.local/state/idmintd", home);
 }
 
-static int copy_text(char *dst, size_t cap, const char *name, const char *v, char *err, size_t err_cap)
+static int copy_text(char *dst, size_t cap, const char *name, const char *v, char *err,
+                     size_t err_cap)
 {
     if (strlen(v) >= cap) {
         snprintf(err, err_cap, "%s: value too long (at most %zu characters)", name, cap - 1);
@@ -230,7 +240,8 @@ static int parse_flag(const char *name, const char *v, bool *out, char *err, siz
 }
 
 /* Applies one setting by option id. Returns 0 or -1 with err set. */
-static int apply(idms_options *o, int id, const char *name, const char *v, char *err, size_t err_cap)
+static int apply(idms_options *o, int id, const char *name, const char *v, char *err,
+                 size_t err_cap)
 {
     uint64_t x = 0;
     switch (id) {
@@ -266,6 +277,14 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         return copy_text(o->epoch, sizeof o->epoch, name, v, err, err_cap);
     case OPT_MAX_REWIND:
         return idmx_parse_ms(name, v, &idmx_range_max_rewind_ms, &o->max_rewind_ms, err, err_cap);
+    case OPT_MAX_OFFSET:
+        return idmx_parse_ms(name, v, &idmx_range_max_offset_ms, &o->max_offset_ms, err, err_cap);
+    case OPT_KEY_FILE:
+        if (v[0] == '\0') {
+            snprintf(err, err_cap, "%s: needs a file name", name);
+            return -1;
+        }
+        return copy_text(o->key_file, sizeof o->key_file, name, v, err, err_cap);
     case OPT_STATE_DIR:
         return copy_text(o->state_dir, sizeof o->state_dir, name, strcmp(v, "none") == 0 ? "" : v,
                          err, err_cap);
@@ -330,8 +349,10 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
             return 0;
         }
         if (strncmp(v, "etcd://", 7) != 0 && strncmp(v, "zk://", 5) != 0) {
-            snprintf(err, err_cap, "%s: expected etcd://HOST:PORT[,HOST:PORT...]/PREFIX or "
-                                   "zk://HOST:PORT[,...]/PATH, got '%.64s'", name, v);
+            snprintf(err, err_cap,
+                     "%s: expected etcd://HOST:PORT[,HOST:PORT...]/PREFIX or "
+                     "zk://HOST:PORT[,...]/PATH, got '%.64s'",
+                     name, v);
             return -1;
         }
         return copy_text(o->coord, sizeof o->coord, name, v, err, err_cap);
@@ -368,8 +389,8 @@ struct config_ctx {
     char err[1100 + IDMX_OPT_MSG_CAP];
 };
 
-static int config_entry(void *ctx, const char *key, size_t key_len, const char *value, size_t value_len,
-                        unsigned line)
+static int config_entry(void *ctx, const char *key, size_t key_len, const char *value,
+                        size_t value_len, unsigned line)
 {
     struct config_ctx *c = ctx;
     char k[64], v[1100];
@@ -413,7 +434,9 @@ static int load_config(idms_options *o, const char *path)
     close(fd);
     if (text == NULL || r < 0 || len > MAX) {
         fprintf(stderr, "idmintd: cannot read config file %s: %s\n", path,
-                text == NULL ? "out of memory" : r < 0 ? strerror(errno) : "larger than 1 MiB");
+                text == NULL ? "out of memory"
+                : r < 0      ? strerror(errno)
+                             : "larger than 1 MiB");
         free(text);
         return 2;
     }
@@ -449,8 +472,10 @@ int idms_options_load(idms_options *o, int argc, char **argv)
             return 2;
         }
         if (id == IDMX_OPT_OPERAND) {
-            fprintf(stderr, "idmintd: unexpected argument '%s'\nTry 'idmintd --help' for more information.\n",
-                    p.arg);
+            fprintf(
+                stderr,
+                "idmintd: unexpected argument '%s'\nTry 'idmintd --help' for more information.\n",
+                p.arg);
             return 2;
         }
         if (id == OPT_HELP) {

@@ -23,6 +23,8 @@ typedef struct idms_options {
     char layout[256];
     char epoch[64];
     int64_t max_rewind_ms;
+    int64_t max_offset_ms;   /* --max-offset: HLC stamps and ?after= IDs ahead of the clock */
+    char key_file[1024];     /* --key-file: the key of /v1/obfuscate, /v1/reveal; "" = none */
     char state_dir[1024];    /* "" = no persistence */
     char log_file[1024];     /* "" = stderr */
     int log_level;

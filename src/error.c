@@ -38,6 +38,10 @@ const char *idm_strerror(int code)
         return "ceiling reached";
     case IDM_EOFFSET:
         return "remote clock too far ahead";
+    case IDM_EFORGED:
+        return "check failed: another key, or altered";
+    case IDM_EEXPIRED:
+        return "expired";
     default:
         return "unknown error";
     }

@@ -31,7 +31,7 @@
 
 #ifdef __cplusplus
 #define IDM_BEGIN_DECLS extern "C" {
-#define IDM_END_DECLS }
+#define IDM_END_DECLS   }
 #else
 #define IDM_BEGIN_DECLS
 #define IDM_END_DECLS

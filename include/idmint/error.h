@@ -16,20 +16,22 @@ IDM_BEGIN_DECLS
 
 enum {
     IDM_OK = 0,
-    IDM_EINVAL = 1,         /* an argument or option value is not acceptable */
-    IDM_EPARSE = 2,         /* text is not a valid ID / spec / time */
-    IDM_ENOMEM = 3,         /* allocation failed */
-    IDM_ENOENTROPY = 4,     /* the randomness source failed */
-    IDM_ECLOCK = 5,         /* the clock could not be read */
-    IDM_ECLOCK_REWIND = 6,  /* the clock moved back beyond the tolerance */
-    IDM_ETIME_RANGE = 7,    /* the time is outside what the format can hold */
-    IDM_ENOSPC = 8,         /* the output buffer is too small */
-    IDM_EFORKED = 9,        /* the generator was inherited across fork() */
-    IDM_EUNSUPPORTED = 10,  /* the operation does not apply to this kind */
-    IDM_ESTATE = 11,        /* a host-wide state file is unusable, foreign or damaged */
-    IDM_EAGAIN = 12,        /* a non-blocking call would have to wait (see *retry_unix_ns) */
-    IDM_ECEILING = 13,      /* the generator's ceiling is reached: its owner must raise it */
-    IDM_EOFFSET = 14        /* a remote clock is too far ahead of the local one (hlc.h) */
+    IDM_EINVAL = 1,        /* an argument or option value is not acceptable */
+    IDM_EPARSE = 2,        /* text is not a valid ID / spec / time */
+    IDM_ENOMEM = 3,        /* allocation failed */
+    IDM_ENOENTROPY = 4,    /* the randomness source failed */
+    IDM_ECLOCK = 5,        /* the clock could not be read */
+    IDM_ECLOCK_REWIND = 6, /* the clock moved back beyond the tolerance */
+    IDM_ETIME_RANGE = 7,   /* the time is outside what the format can hold */
+    IDM_ENOSPC = 8,        /* the output buffer is too small */
+    IDM_EFORKED = 9,       /* the generator was inherited across fork() */
+    IDM_EUNSUPPORTED = 10, /* the operation does not apply to this kind */
+    IDM_ESTATE = 11,       /* a host-wide state file is unusable, foreign or damaged */
+    IDM_EAGAIN = 12,       /* a non-blocking call would have to wait (see *retry_unix_ns) */
+    IDM_ECEILING = 13,     /* the generator's ceiling is reached: its owner must raise it */
+    IDM_EOFFSET = 14, /* a remote clock (or an observed ID) is too far ahead of the local one */
+    IDM_EFORGED = 15, /* a keyed value fails its check: another key, or altered (keyed.h) */
+    IDM_EEXPIRED = 16 /* a signed token's expiry has passed (keyed.h) */
 };
 
 #define IDM_ERROR_MSG_CAP 256

@@ -33,10 +33,10 @@
 IDM_BEGIN_DECLS
 
 /* A source of Unix time. now_ns writes nanoseconds since 1970-01-01T00:00Z
- * (a signed 64-bit count, so clocks end in 2262) and returns IDM_OK or an IDM_E* code (IDM_ECLOCK). sleep_ns blocks for
- * about ns nanoseconds; generators call it to wait out a small clock rewind
- * or an exhausted sequence, and a fake clock may simply advance itself.
- * Both must be safe to call from any thread that uses the generator. */
+ * (a signed 64-bit count, so clocks end in 2262) and returns IDM_OK or an IDM_E* code (IDM_ECLOCK).
+ * sleep_ns blocks for about ns nanoseconds; generators call it to wait out a small clock rewind or
+ * an exhausted sequence, and a fake clock may simply advance itself. Both must be safe to call from
+ * any thread that uses the generator. */
 typedef struct idm_clock {
     int (*now_ns)(void *ctx, int64_t *unix_ns);
     void (*sleep_ns)(void *ctx, int64_t ns);
@@ -142,12 +142,7 @@ IDM_API void idm_gen_free(idm_gen *g);
 IDM_API IDM_NODISCARD int idm_gen_random(idm_gen *g, void *buf, size_t len, idm_error *err);
 
 /* The formats an idm_gen mints, for the generic calls below. */
-enum {
-    IDM_FORMAT_UUIDV4 = 1,
-    IDM_FORMAT_UUIDV7 = 2,
-    IDM_FORMAT_ULID = 3,
-    IDM_FORMAT_KSUID = 4
-};
+enum { IDM_FORMAT_UUIDV4 = 1, IDM_FORMAT_UUIDV7 = 2, IDM_FORMAT_ULID = 3, IDM_FORMAT_KSUID = 4 };
 
 /* Flags of the *_next_text_n calls. */
 enum {
@@ -160,8 +155,9 @@ enum {
  * IDs are the same as n single calls would give (one clock read, as in the
  * binary bulk calls). IDM_ENOSPC, before minting anything, when cap is
  * less than n times the length of one. Thread-safe: as the generator. */
-IDM_API IDM_NODISCARD int idm_gen_next_text_n(idm_gen *g, int format, char *dst, size_t cap, size_t n,
-                                              uint32_t flags, size_t *len, idm_error *err);
+IDM_API IDM_NODISCARD int idm_gen_next_text_n(idm_gen *g, int format, char *dst, size_t cap,
+                                              size_t n, uint32_t flags, size_t *len,
+                                              idm_error *err);
 
 /* Sets the ceiling for the time-ordered formats (UUIDv7 and the TypeIDs
  * built on it, ULID, KSUID): from the moment this returns, no ID with a

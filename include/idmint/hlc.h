@@ -121,6 +121,17 @@ IDM_API IDM_NODISCARD int idm_hlc_format(uint64_t stamp, char *dst, size_t cap);
 IDM_API IDM_NODISCARD int idm_hlc_parse(const char *text, size_t len, uint64_t *stamp,
                                         idm_error *err);
 
+/* Resumes above a time: every stamp h gives afterwards has a wall_ms later
+ * than after_ms, however the clock reads (the state moves up to
+ * after_ms << 16 | 0xFFFF, never down). A process that restarts sets it to
+ * its durable high-water mark, so that its stamps keep their order across
+ * the restart even when the clock stepped back or its last stamps ran
+ * ahead of the wall clock (a remote's lead, logical overflow). It is not a
+ * remote stamp: max_offset_ms does not apply. Returns IDM_OK or
+ * IDM_ETIME_RANGE (after_ms outside 0 .. IDM_HLC_MAX_WALL_MS - 1).
+ * Thread-safe: yes (the clock may be shared). */
+IDM_API IDM_NODISCARD int idm_hlc_resume_after(idm_hlc *h, int64_t after_ms, idm_error *err);
+
 IDM_END_DECLS
 
 #endif

@@ -43,22 +43,23 @@ IDM_API int idm_kind_from_name(const char *name, size_t len);
 
 typedef struct idm_inspection {
     int kind;
-    int has_time;             /* unix_ms is meaningful */
+    int has_time; /* unix_ms is meaningful */
     int64_t unix_ms;
-    idm_uuid uuid;            /* uuid, ulid, typeid: the 128 bits */
-    idm_uuid_fields fields;   /* uuid, typeid: decoded UUID fields */
-    idm_ksuid ksuid;          /* ksuid */
-    idm_typeid typeid;        /* typeid: prefix (uuid copied above) */
-    uint64_t snowflake;       /* snowflake: the ID */
-    idm_sf_parts parts;       /* snowflake: its fields */
+    idm_uuid uuid;          /* uuid, ulid, typeid: the 128 bits */
+    idm_uuid_fields fields; /* uuid, typeid: decoded UUID fields */
+    idm_ksuid ksuid;        /* ksuid */
+    idm_typeid typeid;      /* typeid: prefix (uuid copied above) */
+    uint64_t snowflake;     /* snowflake: the ID */
+    idm_sf_parts parts;     /* snowflake: its fields */
 } idm_inspection;
 
 /* Decodes len bytes of text as kind (IDM_KIND_AUTO to recognise it).
  * layout is needed for snowflakes (NULL means twitter). Returns IDM_OK,
  * IDM_EPARSE (with a reason and err->offset) or IDM_EINVAL (unknown kind).
  * Thread-safe: yes (pure function). */
-IDM_API IDM_NODISCARD int idm_inspect(const char *text, size_t len, int kind, const idm_sf_layout *layout,
-                                      idm_inspection *out, idm_error *err);
+IDM_API IDM_NODISCARD int idm_inspect(const char *text, size_t len, int kind,
+                                      const idm_sf_layout *layout, idm_inspection *out,
+                                      idm_error *err);
 
 /* Parses any 128-bit text form (UUID forms, ULID, TypeID) into its bits;
  * *kind_out (may be NULL) receives the kind. KSUIDs and snowflakes are

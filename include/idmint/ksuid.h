@@ -24,13 +24,14 @@ typedef struct idm_ksuid {
     uint8_t bytes[20];
 } idm_ksuid;
 
-#define IDM_KSUID_STRLEN 27
+#define IDM_KSUID_STRLEN  27
 #define IDM_KSUID_EPOCH_S 1400000000
 
 /* Parses exactly len bytes (27 base62 characters, case-sensitive); values
  * above the 160-bit maximum are rejected. IDM_EPARSE with err->offset on
  * failure. Thread-safe: yes (pure function). */
-IDM_API IDM_NODISCARD int idm_ksuid_parse(const char *text, size_t len, idm_ksuid *out, idm_error *err);
+IDM_API IDM_NODISCARD int idm_ksuid_parse(const char *text, size_t len, idm_ksuid *out,
+                                          idm_error *err);
 
 /* Writes the 27-character form and a NUL (cap >= IDM_KSUID_STRLEN + 1,
  * else IDM_ENOSPC). Thread-safe: yes (pure function). */
@@ -46,6 +47,23 @@ IDM_API int64_t idm_ksuid_unix_ms(const idm_ksuid *k);
  * Thread-safe: yes (the generator may be shared), unless it was made
  * IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_ksuid_next_n(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err);
+
+/*
+ * Causal minting: idm_ksuid_observe makes every KSUID the generator mints afterwards
+ * sort after seen, an ID minted elsewhere (another process, another host)
+ * that this one has observed: the click before the purchase it caused. The
+ * generator's state moves up to seen's position (never down: a seen ID
+ * from the past changes nothing), so its next IDs continue after it (its first 128 bits + 1 at the
+ * least; the time compared with the clock is the start of seen's second). A seen ID whose time is
+ * more than max_offset_ms (>= 0; INT64_MAX: no limit) ahead of the local clock is refused with
+ * IDM_EOFFSET (the message says how far ahead, and the limit), leaving the state unchanged: one bad
+ * peer must not drag the generator into the future. Returns IDM_OK,
+ * IDM_EOFFSET, IDM_EINVAL (NULL arguments, a negative max_offset_ms),
+ * IDM_ECLOCK, IDM_ETIME_RANGE (seen is the format's last value).
+ * Thread-safe: yes (the generator may be shared), unless it was made
+ * IDM_GEN_UNSHARED. */
+IDM_API IDM_NODISCARD int idm_ksuid_observe(idm_gen *g, const idm_ksuid *seen,
+                                            int64_t max_offset_ms, idm_error *err);
 
 IDM_END_DECLS
 

@@ -25,7 +25,8 @@ IDM_API IDM_NODISCARD int idm_time_format(int64_t unix_ms, char *dst, size_t cap
  * space for 'T' are accepted), or the six-digit signed year form above.
  * Fractions beyond milliseconds are truncated toward the past.
  * IDM_EPARSE with err->offset. Thread-safe: yes (pure function). */
-IDM_API IDM_NODISCARD int idm_time_parse(const char *text, size_t len, int64_t *unix_ms, idm_error *err);
+IDM_API IDM_NODISCARD int idm_time_parse(const char *text, size_t len, int64_t *unix_ms,
+                                         idm_error *err);
 
 IDM_END_DECLS
 

@@ -38,8 +38,8 @@ IDM_BEGIN_DECLS
 
 enum { IDM_SF_TIME = 0, IDM_SF_NODE = 1, IDM_SF_SEQ = 2 };
 
-#define IDM_SF_NAME_CAP 16
-#define IDM_SF_SPEC_CAP 96     /* enough for any formatted spec + NUL */
+#define IDM_SF_NAME_CAP              16
+#define IDM_SF_SPEC_CAP              96 /* enough for any formatted spec + NUL */
 #define IDM_SF_DEFAULT_MAX_REWIND_MS 10
 
 /* A parsed layout. A plain value: copy it freely. Fill it with
@@ -55,7 +55,8 @@ typedef struct idm_sf_layout {
 
 /* Looks up a preset by exact name (len bytes). IDM_EINVAL if unknown, with
  * a message listing the presets. Thread-safe: yes (pure function). */
-IDM_API IDM_NODISCARD int idm_sf_layout_preset(idm_sf_layout *out, const char *name, size_t len, idm_error *err);
+IDM_API IDM_NODISCARD int idm_sf_layout_preset(idm_sf_layout *out, const char *name, size_t len,
+                                               idm_error *err);
 
 /* Parses a preset name or a spec (see above). Each of time, node and seq
  * must appear exactly once with at least 1 bit (so time has at most 62),
@@ -63,12 +64,14 @@ IDM_API IDM_NODISCARD int idm_sf_layout_preset(idm_sf_layout *out, const char *n
  * layout's last representable time must fit in a signed 64-bit count of
  * Unix milliseconds. IDM_EPARSE with err->offset, or IDM_EINVAL for an
  * unknown name. Thread-safe: yes (pure function). */
-IDM_API IDM_NODISCARD int idm_sf_layout_parse(idm_sf_layout *out, const char *text, size_t len, idm_error *err);
+IDM_API IDM_NODISCARD int idm_sf_layout_parse(idm_sf_layout *out, const char *text, size_t len,
+                                              idm_error *err);
 
 /* Replaces the epoch (Unix ms). Clears name when the epoch differs from the
  * preset's. IDM_EINVAL when the layout's range would overflow.
  * Thread-safe: no (one thread per object). */
-IDM_API IDM_NODISCARD int idm_sf_layout_set_epoch(idm_sf_layout *l, int64_t epoch_ms, idm_error *err);
+IDM_API IDM_NODISCARD int idm_sf_layout_set_epoch(idm_sf_layout *l, int64_t epoch_ms,
+                                                  idm_error *err);
 
 /* Writes the preset name, or the canonical spec
  * ("time=41,node=10,seq=12,unit=1ms,epoch=1288834974657"), and a NUL.
@@ -91,11 +94,13 @@ typedef struct idm_sf_parts {
 
 /* Splits id by the layout. IDM_EPARSE if any bit above the fields is set.
  * Thread-safe: yes (pure function). */
-IDM_API IDM_NODISCARD int idm_sf_decode(const idm_sf_layout *l, uint64_t id, idm_sf_parts *out, idm_error *err);
+IDM_API IDM_NODISCARD int idm_sf_decode(const idm_sf_layout *l, uint64_t id, idm_sf_parts *out,
+                                        idm_error *err);
 
 /* Parses exactly len bytes of unsigned decimal (no sign, no spaces) that fit
  * in 64 bits. IDM_EPARSE with err->offset. Thread-safe: yes. */
-IDM_API IDM_NODISCARD int idm_sf_parse_decimal(const char *text, size_t len, uint64_t *out, idm_error *err);
+IDM_API IDM_NODISCARD int idm_sf_parse_decimal(const char *text, size_t len, uint64_t *out,
+                                               idm_error *err);
 
 /* Writes id in decimal and a NUL; returns the length written (1 to 20), or
  * 0 when cap < 21. Thread-safe: yes (pure function). */
@@ -104,10 +109,10 @@ IDM_API size_t idm_sf_format_decimal(uint64_t id, char *dst, size_t cap);
 enum { IDM_SF_SEQ_START_ZERO = 0, IDM_SF_SEQ_START_RANDOM = 1 };
 
 typedef struct idm_snowflake_config {
-    idm_gen_config gen;     /* clock, entropy, allocator, state_path (a
-                               host-wide generator: every process opening
-                               the same path with the same layout and node
-                               shares one sequence); flags must be 0 */
+    idm_gen_config gen; /* clock, entropy, allocator, state_path (a
+                           host-wide generator: every process opening
+                           the same path with the same layout and node
+                           shares one sequence); flags must be 0 */
     idm_sf_layout layout;
     uint64_t node;          /* 0 .. idm_sf_layout_max_node() */
     int64_t max_rewind_ms;  /* tolerated backwards clock step, >= 0 */
@@ -140,8 +145,8 @@ IDM_API void idm_snowflake_free(idm_snowflake *g);
  * valid. Returns IDM_OK, IDM_ECLOCK, IDM_ECLOCK_REWIND, IDM_ETIME_RANGE,
  * IDM_ENOENTROPY or IDM_EFORKED. Thread-safe: yes (the generator may be
  * shared). */
-IDM_API IDM_NODISCARD int idm_snowflake_next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done,
-                                               idm_error *err);
+IDM_API IDM_NODISCARD int idm_snowflake_next_n(idm_snowflake *g, uint64_t *out, size_t n,
+                                               size_t *done, idm_error *err);
 
 /* Mints n IDs as decimal text into dst, each followed by '\n' when flags
  * has IDM_TEXT_NEWLINE; no NUL is counted in *len (the bytes written). cap
@@ -149,8 +154,9 @@ IDM_API IDM_NODISCARD int idm_snowflake_next_n(idm_snowflake *g, uint64_t *out, 
  * IDM_ENOSPC before minting. On a failure *len covers the IDs written so
  * far, all valid. Errors as idm_snowflake_next_n.
  * Thread-safe: yes (the generator may be shared). */
-IDM_API IDM_NODISCARD int idm_snowflake_next_text_n(idm_snowflake *g, char *dst, size_t cap, size_t n,
-                                                    uint32_t flags, size_t *len, idm_error *err);
+IDM_API IDM_NODISCARD int idm_snowflake_next_text_n(idm_snowflake *g, char *dst, size_t cap,
+                                                    size_t n, uint32_t flags, size_t *len,
+                                                    idm_error *err);
 
 /* Like idm_snowflake_next_n, but never sleeps: where that call would wait
  * (the unit's sequence is used up, or the clock reads behind the latest
@@ -192,6 +198,32 @@ IDM_API int64_t idm_snowflake_high_water_ms(idm_snowflake *g);
 
 /* The layout the generator was made with. Thread-safe: yes. */
 IDM_API const idm_sf_layout *idm_snowflake_layout(const idm_snowflake *g);
+
+/* Causal minting: makes every ID the generator mints afterwards sort after
+ * seen, a snowflake of the same layout minted elsewhere (another node)
+ * that this one has observed. The state moves up to the first position
+ * after seen that this node can take: seen's own time unit when this
+ * node's IDs sort after seen's there (a greater node where the node field
+ * is above the sequence, or a greater sequence number), else the next
+ * unit; never down, so a seen ID from the past changes nothing. When that
+ * unit lies ahead of the clock, the generator mints in it as if the clock
+ * had read its start (no rewind wait, no IDM_ECLOCK_REWIND for that lead)
+ * and, once its sequence is used up, waits (or, in the try_ calls, stops
+ * with IDM_EAGAIN) for the clock to reach the next unit: it never claims a
+ * unit that neither the clock nor an observed ID has reached. The lead
+ * counts in idm_snowflake_high_water_ms, and the ceiling applies to it.
+ * A seen ID whose unit starts more than max_offset_ms (>= 0; INT64_MAX: no
+ * limit) after the local clock's reading is refused with IDM_EOFFSET (the
+ * message says how far ahead, and the limit), the state unchanged.
+ * Returns IDM_OK, IDM_EOFFSET, IDM_EPARSE (bits above the layout's fields
+ * are set), IDM_EINVAL (NULL generator, negative max_offset_ms),
+ * IDM_EUNSUPPORTED (the layout puts the node above the time and seen's
+ * node is greater than this generator's: none of its IDs can sort after
+ * seen), IDM_ETIME_RANGE (seen is in the layout's last unit and no later
+ * position is left), IDM_ECLOCK, IDM_EFORKED, IDM_ESTATE.
+ * Thread-safe: yes (the generator may be shared). */
+IDM_API IDM_NODISCARD int idm_snowflake_observe(idm_snowflake *g, uint64_t seen,
+                                                int64_t max_offset_ms, idm_error *err);
 
 IDM_END_DECLS
 

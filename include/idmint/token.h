@@ -18,16 +18,16 @@
 
 IDM_BEGIN_DECLS
 
-#define IDM_TOKEN_BODY_LEN 22
-#define IDM_TOKEN_STRLEN_MAX (63 + 1 + IDM_TOKEN_BODY_LEN)
+#define IDM_TOKEN_BODY_LEN     22
+#define IDM_TOKEN_STRLEN_MAX   (63 + 1 + IDM_TOKEN_BODY_LEN)
 #define IDM_TRACEPARENT_STRLEN 55
 
 /* Mints one token into dst (NUL-terminated). IDM_EINVAL (bad prefix),
  * IDM_ENOSPC (cap < prefix_len + 24, or 23 without a prefix), IDM_ENOENTROPY. The random bytes are
  * wiped from the stack after use. Thread-safe: yes (the generator may be
  * shared), unless it was made IDM_GEN_UNSHARED. */
-IDM_API IDM_NODISCARD int idm_token_next(idm_gen *g, const char *prefix, size_t prefix_len, char *dst,
-                                         size_t cap, idm_error *err);
+IDM_API IDM_NODISCARD int idm_token_next(idm_gen *g, const char *prefix, size_t prefix_len,
+                                         char *dst, size_t cap, idm_error *err);
 
 /* Compares two tokens in time that depends only on the lengths. Returns 1
  * when equal. Thread-safe: yes (pure function). */

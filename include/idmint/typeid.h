@@ -36,13 +36,19 @@ IDM_API IDM_NODISCARD int idm_typeid_check_prefix(const char *prefix, size_t len
  * separator with an empty prefix, a suffix that is not 26 lowercase base32
  * characters, or a first suffix character above 7.
  * Thread-safe: yes (pure function). */
-IDM_API IDM_NODISCARD int idm_typeid_parse(const char *text, size_t len, idm_typeid *out, idm_error *err);
+IDM_API IDM_NODISCARD int idm_typeid_parse(const char *text, size_t len, idm_typeid *out,
+                                           idm_error *err);
 
 /* Writes prefix (checked as above), "_" unless the prefix is empty, the
  * suffix of u, and a NUL. Returns IDM_OK, IDM_EINVAL (bad prefix) or
  * IDM_ENOSPC (cap < prefix_len + 28, or 27 without a prefix). Thread-safe: yes (pure function). */
-IDM_API IDM_NODISCARD int idm_typeid_format(const char *prefix, size_t prefix_len, const idm_uuid *u,
-                                            char *dst, size_t cap, idm_error *err);
+IDM_API IDM_NODISCARD int idm_typeid_format(const char *prefix, size_t prefix_len,
+                                            const idm_uuid *u, char *dst, size_t cap,
+                                            idm_error *err);
+
+/* Causal minting for TypeIDs: parse the seen TypeID (idm_typeid_parse)
+ * and pass its UUID to idm_uuidv7_observe (uuid.h); TypeIDs minted from
+ * the same generator's UUIDv7 sequence then sort after it (same prefix). */
 
 IDM_END_DECLS
 

@@ -35,8 +35,8 @@ typedef struct idm_uuid {
     uint8_t bytes[16];
 } idm_uuid;
 
-#define IDM_UUID_STRLEN 36    /* 8-4-4-4-12 */
-#define IDM_UUID_HEXLEN 32    /* 32 hex digits, no hyphens */
+#define IDM_UUID_STRLEN 36 /* 8-4-4-4-12 */
+#define IDM_UUID_HEXLEN 32 /* 32 hex digits, no hyphens */
 
 /* Variants (RFC 9562 section 4.1). */
 enum {
@@ -51,7 +51,8 @@ enum {
  * may be upper or lower case. Exactly len bytes are read; anything else
  * (extra characters, wrong length) is IDM_EPARSE with err->offset at the
  * first offending byte. Thread-safe: yes (pure function). */
-IDM_API IDM_NODISCARD int idm_uuid_parse(const char *text, size_t len, idm_uuid *out, idm_error *err);
+IDM_API IDM_NODISCARD int idm_uuid_parse(const char *text, size_t len, idm_uuid *out,
+                                         idm_error *err);
 
 /* Writes the canonical lowercase form and a NUL: cap must be at least
  * IDM_UUID_STRLEN + 1, else IDM_ENOSPC. Thread-safe: yes (pure function). */
@@ -95,6 +96,22 @@ IDM_API IDM_NODISCARD int idm_uuidv4_next_n(idm_gen *g, idm_uuid *out, size_t n,
  * Thread-safe: yes (the generator may be shared), unless it was made
  * IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_uuidv7_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err);
+
+/*
+ * Causal minting: idm_uuidv7_observe makes every UUIDv7 (and TypeID built on one) the generator
+ * mints afterwards sort after seen, an ID minted elsewhere (another process, another host) that
+ * this one has observed: the click before the purchase it caused. The generator's state moves up to
+ * seen's position (never down: a seen ID from the past changes nothing), so its next IDs continue
+ * after it in the same millisecond with a larger counter (the 16 bits after the version), or later.
+ * A seen ID whose time is more than max_offset_ms (>= 0; INT64_MAX: no
+ * limit) ahead of the local clock is refused with IDM_EOFFSET (the message
+ * says how far ahead, and the limit), leaving the state unchanged: one bad
+ * peer must not drag the generator into the future. Returns IDM_OK,
+ * IDM_EOFFSET, IDM_EINVAL (NULL arguments, a negative max_offset_ms, a seen UUID that is not
+ * version 7), IDM_ECLOCK, IDM_ETIME_RANGE (seen is the format's last value). Thread-safe: yes (the
+ * generator may be shared), unless it was made IDM_GEN_UNSHARED. */
+IDM_API IDM_NODISCARD int idm_uuidv7_observe(idm_gen *g, const idm_uuid *seen,
+                                             int64_t max_offset_ms, idm_error *err);
 
 IDM_END_DECLS
 
