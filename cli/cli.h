@@ -17,6 +17,8 @@
  *              --coord): claim, marks, keep-alive, release
  *   lease.c    idmint lease list
  *   segment.c  idmint segment create, list and show (a segment store's tags)
+ *   keyed.c    idmint keygen, obfuscate, reveal, verify, and gen token
+ *              --expires (keyed.h; key files through common/keyfile.c)
  *   bench.c    idmint bench btree (and bench keys, a diagnostic): ID formats
  *              against a database's B-tree (dbbench/idmint_dbbench.h)
  *   benchkeys.c  the benchmark's keys per format (benchkeys.h)
@@ -211,5 +213,22 @@ extern const char cli_convert_help[];
 extern const char cli_lease_help[];
 extern const char cli_segment_help[];
 extern const char cli_bench_help[];
+
+/* keyed.c */
+int cli_keygen(cli *c, int argc, char **argv);
+int cli_obfuscate(cli *c, int argc, char **argv);
+int cli_reveal(cli *c, int argc, char **argv);
+int cli_verify(cli *c, int argc, char **argv);
+extern const char cli_keygen_help[];
+extern const char cli_obfuscate_help[];
+extern const char cli_reveal_help[];
+extern const char cli_verify_help[];
+/* Loads a key file (common/keyfile.c) into *out: CLI_EXIT_OK, or
+ * CLI_EXIT_FAIL after reporting why (the file named, never its bytes). */
+int cli_load_key(cli *c, const char *path, idm_key **out);
+/* gen token --expires D --key-file F: count signed tokens. Returns an exit
+ * status (2 for a bad --expires). */
+int cli_gen_stoken(cli *c, idm_gen *g, uint64_t count, const char *prefix, const char *expires,
+                   const char *key_file);
 
 #endif

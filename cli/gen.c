@@ -36,7 +36,9 @@ enum {
     OPT_COORD,
     OPT_NODE_RANGE,
     OPT_LEASE_TTL,
-    OPT_REGISTRY
+    OPT_REGISTRY,
+    OPT_EXPIRES,
+    OPT_KEY_FILE
 };
 
 /* One option per line. */
@@ -55,6 +57,8 @@ static const idmx_option gen_options[] = {
     {"node-range", 0, IDMX_REQUIRED_ARG, OPT_NODE_RANGE},
     {"lease-ttl", 0, IDMX_REQUIRED_ARG, OPT_LEASE_TTL},
     {"registry", 0, IDMX_REQUIRED_ARG, OPT_REGISTRY},
+    {"expires", 0, IDMX_REQUIRED_ARG, OPT_EXPIRES},
+    {"key-file", 0, IDMX_REQUIRED_ARG, OPT_KEY_FILE},
     {NULL, 0, 0, 0},
 };
 /* clang-format on */
@@ -84,6 +88,11 @@ const char cli_gen_help[] =
     "                       $XDG_RUNTIME_DIR/idmint), shared by every process\n"
     "                       that uses it (uuidv7, ulid, ksuid, typeid, snowflake)\n"
     "  -h, --help           show this help and exit\n"
+    "\n"
+    "Signed token options (token only; see idmint verify):\n"
+    "      --expires D      mint expiring tokens signed under --key-file: D is a\n"
+    "                       duration (30s, 15m, 2h, 7d, 1h30m) or an RFC 3339 time\n"
+    "      --key-file F     the key (idmint keygen); needs --expires\n"
     "\n"
     "Snowflake options:\n"
     "      --node N|auto    the node (machine, worker or shard) number; required\n"
@@ -127,6 +136,8 @@ typedef struct gen_opts {
     const char *node_range;
     const char *lease_ttl;
     const char *registry;
+    const char *expires;  /* token: a signed token (cli/keyed.c) */
+    const char *key_file; /* its key */
 } gen_opts;
 
 /* Reserves room for len characters and the encoder's NUL. NULL when the
@@ -558,6 +569,14 @@ static int check_applicable(cli *c, const gen_opts *o)
             return cli_usage(c, "option '%s' applies only to snowflake, not %s", bad, name);
         }
     }
+    if ((o->expires != NULL || o->key_file != NULL) && o->format->id != IDMX_FMT_TOKEN) {
+        return cli_usage(c, "option '%s' applies only to token, not %s",
+                         o->expires != NULL ? "--expires" : "--key-file", name);
+    }
+    if ((o->expires != NULL) != (o->key_file != NULL)) {
+        return cli_usage(c, o->expires != NULL ? "option '--expires' needs --key-file F"
+                                               : "option '--key-file' needs --expires D");
+    }
     if (o->state != NULL && !o->format->time_ordered) {
         return cli_usage(c, "option '--state' applies only to time-ordered formats, not %s", name);
     }
@@ -631,6 +650,12 @@ static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
     case OPT_REGISTRY:
         o->registry = p->arg;
         break;
+    case OPT_EXPIRES:
+        o->expires = p->arg;
+        break;
+    case OPT_KEY_FILE:
+        o->key_file = p->arg;
+        break;
     default:
         return cli_usage(c, "unhandled option '%s'", p->name != NULL ? p->name : "?");
     }
@@ -679,7 +704,8 @@ int cli_gen(cli *c, int argc, char **argv)
         }
         switch (o.format->id) {
         case IDMX_FMT_TOKEN:
-            st = gen_token(c, g, o.count, o.prefix);
+            st = o.expires != NULL ? cli_gen_stoken(c, g, o.count, o.prefix, o.expires, o.key_file)
+                                   : gen_token(c, g, o.count, o.prefix);
             break;
         case IDMX_FMT_TRACEPARENT:
             st = gen_traceparent(c, g, o.count);

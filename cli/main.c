@@ -37,6 +37,14 @@ static const char main_help[] =
     "                          measure what each ID format does to a database's\n"
     "                          primary-key B-tree (sqlite:PATH, postgresql://...,\n"
     "                          mysql://...)\n"
+    "  keygen FILE             write a new random key (mode 0600)\n"
+    "  obfuscate --key-file F [--prefix P] [ID ...]\n"
+    "                          encrypt 64-bit IDs into public IDs\n"
+    "  reveal --key-file F [TOKEN ...]\n"
+    "                          decrypt public IDs back into IDs\n"
+    "  verify --key-file F TOKEN\n"
+    "                          check a signed token (gen token --expires D\n"
+    "                          --key-file F): valid, expired or forged\n"
     "  help [COMMAND]          show help for idmint or a command\n"
     "\n"
     "Options:\n"
@@ -60,6 +68,10 @@ static const command commands[] = {
     {"lease", cli_lease, cli_lease_help},
     {"segment", cli_segment, cli_segment_help},
     {"bench", cli_bench, cli_bench_help},
+    {"keygen", cli_keygen, cli_keygen_help},
+    {"obfuscate", cli_obfuscate, cli_obfuscate_help},
+    {"reveal", cli_reveal, cli_reveal_help},
+    {"verify", cli_verify, cli_verify_help},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -85,7 +97,7 @@ static int run_help(cli *c, int argc, char **argv)
     const command *cmd = find_command(argv[1]);
     if (cmd == NULL) {
         return cli_usage(
-            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment or bench)", argv[1]);
+            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment, bench, keygen, obfuscate, reveal or verify)", argv[1]);
     }
     return cli_help(c, cmd->help);
 }
@@ -93,7 +105,7 @@ static int run_help(cli *c, int argc, char **argv)
 static int run(cli *c, int argc, char **argv)
 {
     if (argc < 2) {
-        return cli_usage(c, "missing COMMAND (gen, inspect, convert, lease, segment or bench)");
+        return cli_usage(c, "missing COMMAND (gen, inspect, convert, lease, segment, bench, keygen, obfuscate, reveal or verify)");
     }
     const char *word = argv[1];
     if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
@@ -112,7 +124,7 @@ static int run(cli *c, int argc, char **argv)
     const command *cmd = find_command(word);
     if (cmd == NULL) {
         return cli_usage(
-            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment or bench)", word);
+            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment, bench, keygen, obfuscate, reveal or verify)", word);
     }
     c->cmd = cmd->name;
     return cmd->run(c, argc - 1, argv + 1);

@@ -107,6 +107,56 @@ int idmx_parse_ms(const char *name, const char *text, const idmx_range *r, int64
     return 0;
 }
 
+int idmx_parse_duration_s(const char *name, const char *text, int64_t max_s, int64_t *out,
+                          char *msg, size_t cap)
+{
+    static const char units[] = "dhms";
+    static const int64_t unit_s[] = {86400, 3600, 60, 1};
+    const char *t = text != NULL ? text : "";
+    const char *s = t;
+    int64_t total = 0;
+    int next_unit = 0; /* units must come largest first, each once */
+    if (*s == '\0') {
+        set_msg(msg, cap, "invalid %s '': expected a duration such as 30s, 15m, 2h, 7d or 1h30m",
+                name);
+        return -1;
+    }
+    while (*s != '\0') {
+        uint64_t v = 0;
+        const char *digits = s;
+        while (*s >= '0' && *s <= '9') {
+            if (v > (uint64_t)max_s) {
+                break;
+            }
+            v = v * 10 + (uint64_t)(*s - '0');
+            s++;
+        }
+        const char *u = *s != '\0' ? strchr(units, *s) : NULL;
+        if (s == digits || u == NULL || (int)(u - units) < next_unit) {
+            set_msg(msg, cap,
+                    "invalid %s '%.64s': expected a duration such as 30s, 15m, 2h, 7d or 1h30m "
+                    "(units d, h, m, s, largest first)",
+                    name, t);
+            return -1;
+        }
+        next_unit = (int)(u - units) + 1;
+        int64_t per = unit_s[u - units];
+        if (v > (uint64_t)max_s || (int64_t)v > (max_s - total) / per) {
+            set_msg(msg, cap, "invalid %s '%.64s': longer than %lld seconds", name, t,
+                    (long long)max_s);
+            return -1;
+        }
+        total += (int64_t)v * per;
+        s++;
+    }
+    if (total < 1) {
+        set_msg(msg, cap, "invalid %s '%.64s': must be at least 1 second", name, t);
+        return -1;
+    }
+    *out = total;
+    return 0;
+}
+
 int idmx_parse_node_range(const char *name, const char *text, uint64_t *lo, uint64_t *hi,
                           char *msg, size_t cap)
 {

@@ -71,6 +71,12 @@ int idmx_parse_ms(const char *name, const char *text, const idmx_range *r, int64
 int idmx_parse_size(const char *name, const char *text, const idmx_range *r, uint64_t *out,
                     char *msg, size_t cap);
 
+/* Parses a duration in whole seconds: one or more NUMBER UNIT parts, the
+ * units s, m, h, d (each at most once, largest first: "30s", "15m", "2h",
+ * "7d", "1h30m"), adding up to 1 to max_s seconds. */
+int idmx_parse_duration_s(const char *name, const char *text, int64_t max_s, int64_t *out,
+                          char *msg, size_t cap);
+
 /* Parses an epoch: Unix milliseconds ("1288834974657", "-1000"; within
  * int64_t), or an RFC 3339 time (idm_time_parse: "2025-01-01T00:00:00Z",
  * offsets, fractions). Whether the layout can take it is

@@ -17,6 +17,7 @@
 #include "conn.h"
 #include "formats.h"
 #include "hwm.h"
+#include "keyed.h"
 #include "log.h"
 #include "metrics.h"
 #include "mint.h"

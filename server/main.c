@@ -289,6 +289,9 @@ int main(int argc, char **argv)
     rc = setup_auth(s);
     if (rc != 0)
         return rc;
+    rc = idms_keyed_setup(s);
+    if (rc != 0)
+        return rc;
     /* Before the state directory is taken: nothing to undo on failure. */
     if (s->opt.tls_cert[0] != '\0' && load_tls(s, "loaded") != 0)
         return 1;
@@ -346,5 +349,6 @@ int main(int argc, char **argv)
     idms_log(IDMS_LOG_INFO, "stopped");
     uv_loop_close(s->loop);
     SSL_CTX_free(s->tls_ctx); /* every connection, and so every session, is gone */
+    idms_keyed_free(s);
     return 0;
 }

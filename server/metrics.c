@@ -9,7 +9,7 @@
 
 static const char *const route_names[IDMS_ROUTE_COUNT] = {
     "/v1/ids", "/v1/inspect", "/api/snowflake/get", "/healthz", "/readyz", "/metrics", "/v1/node",
-    "/v1/segment", "/api/segment/get", "/tinyid/id", "other", "resp"};
+    "/v1/segment", "/api/segment/get", "/tinyid/id", "/v1/obfuscate", "/v1/reveal", "other", "resp"};
 static const char *const status_classes[6] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
 void idms_metrics_count_request(idms_server *s, int route, int status)

@@ -29,6 +29,7 @@ typedef struct idms_server {
     char layout_name[IDM_SF_SPEC_CAP];
     idms_metrics metrics;
     idms_auth auth; /* --auth-token-file (auth.c) */
+    idm_key *key;   /* --key-file (keyed.c); NULL without */
     idms_listener http, resp;
     idms_conn *conns;
     bool draining;

@@ -17,6 +17,11 @@
  *                                             tinyid: comma-joined
  *   GET /tinyid/id/nextId?bizType=T&batchSize=N
  *                                             tinyid: {"data":[...],"code":200,"message":""}
+ *   GET /v1/obfuscate/{id}[?prefix=P]        the ID's obfuscated form under --key-file
+ *                                             (keyed.h), or {"id":..,"token":..} with
+ *                                             Accept: application/json
+ *   GET /v1/reveal/{token}                    the decimal ID a token stands for; 422
+ *                                             for a forged one, 404 without --key-file
  *   GET /healthz, /readyz, /metrics
  *
  * With --auth-token-file every route but /healthz and /readyz needs
@@ -66,6 +71,8 @@ static const char *reason_phrase(int status)
         return "Method Not Allowed";
     case 408:
         return "Request Timeout";
+    case 422:
+        return "Unprocessable Content"; /* RFC 9110 15.5.21 */
     case 414:
         return "URI Too Long";
     case 431:
@@ -201,6 +208,7 @@ static const char *const no_params[] = {NULL};
 static const char *const ids_params[] = {"count", "prefix", NULL};
 static const char *const inspect_params[] = {"layout", "epoch", "as", NULL};
 static const char *const segment_params[] = {"count", NULL};
+static const char *const obfuscate_params[] = {"prefix", NULL};
 /* tinyid's clients send their token as a parameter (authorized() reads it). */
 static const char *const tinyid_params[] = {"bizType", "batchSize", "token", NULL};
 
@@ -484,6 +492,16 @@ static int route_of(const char *path, size_t path_len, size_t *seg)
         *seg = rest;
         return IDMS_ROUTE_SEGMENT_LEAF;
     }
+    if (starts_with(path, path_len, "/v1/obfuscate/", &rest) && path_len > rest &&
+        memchr(path + rest, '/', path_len - rest) == NULL) {
+        *seg = rest;
+        return IDMS_ROUTE_OBFUSCATE;
+    }
+    if (starts_with(path, path_len, "/v1/reveal/", &rest) && path_len > rest &&
+        memchr(path + rest, '/', path_len - rest) == NULL) {
+        *seg = rest;
+        return IDMS_ROUTE_REVEAL;
+    }
     if (starts_with(path, path_len, "/tinyid/id/", &rest) &&
         ((path_len - rest == 12 && memcmp(path + rest, "nextIdSimple", 12) == 0) ||
          (path_len - rest == 6 && memcmp(path + rest, "nextId", 6) == 0))) {
@@ -695,6 +713,72 @@ static int route_tinyid(idms_conn *c, bool head, const char *which, size_t which
 }
 
 /* /healthz, /readyz and /metrics. */
+/* GET /v1/obfuscate/{id}[?prefix=P] and GET /v1/reveal/{token}
+ * (server/keyed.c does the work): text/plain with the result and "\n", or
+ * one JSON object with Accept: application/json; errors as {"error": ...}
+ * (400 bad input, 404 no --key-file, 422 a forged token). HEAD answers
+ * the same without the body. */
+static int route_keyed(idms_conn *c, const idms_http_request *req, int rt, const char *seg,
+                       size_t seg_len, const char *query, size_t query_len, response *r)
+{
+    bool obf = rt == IDMS_ROUTE_OBFUSCATE;
+    if (!query_ok(query, query_len, obf ? obfuscate_params : no_params, obf ? "prefix" : "none",
+                  r))
+        return rt;
+    char in[IDM_STOKEN_STRLEN_MAX + 1];
+    ptrdiff_t n = idms_http_percent_decode(seg, seg_len, in, sizeof in);
+    if (n < 0) {
+        json_error(r, 400, obf ? "the ID must be a decimal 64-bit number"
+                               : "not an obfuscated ID (too long, or a malformed %-escape)");
+        return rt;
+    }
+    char prefix[IDM_TYPEID_PREFIX_MAX + 2];
+    size_t plen = 0;
+    if (obf &&
+        idms_http_query_get(query, query_len, "prefix", prefix, sizeof prefix, &plen) < 0) {
+        json_error(r, 400, "invalid prefix: at most 63 characters of [a-z_]");
+        return rt;
+    }
+    char msg[IDMS_KEYED_MSG_CAP];
+    char token[IDM_OBF_STRLEN_MAX + 1];
+    char id_text[24];
+    int status;
+    if (obf) {
+        status = idms_keyed_obfuscate(c->server, in, (size_t)n, prefix, plen, token,
+                                      sizeof token, msg, sizeof msg);
+        if (status == 200) {
+            memcpy(id_text, in, (size_t)n);
+            id_text[n] = '\0';
+        }
+    } else {
+        uint64_t id = 0;
+        status = idms_keyed_reveal(c->server, in, (size_t)n, &id, msg, sizeof msg);
+        if (status == 200) {
+            snprintf(id_text, sizeof id_text, "%" PRIu64, id);
+            memcpy(token, in, (size_t)n);
+            token[n] = '\0';
+        }
+    }
+    if (status != 200) {
+        json_error(r, status, msg);
+        return rt;
+    }
+    const char *accept = NULL;
+    size_t accept_len = 0;
+    bool json = idms_http_header_get(req, "Accept", &accept, &accept_len) &&
+                idms_http_accepts_json(accept, accept_len);
+    r->status = 200;
+    if (json) {
+        /* Both are digits or base62 and a prefix of [a-z_]: nothing to escape. */
+        r->content_type = "application/json";
+        idms_buf_printf(&r->body, "{\"id\": \"%s\", \"token\": \"%s\"}\n", id_text, token);
+    } else {
+        r->content_type = "text/plain; charset=utf-8";
+        idms_buf_printf(&r->body, "%s\n", obf ? token : id_text);
+    }
+    return rt;
+}
+
 static int route_status(idms_server *s, int rt, const char *query, size_t query_len, response *r)
 {
     if (!query_ok(query, query_len, no_params, "no query parameters", r))
@@ -760,10 +844,14 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
         return route_segment_leaf(c, head, path + seg, path_len - seg, query, query_len, r);
     case IDMS_ROUTE_TINYID:
         return route_tinyid(c, head, path + seg, path_len - seg, query, query_len, r);
+    case IDMS_ROUTE_OBFUSCATE:
+    case IDMS_ROUTE_REVEAL:
+        return route_keyed(c, req, rt, path + seg, path_len - seg, query, query_len, r);
     case IDMS_ROUTE_OTHER:
         json_error(
             r, 404,
             "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /v1/segment/TAG, /v1/node, "
+            "/v1/obfuscate/ID, /v1/reveal/TOKEN, "
             "/healthz, /readyz, /metrics)");
         return rt;
     default:

@@ -20,7 +20,7 @@
 #include <assert.h>
 #include <string.h>
 
-#define BASE62_MAX_BYTES 32
+#define BASE62_MAX_BYTES 40 /* up to 37: signed tokens (keyed.c) */
 #define BASE62_MAX_LIMBS (BASE62_MAX_BYTES / 4)
 #define BASE62_POW5      916132832u /* 62^5 */
 

@@ -8,6 +8,7 @@
 
 #include "base.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,5 +35,42 @@ int idm__ff1_encrypt(const uint8_t *key, size_t key_len, const uint8_t *tweak, s
                      unsigned radix, const uint16_t *in, size_t n, uint16_t *out, idm_error *err);
 int idm__ff1_decrypt(const uint8_t *key, size_t key_len, const uint8_t *tweak, size_t tweak_len,
                      unsigned radix, const uint16_t *in, size_t n, uint16_t *out, idm_error *err);
+
+/* ---- a keyed FF1 context ---------------------------------------------------
+ *
+ * The calls above set up AES and BIGNUMs on every call (some microseconds).
+ * A context keeps the key schedule: it holds IDM_FF1_SLOTS ready AES
+ * contexts, each taken by one call at a time through an atomic flag, so
+ * that a context may be shared by threads; a call that finds every slot
+ * busy sets up a temporary one from the key. When radix^ceil(n/2) is at
+ * most 2^56 (radix 2^16 and 6 numerals, or radix 10 and up to 32), the
+ * halves are plain uint64_t instead of BIGNUMs; the result is the same. */
+#define IDM_FF1_SLOTS 4
+
+struct evp_cipher_ctx_st; /* OpenSSL's EVP_CIPHER_CTX */
+
+typedef struct idm__ff1 {
+    size_t key_len;
+    uint8_t key[32];
+    struct evp_cipher_ctx_st *aes[IDM_FF1_SLOTS];
+    atomic_flag busy[IDM_FF1_SLOTS];
+} idm__ff1;
+
+/* Flags of idm__ff1_crypt. */
+enum {
+    IDM__FF1_DECRYPT = 1u << 0, /* FF1.Decrypt instead of FF1.Encrypt */
+    IDM__FF1_BIGNUM = 1u << 1   /* always take the BIGNUM path (tests compare both) */
+};
+
+/* Sets up f for key (16, 24 or 32 bytes). IDM_OK, IDM_EINVAL (key length),
+ * IDM_ENOMEM, IDM_EUNSUPPORTED (OpenSSL refuses AES); on failure f holds
+ * nothing to clear. Thread-safe: yes (f is the caller's). */
+int idm__ff1_init(idm__ff1 *f, const uint8_t *key, size_t key_len, idm_error *err);
+/* Frees f's AES contexts and wipes the key. Thread-safe: no. */
+void idm__ff1_clear(idm__ff1 *f);
+/* FF1 under f, with the arguments and results of idm__ff1_encrypt (flags:
+ * IDM__FF1_*). Thread-safe: yes (f may be shared between threads). */
+int idm__ff1_crypt(idm__ff1 *f, unsigned flags, const uint8_t *tweak, size_t tweak_len,
+                   unsigned radix, const uint16_t *in, size_t n, uint16_t *out, idm_error *err);
 
 #endif

@@ -266,9 +266,111 @@ static void test_validation(void)
     ASSERT_EQ_INT(idm__ff1_encrypt(key, key_len, NULL, 0, 1, pt, 10, out, NULL), IDM_EINVAL);
 }
 
+/* The keyed context gives the NIST samples on both paths (uint64_t halves
+ * and BIGNUMs), from its slots and from the temporary context it sets up
+ * when every slot is busy. */
+static void test_context_nist_samples(void)
+{
+    for (size_t s = 0; s < sizeof samples / sizeof samples[0]; s++) {
+        uint8_t key[32], tweak[16];
+        uint16_t pt[32], ct[32], got[32];
+        char text[33];
+        size_t key_len = from_hex(samples[s].key, key);
+        size_t tweak_len = from_hex(samples[s].tweak, tweak);
+        size_t n = to_numerals(samples[s].pt, pt);
+        ASSERT_EQ_INT(to_numerals(samples[s].ct, ct), n);
+        idm_error err;
+        idm__ff1 f;
+        ASSERT_OK(idm__ff1_init(&f, key, key_len, &err), &err);
+        for (int busy = 0; busy < 2; busy++) {
+            if (busy)
+                for (size_t i = 0; i < IDM_FF1_SLOTS; i++)
+                    ASSERT_TRUE(!atomic_flag_test_and_set(&f.busy[i]));
+            for (unsigned path = 0; path < 2; path++) {
+                unsigned flags = path ? IDM__FF1_BIGNUM : 0;
+                ASSERT_OK(
+                    idm__ff1_crypt(&f, flags, tweak, tweak_len, samples[s].radix, pt, n, got, &err),
+                    &err);
+                to_text(got, n, text);
+                ASSERT_EQ_STR(text, samples[s].ct);
+                ASSERT_OK(idm__ff1_crypt(&f, flags | IDM__FF1_DECRYPT, tweak, tweak_len,
+                                         samples[s].radix, ct, n, got, &err),
+                          &err);
+                to_text(got, n, text);
+                ASSERT_EQ_STR(text, samples[s].pt);
+            }
+        }
+        idm__ff1_clear(&f);
+        ASSERT_EQ_INT(f.key_len, 0);
+    }
+}
+
+/* Both paths agree wherever the uint64_t one applies (radix^ceil(n/2) <=
+ * 2^56), radix 2^16 with six numerals (ID obfuscation) above all. */
+static void test_context_paths_agree(void)
+{
+    uint16_t pt[64], fast[64], slow[64], back[64];
+    for (int iter = 0; iter < 4000; iter++) {
+        uint8_t key[32], tweak[64];
+        size_t tweak_len = (size_t)(test_rng_next(&rng_state) % sizeof tweak);
+        for (size_t i = 0; i < sizeof key; i++)
+            key[i] = (uint8_t)test_rng_next(&rng_state);
+        for (size_t i = 0; i < tweak_len; i++)
+            tweak[i] = (uint8_t)test_rng_next(&rng_state);
+        unsigned radix = iter % 2 ? 65536 : pick_radix();
+        size_t n = 6;
+        if (radix != 65536) {
+            size_t minlen = idm__ff1_minlen(radix);
+            n = minlen + (size_t)(test_rng_next(&rng_state) % 12);
+        }
+        for (size_t i = 0; i < n; i++)
+            pt[i] = (uint16_t)(test_rng_next(&rng_state) % radix);
+        idm_error err;
+        idm__ff1 f;
+        ASSERT_OK(idm__ff1_init(&f, key, 32, &err), &err);
+        ASSERT_OK(idm__ff1_crypt(&f, 0, tweak, tweak_len, radix, pt, n, fast, &err), &err);
+        ASSERT_OK(idm__ff1_crypt(&f, IDM__FF1_BIGNUM, tweak, tweak_len, radix, pt, n, slow, &err),
+                  &err);
+        if (memcmp(fast, slow, n * sizeof fast[0]) != 0)
+            TEST_FAIL_("radix %u n %zu tweak %zu: the two paths differ", radix, n, tweak_len);
+        ASSERT_OK(idm__ff1_encrypt(key, 32, tweak, tweak_len, radix, pt, n, slow, &err), &err);
+        ASSERT_EQ_MEM(fast, slow, n * sizeof fast[0]);
+        ASSERT_OK(
+            idm__ff1_crypt(&f, IDM__FF1_DECRYPT, tweak, tweak_len, radix, fast, n, back, &err),
+            &err);
+        ASSERT_EQ_MEM(back, pt, n * sizeof pt[0]);
+        idm__ff1_clear(&f);
+    }
+}
+
+static void test_context_validation(void)
+{
+    uint8_t key[32] = {0};
+    uint16_t in[6] = {0}, out[6];
+    idm_error err;
+    idm__ff1 f;
+    ASSERT_EQ_INT(idm__ff1_init(&f, key, 20, &err), IDM_EINVAL);
+    ASSERT_TRUE(strstr(err.msg, "16, 24 or 32") != NULL);
+    ASSERT_EQ_INT(idm__ff1_crypt(NULL, 0, NULL, 0, 65536, in, 6, out, &err), IDM_EINVAL);
+    ASSERT_OK(idm__ff1_init(&f, key, 32, &err), &err);
+    in[2] = 10;
+    ASSERT_EQ_INT(idm__ff1_crypt(&f, 0, NULL, 0, 10, in, 6, out, &err), IDM_EINVAL);
+    ASSERT_EQ_INT(err.offset, 2);
+    ASSERT_EQ_INT(idm__ff1_crypt(&f, 0, NULL, 0, 65536, in, 1, out, &err), IDM_EINVAL);
+    idm__ff1_clear(&f);
+    idm__ff1_clear(NULL);
+}
+
 static const struct test_case tests[] = {
-    TEST(test_nist_samples),           TEST(test_minlen),     TEST(test_round_trips),
-    TEST(test_keys_and_tweaks_matter), TEST(test_validation), {0},
+    TEST(test_nist_samples),
+    TEST(test_minlen),
+    TEST(test_round_trips),
+    TEST(test_keys_and_tweaks_matter),
+    TEST(test_validation),
+    TEST(test_context_nist_samples),
+    TEST(test_context_paths_agree),
+    TEST(test_context_validation),
+    {0},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,38 @@
+/*
+ * keyed.h - idmintd's public IDs under --key-file (keyed.h of libidmint):
+ * the key, loaded once at start with the CLI's key-file reader
+ * (common/keyfile.c), and the protocol-neutral halves of GET
+ * /v1/obfuscate/{id} and GET /v1/reveal/{token} (http_server.c) and of
+ * RESP's OBFUSCATE and REVEAL (resp_server.c). Not installed.
+ */
+#ifndef IDMS_KEYED_H
+#define IDMS_KEYED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct idms_server;
+
+/* Statuses of the calls below, as HTTP gives them: 200; 400 (the input is
+ * not an ID, a token or a prefix); 404 (idmintd has no key); 422 (a
+ * well-formed token that fails its check: another key or prefix, or
+ * altered). */
+enum { IDMS_KEYED_MSG_CAP = 320 };
+
+/* Loads --key-file into s->key (nothing without one) and logs its
+ * fingerprint, never its bytes. 0, or 2 after saying why on stderr. */
+int idms_keyed_setup(struct idms_server *s);
+void idms_keyed_free(struct idms_server *s);
+
+/* The obfuscated form of the decimal ID id[0..id_len) under prefix (may be
+ * empty) into out (IDM_OBF_STRLEN_MAX + 1 bytes). Returns a status above;
+ * msg holds the reason of a refusal. */
+int idms_keyed_obfuscate(const struct idms_server *s, const char *id, size_t id_len,
+                         const char *prefix, size_t prefix_len, char *out, size_t cap, char *msg,
+                         size_t msg_cap);
+
+/* The ID an obfuscated text[0..len) stands for. Returns a status above. */
+int idms_keyed_reveal(const struct idms_server *s, const char *text, size_t len, uint64_t *id,
+                      char *msg, size_t msg_cap);
+
+#endif

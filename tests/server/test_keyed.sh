@@ -1,0 +1,93 @@
+# test_keyed.sh - idmintd's public IDs (idmintd(8): --key-file, GET
+# /v1/obfuscate/{id}, GET /v1/reveal/{token}): the same tokens as the CLI
+# under the same key, 422 for forged tokens, 400 for bad input, 404
+# without a key, HEAD, JSON, the auth table, a key file others may read
+# refused at start, and the key's bytes never in the log.
+# Usage: bash tests/server/test_keyed.sh IDMINTD IDMINT LOADCLIENT
+. "$(dirname "$0")/lib.sh"
+
+OBF='[0-9A-Za-z]{17}'
+JSON_ERROR='\{"error": ".*"\}'
+K=$T_DIR/key
+FP=$("$IDMINT" keygen "$K" 2>&1 | sed -n 's/.*wrote key \([0-9a-f]*\) .*/\1/p')
+KEYHEX=$(cut -c 15- "$K")
+
+# --- without --key-file -------------------------------------------------------------------
+start_server
+http "without --key-file, /v1/obfuscate is 404 saying so" -s 404 \
+    -O '\{"error": "idmintd was started without --key-file: no obfuscated IDs"\}' -- /v1/obfuscate/1
+http "without --key-file, /v1/reveal is 404 too" -s 404 -O "$JSON_ERROR" -- /v1/reveal/abc
+stop_server
+
+# --- a key file others may read ---------------------------------------------------------------
+cp "$K" "$T_DIR/k644"
+chmod 644 "$T_DIR/k644"
+check "idmintd refuses to start with a key file others may read, saying why" -s 2 \
+    -O "idmintd: --key-file $T_DIR/k644: is readable or writable by group or others \\(mode 0644\\).*" \
+    --sh "timeout 5 \"\$IDMINTD\" --http 127.0.0.1:$(random_port) --resp 127.0.0.1:$(random_port) \
+        --state-dir none --key-file \"$T_DIR/k644\" 2>&1 >/dev/null"
+check "idmintd refuses a key file that is not one" -s 2 -O "idmintd: --key-file .*: not an idmint key file.*" \
+    --sh "printf 'hello\\n' >\"$T_DIR/knot\"; chmod 600 \"$T_DIR/knot\"; timeout 5 \"\$IDMINTD\" \
+        --http 127.0.0.1:$(random_port) --resp 127.0.0.1:$(random_port) --state-dir none \
+        --key-file \"$T_DIR/knot\" 2>&1 >/dev/null"
+
+# --- with --key-file --------------------------------------------------------------------------
+start_server --key-file "$K"
+CLI_TOK=$("$IDMINT" obfuscate --key-file "$K" 12345)
+CLI_PTOK=$("$IDMINT" obfuscate --key-file "$K" --prefix user 12345)
+http "GET /v1/obfuscate/{id}: the token, as the CLI makes it under the same key" \
+    -h 'Content-Type: text/plain.*' -o "$CLI_TOK" -- /v1/obfuscate/12345
+http "?prefix=P: PREFIX_ and the token, as the CLI's --prefix" -o "$CLI_PTOK" \
+    -- '/v1/obfuscate/12345?prefix=user'
+http "GET /v1/reveal/{token}: the decimal ID" -o 12345 -- "/v1/reveal/$CLI_PTOK"
+http "the largest ID round trips" -o 18446744073709551615 -- \
+    "/v1/reveal/$("$IDMINT" obfuscate --key-file "$K" 18446744073709551615)"
+http "Accept: application/json: {\"id\", \"token\"}" -h 'Content-Type: application/json' \
+    -o "{\"id\": \"12345\", \"token\": \"$CLI_PTOK\"}" -- "/v1/reveal/$CLI_PTOK" \
+    -H 'Accept: application/json'
+http "JSON from /v1/obfuscate too" -o "{\"id\": \"7\", \"token\": \"$("$IDMINT" obfuscate --key-file "$K" 7)\"}" \
+    -- /v1/obfuscate/7 -H 'Accept: application/json'
+check "a token from idmintd reveals with the CLI" -o 99 --sh \
+    "\"\$IDMINT\" reveal --key-file \"$K\" \$(curl -s http://127.0.0.1:$HTTP_PORT/v1/obfuscate/99)"
+check "HEAD is answered like GET, with its Content-Length and without a body" \
+    -O 'HTTP/1.1 200 OK.*Content-Length: 18.*HTTP/1.1 200 OK.*' --sh \
+    "printf 'HEAD /v1/obfuscate/1 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\nGET /healthz HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n' \
+        | timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/$HTTP_PORT; cat >&3; cat <&3' | tr -d '\\r' | tr '\\n' ' '"
+last=${CLI_TOK: -1}
+[ "$last" = A ] && alt=B || alt=A
+http "a tampered token: 422 with the reason" -s 422 \
+    -O '\{"error": "not an ID obfuscated under this key and prefix: another key, or altered"\}' \
+    -- "/v1/reveal/${CLI_TOK%?}$alt"
+http "a token moved to another prefix: 422" -s 422 -O "$JSON_ERROR" -- "/v1/reveal/item_${CLI_PTOK#user_}"
+"$IDMINT" keygen "$T_DIR/other" 2>/dev/null
+http "a token of another key: 422" -s 422 -O "$JSON_ERROR" \
+    -- "/v1/reveal/$("$IDMINT" obfuscate --key-file "$T_DIR/other" 5)"
+http "a malformed token: 400" -s 400 -O '\{"error": "obfuscated ID must be 17 characters.*"\}' \
+    -- /v1/reveal/abc
+http "an ID that is not decimal: 400" -s 400 -O "$JSON_ERROR" -- /v1/obfuscate/12a
+http "an ID past 64 bits: 400" -s 400 -O '\{"error": "the ID exceeds 64 bits"\}' \
+    -- /v1/obfuscate/18446744073709551616
+http "a bad prefix: 400" -s 400 -O "$JSON_ERROR" -- '/v1/obfuscate/1?prefix=User'
+http "an unknown parameter: 400" -s 400 -O "$JSON_ERROR" -- '/v1/obfuscate/1?count=2'
+http "reveal takes no parameter" -s 400 -O "$JSON_ERROR" -- "/v1/reveal/$CLI_TOK?prefix=user"
+check "the requests are counted by route" -O 'idmint_requests_total\{route="/v1/reveal",status="4xx"\} [1-9][0-9]*' \
+    --sh "curl -s http://127.0.0.1:$HTTP_PORT/metrics | grep 'route=\"/v1/reveal\",status=\"4xx\"'"
+stop_server
+check "the log names the key by the fingerprint keygen printed" -s 0 -o '' --sh \
+    "[ -n \"$FP\" ] && grep -q \"key $FP from $K\" \"$SRV_LOG\""
+check "the key's bytes are never in idmintd's log" -s 1 -o '' --sh \
+    "grep -q -e '${KEYHEX:0:16}' -e '${KEYHEX: -16}' \"$SRV_LOG\""
+
+# --- with --auth-token-file ---------------------------------------------------------------------
+TOKFILE=$T_DIR/token
+printf 'idmint-test-token-0123456789abcdef\n' >"$TOKFILE"
+chmod 600 "$TOKFILE"
+start_server --key-file "$K" --auth-token-file "$TOKFILE"
+http "with --auth-token-file, /v1/obfuscate needs the token (401)" -s 401 -O "$JSON_ERROR" \
+    -- /v1/obfuscate/1
+http "and answers with it" -o "$("$IDMINT" obfuscate --key-file "$K" 1)" -- /v1/obfuscate/1 \
+    -H 'Authorization: Bearer idmint-test-token-0123456789abcdef'
+http "/v1/reveal needs it too" -s 401 -O "$JSON_ERROR" -- "/v1/reveal/$CLI_TOK"
+stop_server
+
+finish
