@@ -26,7 +26,8 @@
 #   5. builds the libFuzzer targets with clang into build-fuzz/ and runs each
 #      for IDM_FUZZ_SECONDS seconds (default 30; 0 runs only the corpus),
 #      from a fresh scratch corpus under build-fuzz/ seeded by fuzz/corpus/;
-#   6. runs the benchmarks briefly (bench/run.sh --quick, bench/pg.sh --quick) as a smoke test:
+#   6. runs the benchmarks briefly (bench/run.sh --quick, bench/pg.sh --quick,
+#      bench/keyed.sh --quick) as a smoke test:
 #      it must build and run idmint and every peer; its figures are not
 #      judged;
 # then prints the time and counts of each phase and, as its last line,
@@ -354,6 +355,14 @@ if bash "$ROOT/bench/pg.sh" --quick; then
     record "bench smoke (bench/pg.sh --quick)" $((SECONDS - t0)) 1 0
 else
     record "bench smoke (bench/pg.sh --quick)" $((SECONDS - t0)) 0 1 "bench/pg.sh --quick failed"
+fi
+
+# The keyed forms against Sqids and Hashids (bench/keyed.sh), briefly.
+t0=$SECONDS
+if bash "$ROOT/bench/keyed.sh" --quick; then
+    record "bench smoke (bench/keyed.sh --quick)" $((SECONDS - t0)) 1 0
+else
+    record "bench smoke (bench/keyed.sh --quick)" $((SECONDS - t0)) 0 1 "bench/keyed.sh --quick failed"
 fi
 
 # ---------------------------------------------------------------------------
