@@ -1,6 +1,6 @@
 /*
  * main.c - the idmint command: dispatch to gen, inspect, convert, lease,
- * segment and bench, and the top-level --help and --version (CONTRACT.md is the
+ * segment, bench and hlc, and the top-level --help and --version (CONTRACT.md is the
  * specification; man/idmint.1 the manual).
  */
 #include "cli.h"
@@ -37,6 +37,8 @@ static const char main_help[] =
     "                          measure what each ID format does to a database's\n"
     "                          primary-key B-tree (sqlite:PATH, postgresql://...,\n"
     "                          mysql://...)\n"
+    "  hlc now|update|inspect  hybrid logical clock stamps: a new one, one after\n"
+    "                          a received one, or decode them\n"
     "  help [COMMAND]          show help for idmint or a command\n"
     "\n"
     "Options:\n"
@@ -60,6 +62,7 @@ static const command commands[] = {
     {"lease", cli_lease, cli_lease_help},
     {"segment", cli_segment, cli_segment_help},
     {"bench", cli_bench, cli_bench_help},
+    {"hlc", cli_hlc, cli_hlc_help},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -85,7 +88,7 @@ static int run_help(cli *c, int argc, char **argv)
     const command *cmd = find_command(argv[1]);
     if (cmd == NULL) {
         return cli_usage(
-            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment or bench)", argv[1]);
+            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment, bench or hlc)", argv[1]);
     }
     return cli_help(c, cmd->help);
 }
@@ -93,7 +96,7 @@ static int run_help(cli *c, int argc, char **argv)
 static int run(cli *c, int argc, char **argv)
 {
     if (argc < 2) {
-        return cli_usage(c, "missing COMMAND (gen, inspect, convert, lease, segment or bench)");
+        return cli_usage(c, "missing COMMAND (gen, inspect, convert, lease, segment, bench or hlc)");
     }
     const char *word = argv[1];
     if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
@@ -112,7 +115,7 @@ static int run(cli *c, int argc, char **argv)
     const command *cmd = find_command(word);
     if (cmd == NULL) {
         return cli_usage(
-            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment or bench)", word);
+            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment, bench or hlc)", word);
     }
     c->cmd = cmd->name;
     return cmd->run(c, argc - 1, argv + 1);
