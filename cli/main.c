@@ -88,7 +88,9 @@ static int run_help(cli *c, int argc, char **argv)
     const command *cmd = find_command(argv[1]);
     if (cmd == NULL) {
         return cli_usage(
-            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment, bench or hlc)", argv[1]);
+            c,
+            "unknown command '%s' (expected gen, inspect, convert, lease, segment, bench or hlc)",
+            argv[1]);
     }
     return cli_help(c, cmd->help);
 }
@@ -96,7 +98,8 @@ static int run_help(cli *c, int argc, char **argv)
 static int run(cli *c, int argc, char **argv)
 {
     if (argc < 2) {
-        return cli_usage(c, "missing COMMAND (gen, inspect, convert, lease, segment, bench or hlc)");
+        return cli_usage(c,
+                         "missing COMMAND (gen, inspect, convert, lease, segment, bench or hlc)");
     }
     const char *word = argv[1];
     if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
@@ -115,7 +118,9 @@ static int run(cli *c, int argc, char **argv)
     const command *cmd = find_command(word);
     if (cmd == NULL) {
         return cli_usage(
-            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment, bench or hlc)", word);
+            c,
+            "unknown command '%s' (expected gen, inspect, convert, lease, segment, bench or hlc)",
+            word);
     }
     c->cmd = cmd->name;
     return cmd->run(c, argc - 1, argv + 1);
