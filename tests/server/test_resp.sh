@@ -164,7 +164,7 @@ check "CLIENT KILL: a clear error naming what is served" \
 check "CLIENT without a subcommand: wrong number of arguments" -O "ERR wrong number of arguments for 'client'.*" -- err CLIENT
 
 # COMMAND, sane: a count, names, entries and docs of the commands served.
-check "COMMAND COUNT: the number of commands served" -o 14 -- cli COMMAND COUNT
+check "COMMAND COUNT: the number of commands served" -o 15 -- cli COMMAND COUNT
 expect "COMMAND INFO next: Redis 7's entry (name, arity -2, flags...); an unknown name is a null" \
     "$(resp 'COMMAND INFO next nope\r\n')" =~ '^\*2 \*10 \$4 next :-2 \*1 \+write :0 :0 :0 \*2 \+@write \+@fast \*0 \*0 \*0 \$-1 \+OK$'
 expect "COMMAND: every command's entry" "$(resp 'COMMAND\r\n' | cut -d ' ' -f 1-4)" = '*14 *10 $4 next'
