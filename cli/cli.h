@@ -23,6 +23,7 @@
  *              against a database's B-tree (dbbench/idmint_dbbench.h)
  *   benchkeys.c  the benchmark's keys per format (benchkeys.h)
  *   svg.c      bench btree's --chart (bench.h)
+ *   hlc.c      idmint hlc now, update and inspect (hybrid logical clocks)
  */
 #ifndef IDM_CLI_H
 #define IDM_CLI_H
@@ -206,6 +207,7 @@ int cli_convert(cli *c, int argc, char **argv);
 int cli_lease(cli *c, int argc, char **argv);
 int cli_segment(cli *c, int argc, char **argv);
 int cli_bench(cli *c, int argc, char **argv);
+int cli_hlc(cli *c, int argc, char **argv);
 
 extern const char cli_gen_help[];
 extern const char cli_inspect_help[];
@@ -213,6 +215,7 @@ extern const char cli_convert_help[];
 extern const char cli_lease_help[];
 extern const char cli_segment_help[];
 extern const char cli_bench_help[];
+extern const char cli_hlc_help[];
 
 /* keyed.c */
 int cli_keygen(cli *c, int argc, char **argv);

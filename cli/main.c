@@ -1,6 +1,6 @@
 /*
  * main.c - the idmint command: dispatch to gen, inspect, convert, lease,
- * segment and bench, and the top-level --help and --version (CONTRACT.md is the
+ * segment, bench and hlc, and the top-level --help and --version (CONTRACT.md is the
  * specification; man/idmint.1 the manual).
  */
 #include "cli.h"
@@ -45,6 +45,8 @@ static const char main_help[] =
     "  verify --key-file F TOKEN\n"
     "                          check a signed token (gen token --expires D\n"
     "                          --key-file F): valid, expired or forged\n"
+    "  hlc now|update|inspect  hybrid logical clock stamps: a new one, one after\n"
+    "                          a received one, or decode them\n"
     "  help [COMMAND]          show help for idmint or a command\n"
     "\n"
     "Options:\n"
@@ -61,6 +63,10 @@ typedef struct command {
     const char *help;
 } command;
 
+/* The commands, as usage errors list them. */
+#define COMMAND_NAMES                                                                              \
+    "gen, inspect, convert, lease, segment, bench, hlc, keygen, obfuscate, reveal or verify"
+
 static const command commands[] = {
     {"gen", cli_gen, cli_gen_help},
     {"inspect", cli_inspect, cli_inspect_help},
@@ -72,6 +78,7 @@ static const command commands[] = {
     {"obfuscate", cli_obfuscate, cli_obfuscate_help},
     {"reveal", cli_reveal, cli_reveal_help},
     {"verify", cli_verify, cli_verify_help},
+    {"hlc", cli_hlc, cli_hlc_help},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -96,8 +103,7 @@ static int run_help(cli *c, int argc, char **argv)
     }
     const command *cmd = find_command(argv[1]);
     if (cmd == NULL) {
-        return cli_usage(
-            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment, bench, keygen, obfuscate, reveal or verify)", argv[1]);
+        return cli_usage(c, "unknown command '%s' (expected " COMMAND_NAMES ")", argv[1]);
     }
     return cli_help(c, cmd->help);
 }
@@ -105,7 +111,7 @@ static int run_help(cli *c, int argc, char **argv)
 static int run(cli *c, int argc, char **argv)
 {
     if (argc < 2) {
-        return cli_usage(c, "missing COMMAND (gen, inspect, convert, lease, segment, bench, keygen, obfuscate, reveal or verify)");
+        return cli_usage(c, "missing COMMAND (" COMMAND_NAMES ")");
     }
     const char *word = argv[1];
     if (strcmp(word, "--help") == 0 || strcmp(word, "-h") == 0) {
@@ -123,8 +129,7 @@ static int run(cli *c, int argc, char **argv)
     }
     const command *cmd = find_command(word);
     if (cmd == NULL) {
-        return cli_usage(
-            c, "unknown command '%s' (expected gen, inspect, convert, lease, segment, bench, keygen, obfuscate, reveal or verify)", word);
+        return cli_usage(c, "unknown command '%s' (expected " COMMAND_NAMES ")", word);
     }
     c->cmd = cmd->name;
     return cmd->run(c, argc - 1, argv + 1);

@@ -796,13 +796,15 @@ static void process(idms_conn *c)
      * are still noticed), parsing again would only repeat itself, and a
      * client trickling bytes would cost a full parse per byte. RESP
      * multibulk frames are length-prefixed and cheap to re-parse. */
-    if (c->proto == &idms_http_proto && c->parsed_len > 0 && c->parsed_len < c->in_len &&
+    if (c->proto == &idms_http_proto && !c->body_wait && c->parsed_len > 0 &&
+        c->parsed_len < c->in_len &&
         c->in_len - c->parsed_len < REPARSE_BYTES &&
         memchr(c->in + c->parsed_len, '\n', c->in_len - c->parsed_len) == NULL)
         return;
     idms_buf out;
     idms_buf_init(&out);
     c->more = false;
+    c->body_wait = false;
     /* A parked request is offered again from here: the adapter parses it
      * anew and the mint service continues its job. */
     set_parked(c, IDMS_PARK_NONE);

@@ -89,6 +89,7 @@ typedef struct idms_conn {
     size_t out_queued; /* bytes handed to uv_write and not yet written */
     size_t parsed_len;    /* in[0..parsed_len) held no complete request */
     uint64_t skip_body;   /* HTTP: body bytes still to discard */
+    bool body_wait;       /* HTTP: a request's body is still coming: parse on any input */
     int writes_pending;
     bool closing;
     bool close_after_write;

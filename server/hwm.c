@@ -430,6 +430,9 @@ int64_t idms_hwm_used_ms(idms_server *s)
     int64_t gen_used = s->gen != NULL ? idm_gen_high_water_ms(s->gen) : 0;
     if (gen_used > used)
         used = gen_used;
+    int64_t hlc_used = idms_hlc_used_ms(s); /* stamps count too (hlc.h) */
+    if (hlc_used > used)
+        used = hlc_used;
     if (used < s->hwm.resume_ms)
         used = s->hwm.resume_ms;
     return used;

@@ -16,6 +16,7 @@
 #include "buf.h"
 #include "conn.h"
 #include "formats.h"
+#include "hlc.h"
 #include "hwm.h"
 #include "keyed.h"
 #include "log.h"

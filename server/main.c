@@ -90,6 +90,8 @@ static int setup_generators(idms_server *s)
         return 1;
     if (idms_make_snowflake(s, s->node.held ? s->node.node : s->node.lo) != 0)
         return 1;
+    if (idms_hlc_open(s) != 0)
+        return 1;
     char when[IDM_RFC3339_CAP] = "none", durable[IDM_RFC3339_CAP] = "none";
     if (s->hwm.resume_ms > 0 && idm_time_format(s->hwm.resume_ms, when, sizeof when) != IDM_OK)
         snprintf(when, sizeof when, "%" PRId64, s->hwm.resume_ms);
@@ -336,6 +338,7 @@ int main(int argc, char **argv)
     idms_segments_close(s);
     idm_snowflake_free(s->sf);
     idm_gen_free(s->gen);
+    idms_hlc_close(s);
     /* The handles that no longer kept the loop alive (the signals, the
      * timers, the turn queue's) close now, each once. Closing the signal
      * handles restores the default actions: a SIGTERM sent again now (a

@@ -9,7 +9,8 @@
 
 static const char *const route_names[IDMS_ROUTE_COUNT] = {
     "/v1/ids", "/v1/inspect", "/api/snowflake/get", "/healthz", "/readyz", "/metrics", "/v1/node",
-    "/v1/segment", "/api/segment/get", "/tinyid/id", "/v1/obfuscate", "/v1/reveal", "other", "resp"};
+    "/v1/segment", "/api/segment/get", "/tinyid/id", "/v1/obfuscate", "/v1/reveal", "/v1/hlc",
+    "other", "resp"};
 static const char *const status_classes[6] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
 void idms_metrics_count_request(idms_server *s, int route, int status)
@@ -175,4 +176,14 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "idmint_tls_reloads_total{result=\"ok\"} %" PRIu64 "\n"
                     "idmint_tls_reloads_total{result=\"failed\"} %" PRIu64 "\n",
                     m->tls_handshakes, m->tls_handshake_failures, m->tls_reloads[0], m->tls_reloads[1]);
+    idms_buf_printf(out,
+                    "# HELP idmint_hlc_stamps_total Hybrid logical clock stamps handed out "
+                    "(/v1/hlc, HLC).\n"
+                    "# TYPE idmint_hlc_stamps_total counter\n"
+                    "idmint_hlc_stamps_total %" PRIu64 "\n"
+                    "# HELP idmint_hlc_offset_refusals_total Remote stamps refused for being more "
+                    "than --max-offset ahead of the clock.\n"
+                    "# TYPE idmint_hlc_offset_refusals_total counter\n"
+                    "idmint_hlc_offset_refusals_total %" PRIu64 "\n",
+                    m->hlc_stamps, m->hlc_offset_refusals);
 }

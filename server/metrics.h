@@ -12,7 +12,7 @@
 
 enum { IDMS_ROUTE_IDS, IDMS_ROUTE_INSPECT, IDMS_ROUTE_LEAF, IDMS_ROUTE_HEALTHZ, IDMS_ROUTE_READYZ,
        IDMS_ROUTE_METRICS, IDMS_ROUTE_NODE, IDMS_ROUTE_SEGMENT, IDMS_ROUTE_SEGMENT_LEAF,
-       IDMS_ROUTE_TINYID, IDMS_ROUTE_OBFUSCATE, IDMS_ROUTE_REVEAL, IDMS_ROUTE_OTHER,
+       IDMS_ROUTE_TINYID, IDMS_ROUTE_OBFUSCATE, IDMS_ROUTE_REVEAL, IDMS_ROUTE_HLC, IDMS_ROUTE_OTHER,
        IDMS_ROUTE_RESP, IDMS_ROUTE_COUNT };
 
 enum { IDMS_PROTO_HTTP, IDMS_PROTO_RESP };
@@ -52,6 +52,8 @@ typedef struct idms_metrics {
     uint64_t lease_keepalive_failures; /* keep-alives that got no answer */
     uint64_t segment_leases;           /* ranges leased from the segment store (segments.c) */
     uint64_t segment_store_errors;     /* segment store calls that failed */
+    uint64_t hlc_stamps;          /* hybrid logical clock stamps handed out (hlc.c) */
+    uint64_t hlc_offset_refusals; /* remote stamps refused: beyond --max-offset */
 } idms_metrics;
 
 struct idms_server;

@@ -37,6 +37,8 @@ typedef struct idms_server {
     idms_hwm hwm;
     idms_node node;
     idms_segments segments; /* --segments (segments.h) */
+    idm_hlc *hlc;           /* the hybrid logical clock (hlc.h) */
+    int64_t hlc_clock_ns;   /* the time its clock reads: set per request (hlc.c) */
     int64_t start_ms;
     uv_timer_t drain_timer;
     int64_t refusal_logged_s; /* the last second a refusal was logged */

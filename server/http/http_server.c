@@ -22,6 +22,14 @@
  *                                             Accept: application/json
  *   GET /v1/reveal/{token}                    the decimal ID a token stands for; 422
  *                                             for a forged one, 404 without --key-file
+ *   GET /v1/hlc                               a new hybrid logical clock stamp (hlc.h):
+ *                                             16 hex digits and "\n", or with Accept:
+ *                                             application/json {"stamp", "wall_ms",
+ *                                             "time", "logical"}
+ *   POST /v1/hlc (body: a stamp)              merges it; answers a stamp after it as GET
+ *                                             does (400 malformed, 413 a body over
+ *                                             HLC_BODY_MAX bytes, 422 more than
+ *                                             --max-offset ahead)
  *   GET /healthz, /readyz, /metrics
  *
  * With --auth-token-file every route but /healthz and /readyz needs
@@ -34,7 +42,10 @@
  * twice. Absolute-form targets ("GET http://host/v1/ids/ulid") are routed
  * by their path (RFC 9112 section 3.2.2). HEAD is answered like GET without
  * a body; on the minting routes it makes the checks a GET would make and
- * mints nothing (head_of_mint). Other methods get 405.
+ * mints nothing (head_of_mint); on /v1/hlc it answers a GET's headers
+ * without touching the clock. Other methods get 405, but for POST on
+ * /v1/hlc: the only route that reads a request body (Content-Length only;
+ * others' bodies are skipped).
  *
  * Client input never gets a 5xx other than the 501 and 505 the parser
  * gives for what RFC 9112 says to answer so (a transfer coding, or an HTTP
@@ -44,6 +55,7 @@
 #include "idmintd.h"
 
 #include "http/http_parser.h"
+#include "hlc_render.h"
 #include "inspect_render.h"
 #include "json.h"
 #include "optvalue.h"
@@ -71,10 +83,12 @@ static const char *reason_phrase(int status)
         return "Method Not Allowed";
     case 408:
         return "Request Timeout";
-    case 422:
-        return "Unprocessable Content"; /* RFC 9110 15.5.21 */
+    case 413:
+        return "Content Too Large";
     case 414:
         return "URI Too Long";
+    case 422:
+        return "Unprocessable Content"; /* RFC 9110 15.5.21 */
     case 431:
         return "Request Header Fields Too Large";
     case 500:
@@ -110,6 +124,13 @@ typedef struct response {
     const char *content_type;
     int64_t retry_after_s; /* > 0: Retry-After */
     bool allow;            /* 405: Allow header */
+    bool allow_post;       /* ... with POST (/v1/hlc) */
+    bool close;            /* close after this response (413: its body is not read) */
+    /* The request's body as far as it is in the buffer (POST /v1/hlc):
+     * body_incomplete when Content-Length says more is to come. */
+    const char *req_body;
+    size_t req_body_len;
+    bool body_incomplete;
     const char *www_authenticate; /* 401 and a 400 for credentials: the challenge */
     bool parked;           /* no response yet: the request waits (mint.h) */
     bool part;             /* a part of the body; the rest follows (IDMS_MINT_PART) */
@@ -138,7 +159,7 @@ static void write_response(idms_buf *out, response *r, bool head_only, bool keep
     if (r->retry_after_s > 0)
         idms_buf_printf(out, "Retry-After: %" PRId64 "\r\n", r->retry_after_s);
     if (r->allow)
-        idms_buf_puts(out, "Allow: GET, HEAD\r\n");
+        idms_buf_puts(out, r->allow_post ? "Allow: GET, HEAD, POST\r\n" : "Allow: GET, HEAD\r\n");
     if (r->www_authenticate != NULL)
         idms_buf_printf(out, "WWW-Authenticate: %s\r\n", r->www_authenticate);
     if (!keep_alive)
@@ -482,6 +503,8 @@ static int route_of(const char *path, size_t path_len, size_t *seg)
         return IDMS_ROUTE_METRICS;
     if (path_len == 8 && memcmp(path, "/v1/node", 8) == 0)
         return IDMS_ROUTE_NODE;
+    if (path_len == 7 && memcmp(path, "/v1/hlc", 7) == 0)
+        return IDMS_ROUTE_HLC;
     if (starts_with(path, path_len, "/v1/segment/", &rest) && path_len > rest &&
         memchr(path + rest, '/', path_len - rest) == NULL) {
         *seg = rest;
@@ -712,6 +735,85 @@ static int route_tinyid(idms_conn *c, bool head, const char *which, size_t which
                          simple ? "text/plain; charset=utf-8" : "application/json", r);
 }
 
+/* The most a POST /v1/hlc body may hold: a stamp is 16 bytes (and a line
+ * end); more is 413, and that body is not read. */
+#define HLC_BODY_MAX 64
+
+/* GET /v1/hlc (a local event), POST /v1/hlc (the body's stamp merged),
+ * HEAD (a GET's headers, the clock untouched: a HEAD must not advance
+ * it). The service may park the request until the mark is durable (hlc.h). */
+static int route_hlc(idms_conn *c, const idms_http_request *req, bool head, bool get,
+                     const char *query, size_t query_len, response *r)
+{
+    bool post = req->method_len == 4 && memcmp(req->method, "POST", 4) == 0;
+    if (!get && !head && !post) {
+        json_error(r, 405, "only GET, HEAD and POST are served on /v1/hlc");
+        r->allow = true;
+        r->allow_post = true;
+        return IDMS_ROUTE_HLC;
+    }
+    if (post && req->content_length > HLC_BODY_MAX) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the body is a stamp: at most %d bytes, got %" PRIu64,
+                 HLC_BODY_MAX, req->content_length);
+        json_error(r, 413, msg);
+        r->close = true;
+        return IDMS_ROUTE_HLC;
+    }
+    if (!query_ok(query, query_len, no_params, "no query parameters", r))
+        return IDMS_ROUTE_HLC;
+    const char *accept = NULL;
+    size_t accept_len = 0;
+    bool json = idms_http_header_get(req, "Accept", &accept, &accept_len) &&
+                idms_http_accepts_json(accept, accept_len);
+    const char *type = json ? "application/json" : "text/plain; charset=utf-8";
+    if (head) {
+        head_of_mint(r, type, !json, IDM_HLC_STRLEN + 1);
+        return IDMS_ROUTE_HLC;
+    }
+    uint64_t remote = 0;
+    if (post) {
+        if (r->body_incomplete) {
+            r->parked = true; /* not consumed: offered again with more input */
+            return IDMS_ROUTE_HLC;
+        }
+        char msg[IDM_ERROR_MSG_CAP + 32];
+        if (!idms_hlc_parse(r->req_body, r->req_body_len, &remote, msg, sizeof msg)) {
+            json_error(r, 400, msg);
+            return IDMS_ROUTE_HLC;
+        }
+    }
+    idms_hlc_result res;
+    idms_hlc_stamp(c, post ? &remote : NULL, &res);
+    if (res.status == IDMS_HLC_PARKED) {
+        r->parked = true;
+        r->status = 200;
+        r->content_type = type;
+        return IDMS_ROUTE_HLC;
+    }
+    if (res.status != 200) {
+        json_error(r, res.status, res.message);
+        r->retry_after_s = res.retry_after_s;
+        return IDMS_ROUTE_HLC;
+    }
+    r->status = 200;
+    r->content_type = type;
+    char mem[128];
+    idmx_outbuf ob;
+    idmx_outbuf_init(&ob, mem, sizeof mem, drain_to_body, &r->body);
+    if (json) {
+        idmx_hlc_json(&ob, res.stamp);
+    } else {
+        char text[IDM_HLC_STRLEN + 1];
+        if (idm_hlc_format(res.stamp, text, sizeof text) == IDM_OK)
+            idmx_outbuf_puts(&ob, text);
+    }
+    idmx_outbuf_putc(&ob, '\n');
+    if (idmx_outbuf_flush(&ob) != 0)
+        r->body.failed = true;
+    return IDMS_ROUTE_HLC;
+}
+
 /* /healthz, /readyz and /metrics. */
 /* GET /v1/obfuscate/{id}[?prefix=P] and GET /v1/reveal/{token}
  * (server/keyed.c does the work): text/plain with the result and "\n", or
@@ -826,6 +928,8 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
         return rt;
     bool head = req->method_len == 4 && memcmp(req->method, "HEAD", 4) == 0;
     bool get = req->method_len == 3 && memcmp(req->method, "GET", 3) == 0;
+    if (rt == IDMS_ROUTE_HLC)
+        return route_hlc(c, req, head, get, query, query_len, r);
     if (!get && !head) {
         json_error(r, 405, "only GET and HEAD are served");
         r->allow = true;
@@ -850,9 +954,8 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
     case IDMS_ROUTE_OTHER:
         json_error(
             r, 404,
-            "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /v1/segment/TAG, /v1/node, "
-            "/v1/obfuscate/ID, /v1/reveal/TOKEN, "
-            "/healthz, /readyz, /metrics)");
+            "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /v1/segment/TAG, /v1/node, /v1/hlc, "
+            "/v1/obfuscate/ID, /v1/reveal/TOKEN, /healthz, /readyz, /metrics)");
         return rt;
     default:
         return route_status(s, rt, query, query_len, r);
@@ -904,7 +1007,12 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
          * on the last complete one in the buffer (RFC 9112 section 9.6
          * forbids processing any after it). */
         bool keep_alive = req.keep_alive && (!s->draining || another_request(buf, len, used, &req));
+        r.req_body = buf + used;
+        r.req_body_len = req.content_length < len - used ? (size_t)req.content_length : len - used;
+        r.body_incomplete = req.content_length > len - used;
         int rt = route(c, &req, &r);
+        if (r.close)
+            keep_alive = false;
         if (r.body.failed || r.cut) {
             /* Out of memory, or a body sent in parts cut short: the
              * connection closes after what was sent. */
@@ -919,7 +1027,10 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         else if (!unfinished || (r.in_parts && r.body.len > 0))
             write_response(out, &r, head, keep_alive); /* the head with the first part */
         if (unfinished) {
-            /* Not consumed: offered again when the connection resumes. */
+            /* Not consumed: offered again when the connection resumes,
+             * or (a body still coming) with the next input. */
+            if (r.body_incomplete && c->park == IDMS_PARK_NONE)
+                c->body_wait = true;
             idms_buf_free(&r.body);
             used -= (size_t)n;
             break;

@@ -5,6 +5,9 @@
  *
  *   NEXT format [count] [prefix]  a bulk string without a count, an array
  *                                 of bulk strings with one (even count 1)
+ *   HLC [stamp]                   a new hybrid logical clock stamp, or one
+ *                                 after the stamp given (merged; hlc.h), as
+ *                                 a bulk string
  *   PING [message], ECHO message, INFO [section...], QUIT, RESET
  *   HELLO [2|3] [AUTH user pass] [SETNAME name]
  *   AUTH [user] pass              the token of --auth-token-file, for the
@@ -340,6 +343,42 @@ static int cmd_next(req *r)
         errorf(r->out, "%s (retry in %" PRId64 " s)", m.message, m.retry_after_s);
     else
         errorf(r->out, "%s", m.message);
+    return RUN_DONE;
+}
+
+/* --- HLC: the hybrid logical clock (hlc.h) ----------------------------------------------- */
+
+/* HLC: a new stamp; HLC stamp: the stamp merged (a receive event) and one
+ * after it. Both a bulk string of the 16 hex digits. */
+static int cmd_hlc(req *r)
+{
+    const idms_resp_command *cmd = r->cmd;
+    uint64_t remote = 0;
+    if (cmd->argc == 2) {
+        char msg[IDM_ERROR_MSG_CAP + 32], b[48];
+        const idms_resp_arg *a = &cmd->argv[1];
+        idm_error err = {0};
+        if (idm_hlc_parse(a->ptr, a->len, &remote, &err) != IDM_OK) {
+            snprintf(msg, sizeof msg, "%s", err.msg);
+            errorf(r->out, "invalid stamp '%s': %s (HLC [stamp])", shown(a, b), msg);
+            return RUN_DONE;
+        }
+    }
+    idms_hlc_result res;
+    idms_hlc_stamp(r->c, cmd->argc == 2 ? &remote : NULL, &res);
+    if (res.status == IDMS_HLC_PARKED)
+        return RUN_PARKED;
+    if (res.status != 200) {
+        if (res.retry_after_s > 0)
+            errorf(r->out, "%s (retry in %" PRId64 " s)", res.message, res.retry_after_s);
+        else
+            errorf(r->out, "%s", res.message);
+        return RUN_DONE;
+    }
+    char text[IDM_HLC_STRLEN + 1];
+    if (idm_hlc_format(res.stamp, text, sizeof text) != IDM_OK)
+        text[0] = '\0';
+    bulk(r->out, text, strlen(text));
     return RUN_DONE;
 }
 
@@ -707,6 +746,8 @@ static int cmd_info(req *r)
         s->node.coord == IDMS_NODE_COORD && s->node.held ? s->node.generation : "",
         s->node.coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node.lease) : (int64_t)-1,
         s->layout_name, s->opt.max_rewind_ms, ready ? 1 : 0, total, s->metrics.connections_open);
+    idms_buf_printf(&text, "hlc_stamps:%" PRIu64 "\r\nhlc_offset_refusals:%" PRIu64 "\r\n",
+                    s->metrics.hlc_stamps, s->metrics.hlc_offset_refusals);
     text_reply_buf(r, &text);
     return RUN_DONE;
 }
@@ -744,6 +785,8 @@ static int cmd_command(req *r);
 static const command commands[] = {
     {"next", 2, 4, "NEXT format [count] [prefix]", "write", "@write @fast", "idmint",
      "Mints IDs: a bulk string without a count, an array with one", cmd_next},
+    {"hlc", 1, 2, "HLC [stamp]", "write fast", "@write @fast", "idmint",
+     "A new hybrid logical clock stamp, or one after the stamp given (merged)", cmd_hlc},
     {"incr", 2, 2, "INCR tag", "write fast", "@write @fast", "idmint",
      "The segment tag's next ID (--segments)", cmd_incr},
     {"incrby", 3, 3, "INCRBY tag n", "write fast", "@write @fast", "idmint",

@@ -122,7 +122,7 @@ int idm_hlc_update(idm_hlc *h, uint64_t remote, uint64_t *stamp, idm_error *err)
     int64_t ahead = (int64_t)rl - pt;
     if (ahead > h->max_offset_ms)
         return idm__fail(err, IDM_EOFFSET, 0,
-                         "the remote stamp is %" PRId64 " ms ahead of the local clock, "
+                         "remote clock is %" PRId64 " ms ahead of the local clock, "
                          "more than the limit of %" PRId64 " ms",
                          ahead, h->max_offset_ms);
     uint64_t old = atomic_load(&h->state), next = 0;
@@ -144,6 +144,25 @@ int idm_hlc_update(idm_hlc *h, uint64_t remote, uint64_t *stamp, idm_error *err)
             return rc;
     } while (!atomic_compare_exchange_weak(&h->state, &old, next));
     *stamp = next;
+    return IDM_OK;
+}
+
+/* A raise, not a set: a concurrent event that has already gone past the
+ * floor keeps its (greater) state, so the clock never goes back. */
+int idm_hlc_resume_after(idm_hlc *h, int64_t after_ms, idm_error *err)
+{
+    if (h == NULL)
+        return idm__fail(err, IDM_EINVAL, 0, "no clock");
+    if (after_ms < 0 || after_ms > IDM_HLC_MAX_WALL_MS - 1)
+        return idm__fail(err, IDM_ETIME_RANGE, 0,
+                         "the time to resume after must be 0 to %" PRId64 " ms, got %" PRId64,
+                         IDM_HLC_MAX_WALL_MS - 1, after_ms);
+    /* The last stamp of after_ms: the next event's wall_ms is later, by
+     * the clock or by the overflow rule. */
+    uint64_t floor = (uint64_t)after_ms << LOGICAL_BITS | LOGICAL_MASK;
+    uint64_t old = atomic_load(&h->state);
+    while (old < floor && !atomic_compare_exchange_weak(&h->state, &old, floor)) {
+    }
     return IDM_OK;
 }
 

@@ -401,10 +401,61 @@ static void test_threads(void)
     idm_hlc_free(h);
 }
 
+/* idm_hlc_resume_after: the next stamps lie past the mark whatever the
+ * clock reads; it never lowers the state; the range is checked. */
+static void test_resume_after(void)
+{
+    struct fake_clock c = {0};
+    fake_clock_set_ms(&c, T0);
+    idm_hlc *h = make(&c, 500);
+    idm_error err;
+    uint64_t s;
+    /* Errors first: the range, and the state is untouched. */
+    ASSERT_EQ_INT(idm_hlc_resume_after(h, -1, &err), IDM_ETIME_RANGE);
+    ASSERT_EQ_INT(idm_hlc_resume_after(h, IDM_HLC_MAX_WALL_MS, &err), IDM_ETIME_RANGE);
+    ASSERT_TRUE(strstr(err.msg, "resume after") != NULL);
+    ASSERT_EQ_INT(idm_hlc_resume_after(h, INT64_MIN, NULL), IDM_ETIME_RANGE);
+    ASSERT_EQ_U64(idm_hlc_last(h), 0);
+    /* A restart after the clock stepped back 3 s: the mark is ahead. */
+    ASSERT_OK(idm_hlc_resume_after(h, T0 + 3000, &err), &err);
+    ASSERT_EQ_U64(idm_hlc_last(h), st(T0 + 3000, 0xFFFF));
+    ASSERT_OK(idm_hlc_now(h, &s, &err), &err);
+    ASSERT_EQ_U64(s, st(T0 + 3001, 0));
+    ASSERT_OK(idm_hlc_now(h, &s, &err), &err);
+    ASSERT_EQ_U64(s, st(T0 + 3001, 1));
+    /* A remote from the past: still after the mark. */
+    ASSERT_OK(idm_hlc_update(h, st(T0 - 10, 5), &s, &err), &err);
+    ASSERT_EQ_U64(s, st(T0 + 3001, 2));
+    /* Never down: a mark below the state changes nothing. */
+    ASSERT_OK(idm_hlc_resume_after(h, T0, &err), &err);
+    ASSERT_EQ_U64(idm_hlc_last(h), st(T0 + 3001, 2));
+    ASSERT_OK(idm_hlc_resume_after(h, T0 + 3001, &err), &err); /* same ms: to its end */
+    ASSERT_EQ_U64(idm_hlc_last(h), st(T0 + 3001, 0xFFFF));
+    /* The clock passes the mark: stamps follow the clock again. */
+    fake_clock_set_ms(&c, T0 + 4000);
+    ASSERT_OK(idm_hlc_now(h, &s, &err), &err);
+    ASSERT_EQ_U64(s, st(T0 + 4000, 0));
+    /* Not a remote stamp: max_offset_ms does not apply (1 day ahead). */
+    ASSERT_OK(idm_hlc_resume_after(h, T0 + 86400000, &err), &err);
+    ASSERT_OK(idm_hlc_now(h, &s, &err), &err);
+    ASSERT_EQ_U64(s, st(T0 + 86400001, 0));
+    idm_hlc_free(h);
+    /* The last mark allowed: the next stamp is the very last one. */
+    h = make(&c, 500);
+    ASSERT_OK(idm_hlc_resume_after(h, IDM_HLC_MAX_WALL_MS - 1, &err), &err);
+    ASSERT_OK(idm_hlc_now(h, &s, &err), &err);
+    ASSERT_EQ_U64(s, st(IDM_HLC_MAX_WALL_MS, 0));
+    ASSERT_OK(idm_hlc_resume_after(h, 0, &err), &err);
+    ASSERT_EQ_U64(idm_hlc_last(h), s);
+    idm_hlc_free(h);
+}
+
 static const struct test_case tests[] = {
-    TEST(test_config),   TEST(test_rules),    TEST(test_offset_guard),
-    TEST(test_overflow), TEST(test_exchange), TEST(test_encoding_order),
-    TEST(test_text),     TEST(test_threads),  {0},
+    TEST(test_config),       TEST(test_rules),
+    TEST(test_offset_guard), TEST(test_overflow),
+    TEST(test_exchange),     TEST(test_encoding_order),
+    TEST(test_text),         TEST(test_threads),
+    TEST(test_resume_after), {0},
 };
 
 int main(int argc, char **argv)

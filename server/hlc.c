@@ -1,0 +1,133 @@
+/*
+ * hlc.c - the hybrid logical clock service (see hlc.h for what it
+ * guarantees and how it parks).
+ */
+#include "idmintd.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The library reads the time this service read (hlc.h). */
+static int fixed_now_ns(void *ctx, int64_t *unix_ns)
+{
+    const idms_server *s = ctx;
+    *unix_ns = s->hlc_clock_ns;
+    return IDM_OK;
+}
+
+static void no_sleep(void *ctx, int64_t ns)
+{
+    (void)ctx;
+    (void)ns;
+}
+
+int idms_hlc_open(idms_server *s)
+{
+    idm_hlc_config cfg;
+    idm_hlc_config_init(&cfg);
+    cfg.max_offset_ms = s->opt.max_offset_ms;
+    cfg.clock.now_ns = fixed_now_ns;
+    cfg.clock.sleep_ns = no_sleep;
+    cfg.clock.ctx = s;
+    idm_error err = {0};
+    if (idm_hlc_new(&s->hlc, &cfg, &err) != IDM_OK) {
+        idms_log(IDMS_LOG_ERROR, "cannot create the hybrid logical clock: %s", err.msg);
+        return 1;
+    }
+    if (s->hwm.resume_ms > 0 && idm_hlc_resume_after(s->hlc, s->hwm.resume_ms, &err) != IDM_OK) {
+        idms_log(IDMS_LOG_ERROR, "cannot resume the hybrid logical clock after %" PRId64 ": %s",
+                 s->hwm.resume_ms, err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+void idms_hlc_close(idms_server *s)
+{
+    idm_hlc_free(s->hlc);
+    s->hlc = NULL;
+}
+
+int64_t idms_hlc_used_ms(const idms_server *s)
+{
+    if (s->hlc == NULL)
+        return 0;
+    int64_t wall = 0;
+    idm_hlc_decode(idm_hlc_last(s->hlc), &wall, NULL);
+    return wall;
+}
+
+bool idms_hlc_parse(const char *text, size_t len, uint64_t *stamp, char *msg, size_t cap)
+{
+    if (len > 0 && text[len - 1] == '\n') {
+        len--;
+        if (len > 0 && text[len - 1] == '\r')
+            len--;
+    }
+    idm_error err = {0};
+    if (idm_hlc_parse(text, len, stamp, &err) != IDM_OK) {
+        snprintf(msg, cap, "invalid stamp: %s", err.msg);
+        return false;
+    }
+    return true;
+}
+
+void idms_hlc_stamp(idms_conn *c, const uint64_t *remote, idms_hlc_result *r)
+{
+    idms_server *s = c->server;
+    memset(r, 0, sizeof *r);
+    idm_clock clock = idm_clock_system();
+    int64_t ns = 0;
+    if (clock.now_ns(clock.ctx, &ns) != IDM_OK || ns <= 0) {
+        r->status = 503;
+        r->retry_after_s = 1;
+        snprintf(r->message, sizeof r->message, "the clock cannot be read");
+        return;
+    }
+    int64_t now_ms = ns / 1000000;
+    int64_t bound = idms_hlc_used_ms(s);
+    if (now_ms > bound)
+        bound = now_ms;
+    if (remote != NULL) {
+        int64_t rw = (int64_t)(*remote >> 16);
+        /* A remote beyond --max-offset is refused below without moving
+         * anything: it must not make the request wait for a mark. */
+        if (rw - now_ms <= s->opt.max_offset_ms && rw > bound)
+            bound = rw;
+    }
+    bound += 1; /* the overflow rule's next millisecond */
+    if (bound > s->hwm.durable_ms) {
+        if (s->hwm.failing) {
+            r->status = 503;
+            r->retry_after_s = 1;
+            snprintf(r->message, sizeof r->message, "%.300s", s->hwm.why);
+            return;
+        }
+        idms_hwm_need(s, bound, true);
+        s->metrics.parks++;
+        s->metrics.ceiling_waits++;
+        c->park = IDMS_PARK_CEILING;
+        r->status = IDMS_HLC_PARKED;
+        return;
+    }
+    s->hlc_clock_ns = ns;
+    idm_error err = {0};
+    int rc = remote != NULL ? idm_hlc_update(s->hlc, *remote, &r->stamp, &err)
+                            : idm_hlc_now(s->hlc, &r->stamp, &err);
+    if (rc == IDM_EOFFSET) {
+        s->metrics.hlc_offset_refusals++;
+        r->status = 422;
+        snprintf(r->message, sizeof r->message, "%s (--max-offset)", err.msg);
+        return;
+    }
+    if (rc != IDM_OK) {
+        r->status = rc == IDM_ETIME_RANGE ? 503 : 500;
+        snprintf(r->message, sizeof r->message, "%s", err.msg);
+        return;
+    }
+    s->metrics.hlc_stamps++;
+    r->status = 200;
+    /* The next mark is written ahead of need, as for minting. */
+    idms_hwm_need(s, (int64_t)(r->stamp >> 16), false);
+}
