@@ -264,8 +264,7 @@ static const char *next_usage(const idmx_format *f, char *dst, size_t cap)
         [IDMX_PREFIX_OPTIONAL] = "[count] [prefix]",
         [IDMX_PREFIX_REQUIRED] = "[count] prefix",
     };
-    snprintf(dst, cap, "NEXT %s %s%s", f->name, tail[f->prefix],
-             f->time_ordered ? " [AFTER id]" : "");
+    snprintf(dst, cap, "NEXT %s %s", f->name, tail[f->prefix]);
     return dst;
 }
 
@@ -280,7 +279,7 @@ static bool count_like(const idms_resp_arg *a)
 static int cmd_next(req *r)
 {
     const idms_resp_command *cmd = r->cmd;
-    char shown_buf[48], usage[80];
+    char shown_buf[48], usage[64];
     const idmx_format *f = idmx_format_by_name(cmd->argv[1].ptr, cmd->argv[1].len);
     if (f == NULL) {
         char names[IDMX_FORMAT_LIST_CAP];

@@ -106,8 +106,10 @@ for f in uuidv7 ulid typeid snowflake; do
     for s in "${slows[@]}"; do
         sp=${s}_HTTP
         q=$(query_of "$f")
-        seen=$(get "$FAST_HTTP" "/v1/ids/$f?${q}count=1")
+        # The slow one first: the fast one's, minted later, is 200 ms
+        # ahead however slowly this machine runs the requests.
         before=$(get "${!sp}" "/v1/ids/$f?${q}count=1")
+        seen=$(get "$FAST_HTTP" "/v1/ids/$f?${q}count=1")
         expect "without after=, the slow server's $f ($s) sorts before the fast one's" \
             "$(all_after "$f" "$before" "$seen")" = yes
     done
@@ -169,9 +171,12 @@ check "NEXT with AFTER and too many other arguments: -ERR" -O 'ERR wrong number 
 
 # --- a restart right after observing ---------------------------------------------------
 
-# The slow server (node 3, --reserve 50) observes an ID 200 ms ahead and
+# The slow server (node 3, --reserve 50) observes an ID 400 ms ahead and
 # mints in the lead; it is killed at once and started again on the same
 # state directory: what it mints then sorts after what it minted before.
+# The fast clock at +0.4 s here: the lead stays well past the slow one's
+# mark (--reserve 50) however long the requests take on a busy machine.
+set_fast +0.4
 declare -A LAST
 BASE=http://127.0.0.1:$SLOW_HTTP
 waits0=$(metric idmint_ceiling_waits_total)
