@@ -788,12 +788,16 @@ int idm_snowflake_observe(idm_snowflake *g, uint64_t seen, int64_t max_offset_ms
     struct idm_sf_states *st = g->st;
     int64_t last = atomic_load_explicit(&st->last_ms, memory_order_acquire);
     if (p.unix_ms > last) {
-        /* A lead: the clock (and every earlier reading) is behind seen's
-         * unit. Recorded before last_ms moves, so that minting that sees
-         * the new last_ms knows it for an observation's (observed_lead). */
-        raise_i64(&st->observed_offset_ms,
-                  max_offset_ms < OBSERVED_OFFSET_MAX_MS ? max_offset_ms : OBSERVED_OFFSET_MAX_MS);
-        raise_i64(&st->observed_ms, p.unix_ms);
+        /* Seen's unit starts after every time used. When it is also ahead
+         * of the clock, that is a lead: recorded before last_ms moves, so
+         * that minting that sees the new last_ms knows it for an
+         * observation's (observed_lead). */
+        if (p.unix_ms > now) {
+            raise_i64(&st->observed_offset_ms, max_offset_ms < OBSERVED_OFFSET_MAX_MS
+                                                   ? max_offset_ms
+                                                   : OBSERVED_OFFSET_MAX_MS);
+            raise_i64(&st->observed_ms, p.unix_ms);
+        }
         raise_i64(&st->last_ms, p.unix_ms);
     }
     /* want's unit starts at or before seen's (want - 1 is in unit T or
