@@ -15,6 +15,14 @@
  * A snowflake node given as --node auto, or with --coord, is leased for
  * the run (nodelease.c): the generator resumes above the slot's mark and
  * mints under the lease's ceiling, raised between batches.
+ *
+ * --after ID (causal minting): ID, minted elsewhere, is parsed with the
+ * format's parser (an ID that does not parse is a bad option value, exit
+ * 2) and observed by the generator before anything is minted
+ * (idm_*_observe, --max-offset, default 500 ms, as idmintd's), so every ID
+ * printed sorts after it; one further ahead of the clock than that is
+ * refused (exit 1) and nothing is printed. A typeid's ID may have any
+ * prefix: the order is its UUIDv7's.
  */
 #include "cli.h"
 
@@ -38,7 +46,9 @@ enum {
     OPT_LEASE_TTL,
     OPT_REGISTRY,
     OPT_EXPIRES,
-    OPT_KEY_FILE
+    OPT_KEY_FILE,
+    OPT_AFTER,
+    OPT_MAX_OFFSET
 };
 
 /* One option per line. */
@@ -59,6 +69,8 @@ static const idmx_option gen_options[] = {
     {"registry", 0, IDMX_REQUIRED_ARG, OPT_REGISTRY},
     {"expires", 0, IDMX_REQUIRED_ARG, OPT_EXPIRES},
     {"key-file", 0, IDMX_REQUIRED_ARG, OPT_KEY_FILE},
+    {"after", 0, IDMX_REQUIRED_ARG, OPT_AFTER},
+    {"max-offset", 0, IDMX_REQUIRED_ARG, OPT_MAX_OFFSET},
     {NULL, 0, 0, 0},
 };
 /* clang-format on */
@@ -87,6 +99,12 @@ const char cli_gen_help[] =
     "                       PATH (in a private directory, e.g.\n"
     "                       $XDG_RUNTIME_DIR/idmint), shared by every process\n"
     "                       that uses it (uuidv7, ulid, ksuid, typeid, snowflake)\n"
+    "      --after ID       causal minting: every ID minted sorts after ID, one of\n"
+    "                       FORMAT minted elsewhere (uuidv7, ulid, ksuid, typeid,\n"
+    "                       snowflake); refused when ID is further ahead of the\n"
+    "                       clock than --max-offset\n"
+    "      --max-offset MS  how far ahead of the clock --after's ID may be\n"
+    "                       (default 500)\n"
     "  -h, --help           show this help and exit\n"
     "\n"
     "Signed token options (token only; see idmint verify):\n"
@@ -138,7 +156,18 @@ typedef struct gen_opts {
     const char *registry;
     const char *expires;  /* token: a signed token (cli/keyed.c) */
     const char *key_file; /* its key */
+    const char *after;
+    const char *max_offset;
 } gen_opts;
+
+/* --after's ID, parsed (seen_parse), and --max-offset. */
+typedef struct gen_seen {
+    idm_uuid uuid; /* uuidv7, typeid */
+    idm_ulid ulid;
+    idm_ksuid ksuid;
+    uint64_t snowflake;
+    int64_t max_offset_ms;
+} gen_seen;
 
 /* Reserves room for len characters and the encoder's NUL. NULL when the
  * output has failed (the sticky error is reported at the end). */
@@ -456,6 +485,84 @@ static uint64_t count_lines(const char *p, size_t len)
     return n;
 }
 
+/* Parses --after's ID as one of o's format, and --max-offset. Returns
+ * CLI_EXIT_OK or a reported usage error. */
+static int seen_parse(cli *c, const gen_opts *o, gen_seen *seen)
+{
+    memset(seen, 0, sizeof *seen);
+    seen->max_offset_ms = IDM_HLC_DEFAULT_MAX_OFFSET_MS;
+    char msg[IDMX_OPT_MSG_CAP];
+    if (o->max_offset != NULL &&
+        idmx_parse_ms("--max-offset", o->max_offset, &idmx_range_max_offset_ms,
+                      &seen->max_offset_ms, msg, sizeof msg) != 0) {
+        return cli_usage(c, "%s", msg);
+    }
+    const char *id = o->after;
+    size_t len = strlen(id);
+    idm_error err = {0};
+    int rc;
+    switch (o->format->id) {
+    case IDMX_FMT_UUIDV7:
+        rc = idm_uuid_parse(id, len, &seen->uuid, &err);
+        break;
+    case IDMX_FMT_TYPEID: {
+        idm_typeid t;
+        rc = idm_typeid_parse(id, len, &t, &err);
+        seen->uuid = t.uuid;
+        break;
+    }
+    case IDMX_FMT_ULID:
+        rc = idm_ulid_parse(id, len, &seen->ulid, &err);
+        break;
+    case IDMX_FMT_KSUID:
+        rc = idm_ksuid_parse(id, len, &seen->ksuid, &err);
+        break;
+    default:
+        rc = idm_sf_parse_decimal(id, len, &seen->snowflake, &err);
+        break;
+    }
+    if (rc == IDM_OK && (o->format->id == IDMX_FMT_UUIDV7 || o->format->id == IDMX_FMT_TYPEID) &&
+        idm_uuid_version(&seen->uuid) != 7) {
+        return cli_usage(c, "invalid --after '%s': its UUID is version %d, not 7", id,
+                         idm_uuid_version(&seen->uuid));
+    }
+    if (rc != IDM_OK) {
+        return cli_usage(c, "invalid --after '%s': not a %s: %s", id, o->format->name,
+                         cli_reason(&err, rc));
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Reports an observation's refusal: a seen ID the layout cannot hold is a
+ * usage error, one too far ahead (or that cannot be followed) a failure. */
+static int seen_refused(cli *c, const gen_opts *o, int rc, const idm_error *err)
+{
+    if (rc == IDM_EPARSE || rc == IDM_EINVAL) {
+        return cli_usage(c, "invalid --after '%s': %s", o->after, cli_reason(err, rc));
+    }
+    cli_diag_input(c, o->after, strlen(o->after), cli_reason(err, rc));
+    return CLI_EXIT_FAIL;
+}
+
+/* Observes --after's ID with an idm_gen (uuidv7, typeid, ulid, ksuid). */
+static int observe_gen(cli *c, idm_gen *g, const gen_opts *o, const gen_seen *seen)
+{
+    idm_error err = {0};
+    int rc;
+    switch (o->format->id) {
+    case IDMX_FMT_ULID:
+        rc = idm_ulid_observe(g, &seen->ulid, seen->max_offset_ms, &err);
+        break;
+    case IDMX_FMT_KSUID:
+        rc = idm_ksuid_observe(g, &seen->ksuid, seen->max_offset_ms, &err);
+        break;
+    default:
+        rc = idm_uuidv7_observe(g, &seen->uuid, seen->max_offset_ms, &err);
+        break;
+    }
+    return rc == IDM_OK ? CLI_EXIT_OK : seen_refused(c, o, rc, &err);
+}
+
 static int gen_snowflake(cli *c, const gen_opts *o)
 {
     idm_snowflake_config cfg;
@@ -465,6 +572,13 @@ static int gen_snowflake(cli *c, const gen_opts *o)
     int st = snowflake_config(c, o, &cfg, &leased, &lease_opts, ns, sizeof ns);
     if (st != CLI_EXIT_OK) {
         return st;
+    }
+    gen_seen seen;
+    if (o->after != NULL) {
+        st = seen_parse(c, o, &seen);
+        if (st != CLI_EXIT_OK) {
+            return st;
+        }
     }
     cli_node_lease lease;
     if (leased) {
@@ -496,7 +610,13 @@ static int gen_snowflake(cli *c, const gen_opts *o)
         c->on_close = release_on_close;
         c->on_close_ctx = &held;
     }
-    uint64_t count = o->count;
+    if (o->after != NULL) {
+        rc = idm_snowflake_observe(g, seen.snowflake, seen.max_offset_ms, &err);
+        if (rc != IDM_OK) {
+            st = seen_refused(c, o, rc, &err);
+        }
+    }
+    uint64_t count = st == CLI_EXIT_OK ? o->count : 0;
     while (count > 0 && c->out.err == 0) {
         if (leased) {
             st = cli_node_lease_keep(c, &lease, false);
@@ -580,6 +700,12 @@ static int check_applicable(cli *c, const gen_opts *o)
     if (o->state != NULL && !o->format->time_ordered) {
         return cli_usage(c, "option '--state' applies only to time-ordered formats, not %s", name);
     }
+    if (o->after != NULL && !o->format->time_ordered) {
+        return cli_usage(c, "option '--after' applies only to time-ordered formats, not %s", name);
+    }
+    if (o->max_offset != NULL && o->after == NULL) {
+        return cli_usage(c, "option '--max-offset' applies only with --after");
+    }
     if (o->prefix != NULL && o->format->prefix == IDMX_PREFIX_NONE) {
         char list[IDMX_FORMAT_LIST_CAP];
         if (idmx_format_list(list, sizeof list, IDMX_LIST_PREFIXED, "and") == (size_t)-1) {
@@ -656,6 +782,12 @@ static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
     case OPT_KEY_FILE:
         o->key_file = p->arg;
         break;
+    case OPT_AFTER:
+        o->after = p->arg;
+        break;
+    case OPT_MAX_OFFSET:
+        o->max_offset = p->arg;
+        break;
     default:
         return cli_usage(c, "unhandled option '%s'", p->name != NULL ? p->name : "?");
     }
@@ -692,6 +824,13 @@ int cli_gen(cli *c, int argc, char **argv)
     } else if (o.count == 0) {
         st = CLI_EXIT_OK;
     } else {
+        gen_seen seen;
+        if (o.after != NULL) {
+            st = seen_parse(c, &o, &seen);
+            if (st != CLI_EXIT_OK) {
+                return st;
+            }
+        }
         idm_gen *g = NULL;
         idm_error err = {0};
         idm_gen_config cfg = {0};
@@ -702,7 +841,12 @@ int cli_gen(cli *c, int argc, char **argv)
             cli_diag(c, "cannot create a generator: %s", cli_reason(&err, rc));
             return CLI_EXIT_FAIL;
         }
-        switch (o.format->id) {
+        if (o.after != NULL) {
+            st = observe_gen(c, g, &o, &seen);
+        }
+        switch (st != CLI_EXIT_OK ? -1 : o.format->id) {
+        case -1:
+            break;
         case IDMX_FMT_TOKEN:
             st = o.expires != NULL ? cli_gen_stoken(c, g, o.count, o.prefix, o.expires, o.key_file)
                                    : gen_token(c, g, o.count, o.prefix);

@@ -162,6 +162,21 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "# TYPE idmint_ceiling_waits_total counter\n"
                     "idmint_ceiling_waits_total %" PRIu64 "\n",
                     durable, m->parked, m->parks, m->ceiling_waits);
+    idms_buf_printf(
+        out,
+        "# HELP idmint_observations_total IDs given as after= (HTTP) or AFTER (RESP) "
+        "and observed: the reply's IDs sort after them.\n"
+        "# TYPE idmint_observations_total counter\n"
+        "idmint_observations_total %" PRIu64 "\n"
+        "# HELP idmint_observations_refused_total after= / AFTER IDs refused as further "
+        "ahead of the clock than --max-offset.\n"
+        "# TYPE idmint_observations_refused_total counter\n"
+        "idmint_observations_refused_total %" PRIu64 "\n"
+        "# HELP idmint_max_offset_ms --max-offset: how far ahead of the clock an after= "
+        "ID may be.\n"
+        "# TYPE idmint_max_offset_ms gauge\n"
+        "idmint_max_offset_ms %" PRId64 "\n",
+        m->observations, m->observations_refused, s->opt.max_offset_ms);
     idms_buf_printf(out,
                     "# HELP idmint_tls_handshakes_total TLS handshakes completed (--tls-cert).\n"
                     "# TYPE idmint_tls_handshakes_total counter\n"

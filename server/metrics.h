@@ -29,6 +29,8 @@ typedef struct idms_metrics {
     uint64_t clock_refusals;    /* requests refused for a rewind */
     uint64_t exhaustion_waits;  /* requests parked for the next time unit */
     uint64_t ceiling_waits;     /* requests parked until the mark was durable */
+    uint64_t observations;      /* ?after= / AFTER IDs observed (mint.c) */
+    uint64_t observations_refused; /* ... refused as too far ahead (--max-offset) */
     uint64_t parks;             /* every park of a request */
     uint64_t parked;            /* requests parked now (a gauge) */
     uint64_t connections_open;

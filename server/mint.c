@@ -10,6 +10,14 @@
  * (hwm.h); such a request is parked until the next write of the mark
  * completes, or answered 503 when the mark cannot be written. Clock
  * refusals become 503 + Retry-After.
+ *
+ * Causal minting (idms_mint_after): the seen ID is observed when the job
+ * starts. An observation ahead of the clock raises the generators' high
+ * water past the clock, and the IDs in that lead are under the ceiling
+ * like any others: the mark asked for is therefore measured from the
+ * later of the clock and the generators' high water (need_ms), so that the
+ * request parked on the ceiling is woken by a mark that covers the lead,
+ * and a restart resumes after it.
  */
 #include "idmintd.h"
 
@@ -36,6 +44,14 @@ static int64_t clock_ns(void)
     if (clock.now_ns(clock.ctx, &ns) != IDM_OK)
         ns = 0;
     return ns;
+}
+
+/* The time the durable mark must cover: the clock's, or the generators'
+ * high water when an observation has put it ahead of the clock. */
+static int64_t need_ms(idms_server *s)
+{
+    int64_t now = clock_ns() / 1000000, used = idms_hwm_used_ms(s);
+    return used > now ? used : now;
 }
 
 /* Renders the IDs the job has minted and not rendered (j->text, one per
@@ -220,8 +236,139 @@ static void refuse_rewind(idms_server *s, const idm_error *err, int format, idms
     }
 }
 
+/* A parsed ?after= / AFTER ID, ready to observe. */
+typedef struct seen_id {
+    int format;
+    idm_uuid uuid; /* uuidv7, typeid */
+    idm_ulid ulid;
+    idm_ksuid ksuid;
+    uint64_t snowflake;
+} seen_id;
+
+/* Parses after as an ID of format: true, or false with r filled (400). */
+static bool parse_after(const idms_server *s, int format, const char *after, seen_id *seen,
+                        idms_mint_result *r)
+{
+    const idmx_format *f = &idmx_formats[format];
+    memset(r, 0, sizeof *r);
+    r->status = 200;
+    memset(seen, 0, sizeof *seen);
+    seen->format = format;
+    if (!f->time_ordered) {
+        char names[IDMX_FORMAT_LIST_CAP], msg[IDMX_FORMAT_LIST_CAP + 64];
+        if (idmx_format_list(names, sizeof names, IDMX_LIST_TIME_ORDERED, "and") == (size_t)-1)
+            names[0] = '\0';
+        snprintf(msg, sizeof msg, "after applies only to %s, not %s", names, f->name);
+        fail(r, 400, msg);
+        return false;
+    }
+    idm_error err = {0};
+    size_t len = strlen(after);
+    int rc;
+    switch (format) {
+    case IDMX_FMT_UUIDV7:
+        rc = idm_uuid_parse(after, len, &seen->uuid, &err);
+        if (rc == IDM_OK && idm_uuid_version(&seen->uuid) != 7) {
+            rc = IDM_EPARSE;
+            snprintf(err.msg, sizeof err.msg, "the UUID is version %d, not 7",
+                     idm_uuid_version(&seen->uuid));
+        }
+        break;
+    case IDMX_FMT_TYPEID: {
+        idm_typeid t;
+        rc = idm_typeid_parse(after, len, &t, &err);
+        seen->uuid = t.uuid;
+        if (rc == IDM_OK && idm_uuid_version(&t.uuid) != 7) {
+            rc = IDM_EPARSE;
+            snprintf(err.msg, sizeof err.msg, "the TypeID's UUID is version %d, not 7",
+                     idm_uuid_version(&t.uuid));
+        }
+        break;
+    }
+    case IDMX_FMT_ULID:
+        rc = idm_ulid_parse(after, len, &seen->ulid, &err);
+        break;
+    case IDMX_FMT_KSUID:
+        rc = idm_ksuid_parse(after, len, &seen->ksuid, &err);
+        break;
+    default: { /* IDMX_FMT_SNOWFLAKE */
+        rc = idm_sf_parse_decimal(after, len, &seen->snowflake, &err);
+        idm_sf_parts parts;
+        if (rc == IDM_OK)
+            rc = idm_sf_decode(&s->layout, seen->snowflake, &parts, &err);
+        break;
+    }
+    }
+    if (rc != IDM_OK) {
+        /* The ID as sent, up to 96 bytes (the longest ID is a TypeID's 90). */
+        r->status = 400;
+        snprintf(r->message, sizeof r->message,
+                 "the ID to mint after is not a %s ('%.96s%s'): %.180s", f->name, after,
+                 len > 96 ? "..." : "", err.msg);
+        return false;
+    }
+    return true;
+}
+
+bool idms_mint_check_after(const idms_server *s, int format, const char *after, idms_mint_result *r)
+{
+    seen_id seen;
+    return parse_after(s, format, after, &seen, r);
+}
+
+/* Observes a parsed ID with --max-offset: true, or false with r filled. */
+static bool observe(idms_server *s, const seen_id *seen, idms_mint_result *r)
+{
+    idm_error err = {0};
+    const int64_t max = s->opt.max_offset_ms;
+    int rc;
+    switch (seen->format) {
+    case IDMX_FMT_UUIDV7:
+    case IDMX_FMT_TYPEID:
+        rc = idm_uuidv7_observe(s->gen, &seen->uuid, max, &err);
+        break;
+    case IDMX_FMT_ULID:
+        rc = idm_ulid_observe(s->gen, &seen->ulid, max, &err);
+        break;
+    case IDMX_FMT_KSUID:
+        rc = idm_ksuid_observe(s->gen, &seen->ksuid, max, &err);
+        break;
+    default:
+        rc = idm_snowflake_observe(s->sf, seen->snowflake, max, &err);
+        if (rc == IDM_OK) {
+            int64_t high = idm_snowflake_high_water_ms(s->sf);
+            if (high > s->sf_observed_ms)
+                s->sf_observed_ms = high;
+        }
+        break;
+    }
+    if (rc == IDM_OK) {
+        s->metrics.observations++;
+        return true;
+    }
+    if (rc == IDM_EOFFSET || rc == IDM_EUNSUPPORTED || rc == IDM_ETIME_RANGE) {
+        if (rc == IDM_EOFFSET)
+            s->metrics.observations_refused++;
+        /* 422: the request is well-formed, the ID cannot be followed. */
+        fail(r, 422, err.msg);
+    } else if (rc == IDM_EPARSE || rc == IDM_EINVAL) {
+        fail(r, 400, err.msg);
+    } else {
+        r->status = 503;
+        r->retry_after_s = 1;
+        snprintf(r->message, sizeof r->message, "%s", err.msg);
+    }
+    return false;
+}
+
 void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int style,
                size_t part, idms_buf *out, idms_mint_result *r)
+{
+    idms_mint_after(c, format, prefix, NULL, count, style, part, out, r);
+}
+
+void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *after,
+                     uint64_t count, int style, size_t part, idms_buf *out, idms_mint_result *r)
 {
     idms_server *s = c->server;
     idms_mint_job *j = &c->job;
@@ -243,8 +390,16 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
         return;
     }
     if (!j->active) {
+        seen_id seen;
+        if (after != NULL && !parse_after(s, format, after, &seen, r))
+            return;
         if (!start_job(s, j, format, prefix, count, r))
             return;
+        /* Once, at the start: a parked request resumes with its job. */
+        if (after != NULL && !observe(s, &seen, r)) {
+            idms_mint_job_free(j);
+            return;
+        }
         j->in_parts = part > 0 && count > part / per_id;
     }
     r->in_parts = j->in_parts;
@@ -271,7 +426,7 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
     }
     const bool timed = f->time_ordered;
     if (timed && out->len > start)
-        idms_hwm_need(s, clock_ns() / 1000000, false);
+        idms_hwm_need(s, need_ms(s), false);
     if (rc == IDM_OK && j->sent < count) {
         c->more = true;
         r->status = IDMS_MINT_PART;
@@ -308,7 +463,7 @@ void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int
     char stuck[900];
     stuck[0] = '\0';
     if (rc == IDM_ECEILING && idms_node_ceiling_rises(s, format == IDMX_FMT_SNOWFLAKE, stuck, sizeof stuck)) {
-        idms_hwm_need(s, clock_ns() / 1000000, true);
+        idms_hwm_need(s, need_ms(s), true);
         if (!(j->parked_for & 1u << IDMS_PARK_CEILING)) {
             if (j->parked_for == 0)
                 s->metrics.parks++;
@@ -359,7 +514,10 @@ bool idms_ready(idms_server *s, char *why, size_t cap)
         return false;
     }
     int64_t now = ns / 1000000, high = idm_snowflake_high_water_ms(s->sf);
-    if (now < high - s->opt.max_rewind_ms) {
+    /* A lead an observation made (up to --max-offset) is not a clock
+     * behind: the generator mints in it. */
+    bool observed = high <= s->sf_observed_ms && high - now <= s->opt.max_offset_ms;
+    if (now < high - s->opt.max_rewind_ms && !observed) {
         if (waiting_for_resume(s))
             snprintf(why, cap,
                      "waiting for the clock to reach the time high-water mark of the previous run "

@@ -49,7 +49,7 @@ void idms_mint_job_free(idms_mint_job *j);
 #define IDMS_MINT_CUT 2
 
 typedef struct idms_mint_result {
-    int status; /* 200, 400, 500, 503, or IDMS_MINT_PARKED, _PART, _CUT */
+    int status;     /* 200, 400, 422, 500, 503, or IDMS_MINT_PARKED, _PART, _CUT */
     bool in_parts;  /* the reply is sent in parts: its length must be announced whole */
     bool continued; /* what was appended continues a reply begun by an earlier call */
     int64_t retry_after_s;
@@ -70,6 +70,25 @@ enum { IDMS_OUT_LINES, IDMS_OUT_JSON, IDMS_OUT_RESP, IDMS_OUT_RESP_ARRAY };
  * r->status/message say why. */
 void idms_mint(struct idms_conn *c, int format, const char *prefix, uint64_t count, int style,
                size_t part, idms_buf *out, idms_mint_result *r);
+
+/* idms_mint with causal minting: after, when not NULL, is the text of an
+ * ID of format seen elsewhere (GET ?after=, RESP NEXT ... AFTER id), and
+ * every ID of the reply sorts after it. It is parsed with the library's
+ * parser of format (typeid: any prefix; the order is the UUIDv7 suffix's,
+ * and string order where the prefixes are equal) and observed
+ * (idm_*_observe, limit --max-offset) once, when the request starts, not
+ * again when a parked request resumes. Refusals: 400 for a format without
+ * time or an ID that does not parse (r->message gives the parser's
+ * reason), 422 for an ID further ahead of the clock than --max-offset
+ * (the library's message), or one this node cannot follow (a snowflake
+ * layout with the node above the time), 503 as idms_mint. */
+void idms_mint_after(struct idms_conn *c, int format, const char *prefix, const char *after,
+                     uint64_t count, int style, size_t part, idms_buf *out, idms_mint_result *r);
+
+/* The checks of idms_mint_after's after without observing it (HEAD): true,
+ * or false with r->status 400 and the message. */
+bool idms_mint_check_after(const struct idms_server *s, int format, const char *after,
+                           idms_mint_result *r);
 
 /* The checks idms_mint makes before minting (count, prefix), without
  * minting: true, or false with r->status 400 and the message idms_mint

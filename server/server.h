@@ -42,6 +42,9 @@ typedef struct idms_server {
     int64_t start_ms;
     uv_timer_t drain_timer;
     int64_t refusal_logged_s; /* the last second a refusal was logged */
+    /* The snowflake generator's high water after the latest ?after= / AFTER
+     * observation (mint.c): a lead up to it is not a clock behind. */
+    int64_t sf_observed_ms;
     /* Connections per port at most: --max-connections, or less when the
      * open-file limit cannot hold that many (main.c). */
     uint64_t max_conns;

@@ -4,8 +4,13 @@
  * Content-Length (keep-alive and pipelining: every complete request in the
  * buffer is answered in order, in one write).
  *
- *   GET /v1/ids/{format}?count=N[&prefix=P]   one ID per line, or a JSON
- *                                             array with Accept: application/json
+ *   GET /v1/ids/{format}?count=N[&prefix=P][&after=ID]
+ *                                             one ID per line, or a JSON
+ *                                             array with Accept: application/json;
+ *                                             after=ID: every ID sorts after ID
+ *                                             (causal minting, mint.h): 400 when
+ *                                             it does not parse, 422 when further
+ *                                             ahead of the clock than --max-offset
  *   GET /v1/inspect/{id}[?layout=L&epoch=E&as=KIND]
  *                                             idmint inspect --json's object
  *   GET /api/snowflake/get/{key}              Meituan Leaf: the bare decimal ID
@@ -226,7 +231,7 @@ static void minted(const idms_mint_result *res, const char *content_type, respon
 
 /* The query parameters each route takes (idms_http_query_check). */
 static const char *const no_params[] = {NULL};
-static const char *const ids_params[] = {"count", "prefix", NULL};
+static const char *const ids_params[] = {"count", "prefix", "after", NULL};
 static const char *const inspect_params[] = {"layout", "epoch", "as", NULL};
 static const char *const segment_params[] = {"count", NULL};
 static const char *const obfuscate_params[] = {"prefix", NULL};
@@ -306,7 +311,7 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
         json_error(r, 400, msg);
         return IDMS_ROUTE_IDS;
     }
-    if (!query_ok(query, query_len, ids_params, "count and prefix", r))
+    if (!query_ok(query, query_len, ids_params, "count, prefix and after", r))
         return IDMS_ROUTE_IDS;
     char value[128];
     size_t vlen = 0;
@@ -323,6 +328,14 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
         json_error(r, 400, "invalid prefix: at most 63 characters of [a-z_]");
         return IDMS_ROUTE_IDS;
     }
+    /* after=ID: the longest ID is a TypeID's 90 bytes. */
+    char after[IDM_TYPEID_STRLEN_MAX + 2];
+    int has_after = idms_http_query_get(query, query_len, "after", after, sizeof after, NULL);
+    if (has_after < 0) {
+        json_error(r, 400, "after must be an ID (at most 90 characters)");
+        return IDMS_ROUTE_IDS;
+    }
+    const char *a = has_after == 1 ? after : NULL;
     const char *accept = NULL;
     size_t accept_len = 0;
     bool json = idms_http_header_get(req, "Accept", &accept, &accept_len) &&
@@ -331,7 +344,8 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
     const char *p = has_prefix == 1 ? prefix : NULL;
     if (head) {
         idms_mint_result res;
-        if (!idms_mint_check(c->server, f->id, p, count, &res)) {
+        if ((a != NULL && !idms_mint_check_after(c->server, f->id, a, &res)) ||
+            !idms_mint_check(c->server, f->id, p, count, &res)) {
             json_error(r, res.status, res.message);
         } else {
             uint64_t length = 0;
@@ -345,8 +359,8 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
     uint64_t length = 0;
     bool known = fixed_length(f, p, count, json, &length);
     idms_mint_result res;
-    idms_mint(c, f->id, p, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES,
-              known ? idms_conn_part(c) : 0, &r->body, &res);
+    idms_mint_after(c, f->id, p, a, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES,
+                    known ? idms_conn_part(c) : 0, &r->body, &res);
     minted(&res, type, r);
     if (res.in_parts && (res.status == 200 || r->parked || r->part)) {
         r->in_parts = true;

@@ -3,8 +3,14 @@
  * HELLO 3), so that every Redis client library can mint IDs with its
  * default options:
  *
- *   NEXT format [count] [prefix]  a bulk string without a count, an array
- *                                 of bulk strings with one (even count 1)
+ *   NEXT format [count] [prefix] [AFTER id]
+ *                                 a bulk string without a count, an array
+ *                                 of bulk strings with one (even count 1);
+ *                                 AFTER id: every ID sorts after id (causal
+ *                                 minting, mint.h; typeid takes its prefix
+ *                                 as before: NEXT typeid 5 user AFTER
+ *                                 user_01...), -ERR when it does not parse or
+ *                                 lies further ahead than --max-offset
  *   HLC [stamp]                   a new hybrid logical clock stamp, or one
  *                                 after the stamp given (merged; hlc.h), as
  *                                 a bulk string
@@ -282,15 +288,40 @@ static int cmd_next(req *r)
         char names[IDMX_FORMAT_LIST_CAP];
         if (idmx_format_list(names, sizeof names, IDMX_LIST_ALL, "or") == (size_t)-1)
             names[0] = '\0';
-        errorf(r->out, "unknown format '%s' (NEXT format [count] [prefix]; format is %s)",
+        errorf(r->out,
+               "unknown format '%s' (NEXT format [count] [prefix] [AFTER id]; format is %s)",
                shown(&cmd->argv[1], shown_buf), names);
         return RUN_DONE;
     }
+    /* AFTER id ends the command: no count or prefix is "AFTER" (a count
+     * is digits, a prefix lowercase), so no command read before means
+     * something else now. */
+    size_t argc = cmd->argc;
+    char after[IDM_TYPEID_STRLEN_MAX + 1];
+    const char *after_id = NULL;
+    if (argc >= 4 && cmd->argv[argc - 2].len == 5 &&
+        strncasecmp(cmd->argv[argc - 2].ptr, "after", 5) == 0) {
+        const idms_resp_arg *id = &cmd->argv[argc - 1];
+        if (id->len > IDM_TYPEID_STRLEN_MAX || memchr(id->ptr, '\0', id->len) != NULL) {
+            errorf(r->out, "the ID to mint after is not a %s ('%s'): too long or not text (%s)",
+                   f->name, shown(id, shown_buf), next_usage(f, usage, sizeof usage));
+            return RUN_DONE;
+        }
+        memcpy(after, id->ptr, id->len);
+        after[id->len] = '\0';
+        after_id = after;
+        argc -= 2;
+    }
+    if (argc > 4) {
+        errorf(r->out, "wrong number of arguments for 'next' command (%s)",
+               next_usage(f, usage, sizeof usage));
+        return RUN_DONE;
+    }
     const idms_resp_arg *count_arg = NULL, *prefix_arg = NULL;
-    if (cmd->argc == 4) {
+    if (argc == 4) {
         count_arg = &cmd->argv[2];
         prefix_arg = &cmd->argv[3];
-    } else if (cmd->argc == 3) {
+    } else if (argc == 3) {
         if (f->prefix != IDMX_PREFIX_NONE && !count_like(&cmd->argv[2]))
             prefix_arg = &cmd->argv[2];
         else
@@ -331,8 +362,8 @@ static int cmd_next(req *r)
      * array, so that generic code need not look at the count. */
     int style = count_arg != NULL ? IDMS_OUT_RESP_ARRAY : IDMS_OUT_RESP;
     idms_mint_result m;
-    idms_mint(r->c, f->id, prefix_arg ? prefix : NULL, count, style, idms_conn_part(r->c), r->out,
-              &m);
+    idms_mint_after(r->c, f->id, prefix_arg ? prefix : NULL, after_id, count, style,
+                    idms_conn_part(r->c), r->out, &m);
     if (m.status == 200)
         return RUN_DONE;
     if (m.status == IDMS_MINT_PARKED || m.status == IDMS_MINT_PART)
@@ -738,14 +769,16 @@ static int cmd_info(req *r)
         "# Server\r\nidmint_version:%s\r\nprocess_id:%d\r\ntcp_port_http:%s\r\ntcp_port_resp:%s\r\n"
         "\r\n# Generator\r\nnode:%" PRId64 "\r\nnode_coord:%s\r\nnode_state:%s"
         "\r\nnode_generation:%s\r\nnode_lease_ms_left:%" PRId64 "\r\nlayout:%s"
-        "\r\nmax_rewind_ms:%" PRId64 "\r\nready:%d\r\n\r\n# Stats\r\nids_minted:%" PRIu64
+        "\r\nmax_rewind_ms:%" PRId64 "\r\nmax_offset_ms:%" PRId64
+        "\r\nready:%d\r\n\r\n# Stats\r\nids_minted:%" PRIu64
         "\r\nconnected_clients:%" PRIu64 "\r\n",
         idm_version(), (int)uv_os_getpid(), s->opt.http, s->opt.resp,
         s->node.held ? (int64_t)s->node.node : -1,
         idms_node_coord_name(s), idms_node_state_name(s),
         s->node.coord == IDMS_NODE_COORD && s->node.held ? s->node.generation : "",
         s->node.coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node.lease) : (int64_t)-1,
-        s->layout_name, s->opt.max_rewind_ms, ready ? 1 : 0, total, s->metrics.connections_open);
+        s->layout_name, s->opt.max_rewind_ms, s->opt.max_offset_ms, ready ? 1 : 0, total,
+        s->metrics.connections_open);
     idms_buf_printf(&text, "hlc_stamps:%" PRIu64 "\r\nhlc_offset_refusals:%" PRIu64 "\r\n",
                     s->metrics.hlc_stamps, s->metrics.hlc_offset_refusals);
     text_reply_buf(r, &text);
@@ -783,7 +816,7 @@ static int cmd_config(req *r)
 static int cmd_command(req *r);
 
 static const command commands[] = {
-    {"next", 2, 4, "NEXT format [count] [prefix]", "write", "@write @fast", "idmint",
+    {"next", 2, 6, "NEXT format [count] [prefix] [AFTER id]", "write", "@write @fast", "idmint",
      "Mints IDs: a bulk string without a count, an array with one", cmd_next},
     {"hlc", 1, 2, "HLC [stamp]", "write fast", "@write @fast", "idmint",
      "A new hybrid logical clock stamp, or one after the stamp given (merged)", cmd_hlc},

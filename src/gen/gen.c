@@ -231,8 +231,7 @@ int64_t idm_gen_high_water_ms(idm_gen *g)
     return high;
 }
 
-/* Raises a 128-bit state to at least want, never lowering it. */
-static void raise128(idm_gen *g, idm_u128 *state, idm_u128 want)
+void idm__raise128(idm_gen *g, idm_u128 *state, idm_u128 want)
 {
     if (g->unshared) {
         if (*state < want)
@@ -265,10 +264,53 @@ int idm_gen_resume_after(idm_gen *g, int64_t after_unix_ms, idm_error *err)
     uint64_t old = atomic_load(v7);
     while (old < want && !atomic_compare_exchange_weak(v7, &old, want))
         ;
-    raise128(g, &g->states->ulid, (idm_u128)ms << 80 | (((idm_u128)1 << 80) - 1));
+    idm__raise128(g, &g->states->ulid, (idm_u128)ms << 80 | (((idm_u128)1 << 80) - 1));
     int64_t s = after_unix_ms / 1000 - IDM_KSUID_EPOCH_S;
     if (s >= 0)
-        raise128(g, &g->states->ksuid, (idm_u128)(uint64_t)s << 96 | (((idm_u128)1 << 96) - 1));
+        idm__raise128(g, &g->states->ksuid,
+                      (idm_u128)(uint64_t)s << 96 | (((idm_u128)1 << 96) - 1));
+    return IDM_OK;
+}
+
+void idm__raise64(idm_gen *g, _Atomic uint64_t *state, uint64_t want)
+{
+    if (g->unshared) {
+        if (atomic_load_explicit(state, memory_order_relaxed) < want)
+            atomic_store_explicit(state, want, memory_order_relaxed);
+        return;
+    }
+    uint64_t old = atomic_load(state);
+    while (old < want && !atomic_compare_exchange_weak(state, &old, want))
+        ;
+}
+
+int idm__gen_observe_begin(idm_gen *g, const void *seen, int64_t seen_ms, int64_t max_offset_ms,
+                           const char *what, idm_error *err)
+{
+    if (g == NULL || seen == NULL)
+        return idm__fail(err, IDM_EINVAL, 0, "generator and seen ID must not be NULL");
+    if (max_offset_ms < 0)
+        return idm__fail(err, IDM_EINVAL, 0, "max_offset_ms must be 0 or more, got %" PRId64,
+                         max_offset_ms);
+    int rc = idm__gen_enter(g, err);
+    if (rc != IDM_OK)
+        return rc;
+    if (g->map.base != NULL) {
+        rc = idm__state_check(&g->map, err);
+        if (rc != IDM_OK)
+            return rc;
+    }
+    int64_t now_ms = 0;
+    rc = idm__env_now_ms(&g->env, &now_ms, err);
+    if (rc != IDM_OK)
+        return rc;
+    /* Both are within 0 .. 2^48 * 1000 or so: the difference cannot wrap. */
+    int64_t ahead = seen_ms - now_ms;
+    if (ahead > max_offset_ms)
+        return idm__fail(err, IDM_EOFFSET, 0,
+                         "the %s seen is %" PRId64 " ms ahead of the local clock, more than the "
+                         "limit of %" PRId64 " ms",
+                         what, ahead, max_offset_ms);
     return IDM_OK;
 }
 

@@ -90,6 +90,19 @@ int idm__reserve128(idm_gen *g, idm_u128 *state, size_t n, uint64_t now_tick, un
                     idm_u128 fresh_rand, uint64_t max_tick, uint64_t cap_tick, const char *what,
                     idm_u128 *first, size_t *got, idm_error *err);
 
+/* Raise a monotonic state to at least want (compare-and-swap max; plain
+ * stores in an UNSHARED generator), never lowering it. */
+void idm__raise128(idm_gen *g, idm_u128 *state, idm_u128 want);
+void idm__raise64(idm_gen *g, _Atomic uint64_t *state, uint64_t want);
+
+/* The start of every *_observe call (causal minting): checks the
+ * arguments, adapts after fork like the minting calls, checks a host-wide
+ * file, reads the clock and refuses with IDM_EOFFSET (naming what, the
+ * lead and the limit) a seen ID whose time seen_ms lies more than
+ * max_offset_ms ahead of it. Changes no state. */
+int idm__gen_observe_begin(idm_gen *g, const void *seen, int64_t seen_ms, int64_t max_offset_ms,
+                           const char *what, idm_error *err);
+
 /* IDM_ECEILING with a message naming the ceiling and the format. */
 int idm__gen_fail_ceiling(idm_gen *g, const char *what, idm_error *err);
 

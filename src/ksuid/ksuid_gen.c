@@ -60,3 +60,26 @@ int idm_ksuid_next_n(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err)
     }
     return IDM_OK;
 }
+
+/* Causal minting (ksuid.h): the state holds the first 128 bits of the last
+ * KSUID (seconds << 96 | the payload's counting 96 bits); raising it to the
+ * seen KSUID's makes the next one's first 128 bits larger, so it sorts
+ * after seen whatever the last 32 bits of either hold. The time compared
+ * with the clock is the start of seen's second. */
+int idm_ksuid_observe(idm_gen *g, const idm_ksuid *seen, int64_t max_offset_ms, idm_error *err)
+{
+    idm_u128 v = 0;
+    int64_t seen_ms = 0;
+    if (seen != NULL) {
+        v = (idm_u128)idm__get_be64(seen->bytes) << 64 | idm__get_be64(seen->bytes + 8);
+        seen_ms = ((int64_t)(uint64_t)(v >> 96) + IDM_KSUID_EPOCH_S) * 1000;
+    }
+    int rc = idm__gen_observe_begin(g, seen, seen_ms, max_offset_ms, "KSUID", err);
+    if (rc != IDM_OK)
+        return rc;
+    if (v == ~(idm_u128)0)
+        return idm__fail(err, IDM_ETIME_RANGE, 0,
+                         "the KSUID seen is the last one of the 32-bit second range");
+    idm__raise128(g, &g->states->ksuid, v);
+    return IDM_OK;
+}

@@ -25,6 +25,43 @@
  * already moved to simply continues in that unit: the state never goes
  * back.
  *
+ * Causal minting (idm_snowflake_observe): a seen ID (tick T, node N,
+ * seq S) from another node must be followed by IDs that sort after it. With
+ * this generator's node n fixed, the first position after seen depends on
+ * where the node field sits:
+ *   node between time and seq (twitter):  n > N: (T, any seq), so the word
+ *       becomes (T, 0) - 1 + 1, the last ID of unit T - 1; n == N: (T, S + 1);
+ *       n < N: unit T + 1, so the word is T's last sequence number (used up);
+ *   seq above node (sonyflake):  n > N: (T, S); n <= N: (T, S + 1);
+ *   node above time:  n > N: any ID sorts after seen, nothing moves;
+ *       n == N: (T, S + 1); n < N: none can (IDM_EUNSUPPORTED).
+ * The word is raised (compare-and-swap max) to that position, and last_ms
+ * to the start of unit T when it is later: check_state's invariant (the
+ * word's unit never starts after last_ms) holds, and
+ * idm_snowflake_high_water_ms, which owners persist as their durable mark,
+ * covers the lead. last_ms is raised to T's start, never to T + 1's: no
+ * unit is claimed that neither the clock nor an observed ID has reached.
+ * Writes go observed_ms, then last_ms, then the word; readers load the
+ * word and last_ms with acquire order, so a last_ms raised by an
+ * observation is seen together with its observed_ms.
+ *
+ * The lead makes the clock read behind last_ms, which minting would take
+ * for a rewind. observed_ms (the latest unit start an observation raised
+ * last_ms to) and observed_offset_ms (the largest max_offset_ms such an
+ * observation was checked against) tell the two apart: when now < last,
+ * last <= observed_ms and last - now <= observed_offset_ms, the lead comes
+ * from an observation, and minting goes on as if the clock read last
+ * (continuing in that unit; no rewind wait, no refusal). Beyond that bound
+ * a clock step back is a rewind as before, so a real step after an
+ * observation is still refused past max_rewind_ms. Once the lead unit's
+ * sequence is used up, minting waits (or the try_ calls stop with
+ * IDM_EAGAIN) for the clock to reach the next unit's start: the exhaustion
+ * wait accepts a clock behind last_ms when the observation covers it
+ * (otherwise the loop would find the unit used up again and spin). Both
+ * fields sit in the 64-byte state block beside the word, so host-wide
+ * files keep their size and layout (zero in files written before them:
+ * no lead).
+ *
  * Left out on purpose: borrowing future time units when the sequence runs
  * out (Sonyflake and Baidu's CachedUidGenerator do) - an ID would then
  * claim a time that has not happened, and a restart could repeat it.
@@ -37,12 +74,22 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The largest offset bound an observation stores (2^48 - 1 ms, about
+ * 8,900 years: idmintd's and the CLI's --max-offset range); INT64_MAX, no
+ * limit, is stored as it. */
+#define OBSERVED_OFFSET_MAX_MS ((INT64_C(1) << 48) - 1)
 
 /* The shared part: in the generator, or in the state file. */
 struct idm_sf_states {
     _Alignas(64) _Atomic uint64_t state; /* (tick << seq_bits | seq) + 1; 0 = none */
     _Atomic int64_t last_ms;
+    /* The latest unit start an observation led to (0 = none), and the
+     * largest max_offset_ms such a lead was checked against. */
+    _Atomic int64_t observed_ms;
+    _Atomic int64_t observed_offset_ms;
 };
+/* The state file's block: adding the observation fields kept its size. */
+_Static_assert(sizeof(struct idm_sf_states) == 64, "struct idm_sf_states must stay 64 bytes");
 
 struct idm_snowflake {
     struct idm_env env;
@@ -343,8 +390,22 @@ static int check_state(const idm_snowflake *g, uint64_t word, int64_t last, idm_
 static int load_state(idm_snowflake *g, uint64_t *word, int64_t *last, idm_error *err)
 {
     *word = atomic_load_explicit(&g->st->state, memory_order_acquire);
-    *last = atomic_load_explicit(&g->st->last_ms, memory_order_relaxed);
-    return check_state(g, *word, *last, err);
+    *last = atomic_load_explicit(&g->st->last_ms, memory_order_acquire);
+    int rc = check_state(g, *word, *last, err);
+    if (rc != IDM_OK)
+        return rc;
+    /* The observation fields: a unit start inside the layout's range and a
+     * bound of at most OBSERVED_OFFSET_MAX_MS (observe stores no more),
+     * else a lead of any size would pass for an observation's. */
+    int64_t observed = atomic_load_explicit(&g->st->observed_ms, memory_order_relaxed);
+    int64_t bound = atomic_load_explicit(&g->st->observed_offset_ms, memory_order_relaxed);
+    if (observed < 0 || observed > g->last_valid_ms || bound < 0 || bound > OBSERVED_OFFSET_MAX_MS)
+        return idm__fail(err, IDM_ESTATE, 0,
+                         "the snowflake state file is damaged: its observed time (Unix ms %" PRId64
+                         ") or offset bound (%" PRId64 " ms) is out of range; remove the file only "
+                         "if no process mints with it",
+                         observed, bound);
+    return IDM_OK;
 }
 
 /* The last tick the ceiling allows; false when it allows none. */
@@ -387,6 +448,17 @@ static int wait_or_stop(idm_snowflake *g, bool nowait, int64_t until_ns, int64_t
     return IDM_OK;
 }
 
+/* Whether a clock reading now behind last (the latest time used) is an
+ * observation's lead rather than a clock step back (see the file comment). */
+static bool observed_lead(const struct idm_sf_states *st, int64_t last, int64_t now)
+{
+    if (now >= last)
+        return false;
+    int64_t observed = atomic_load_explicit(&st->observed_ms, memory_order_acquire);
+    int64_t bound = atomic_load_explicit(&st->observed_offset_ms, memory_order_acquire);
+    return last <= observed && last - now <= bound;
+}
+
 static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool nowait,
                 int64_t *retry_ns, idm_error *err)
 {
@@ -404,7 +476,11 @@ static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool no
             break;
         /* idm__env_now_ms never returns a time before 1970, and last_ms is
          * such a reading or resume_unix_ms >= 0: the difference cannot wrap. */
-        if (now < last) {
+        if (observed_lead(st, last, now)) {
+            /* Mint in the unit an observation led to, as if the clock read
+             * its start; the exhaustion wait below waits for the next one. */
+            now = last;
+        } else if (now < last) {
             int64_t back = last - now;
             if (back > g->max_rewind_ms && fresh_reads < 2) {
                 /* Another thread or process may have moved last_ms on while
@@ -510,7 +586,9 @@ static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool no
         int64_t now_ns = 0;
         rc = idm__env_now_ns(&g->env, &now_ns, err);
         now = now_ns / 1000000;
-        if (rc == IDM_OK && now >= atomic_load(&st->last_ms) && now < next_ms) {
+        int64_t last_now = atomic_load_explicit(&st->last_ms, memory_order_acquire);
+        if (rc == IDM_OK && now < next_ms &&
+            (now >= last_now || observed_lead(st, last_now, now))) {
             /* Sleep to the boundary itself, measured in nanoseconds: a
              * whole-millisecond sleep from a rounded-down reading wakes up
              * to a millisecond late, and at full speed that loses a tenth
@@ -626,4 +704,107 @@ int64_t idm_snowflake_ceiling(const idm_snowflake *g)
 {
     return g ? atomic_load_explicit(&((idm_snowflake *)g)->ceiling_ms, memory_order_acquire)
              : INT64_MAX;
+}
+
+/* Raises an int64 to at least want, never lowering it. */
+static void raise_i64(_Atomic int64_t *p, int64_t want)
+{
+    int64_t seen = atomic_load(p);
+    while (seen < want && !atomic_compare_exchange_weak(p, &seen, want))
+        ;
+}
+
+int idm_snowflake_observe(idm_snowflake *g, uint64_t seen, int64_t max_offset_ms, idm_error *err)
+{
+    if (g == NULL)
+        return idm__fail(err, IDM_EINVAL, 0, "no generator");
+    if (max_offset_ms < 0)
+        return idm__fail(err, IDM_EINVAL, 0, "max_offset_ms must be 0 or more, got %" PRId64,
+                         max_offset_ms);
+    if (IDM_UNLIKELY(idm__fork_generation() != g->fork_gen) && g->map.base == NULL)
+        return idm__fail(err, IDM_EFORKED, 0,
+                         "generator was inherited across fork(): parent and child would share "
+                         "its node; create a new generator with its own node in the child");
+    if (g->map.base != NULL) {
+        int rc = idm__state_check(&g->map, err);
+        if (rc != IDM_OK)
+            return rc;
+    }
+    idm_sf_parts p;
+    int rc = idm_sf_decode(&g->layout, seen, &p, err);
+    if (rc != IDM_OK)
+        return rc;
+    int64_t now = 0;
+    rc = idm__env_now_ms(&g->env, &now, err);
+    if (rc != IDM_OK)
+        return rc;
+    /* p.unix_ms is seen's unit start (representable: layout check); now is
+     * a clock reading after 1970, so when p.unix_ms > now the difference
+     * cannot wrap. */
+    if (p.unix_ms > now && p.unix_ms - now > max_offset_ms)
+        return idm__fail(err, IDM_EOFFSET, 0,
+                         "the snowflake seen is %" PRId64 " ms ahead of the local clock, more "
+                         "than the limit of %" PRId64 " ms",
+                         p.unix_ms - now, max_offset_ms);
+
+    /* The first position after seen this node can take (file comment), as
+     * a state word: the word is (tick << seq_bits | seq) + 1 of the last ID,
+     * so the next ID is at the word itself, or in the next unit when the
+     * word's sequence part is 0. */
+    const uint64_t my_node = g->node_part >> g->layout.shift[IDM_SF_NODE];
+    const unsigned node_shift = g->layout.shift[IDM_SF_NODE];
+    const uint64_t pos = p.time_units << g->seq_bits | p.sequence; /* seen's (tick, seq) */
+    uint64_t want;
+    if (node_shift > g->time_shift) {
+        /* Node above time. */
+        if (my_node > p.node)
+            return IDM_OK; /* every ID of this node sorts after seen */
+        if (my_node < p.node)
+            return idm__fail(err, IDM_EUNSUPPORTED, 0,
+                             "the layout puts the node above the time, and node %" PRIu64
+                             " of the ID seen is greater than this generator's %" PRIu64
+                             ": none of its IDs can sort after it",
+                             p.node, my_node);
+        want = pos + 1;
+    } else if (node_shift > g->seq_shift) {
+        /* Node between time and seq. */
+        if (my_node > p.node)
+            want = p.time_units << g->seq_bits; /* any seq of unit T */
+        else if (my_node == p.node)
+            want = pos + 1;
+        else
+            want = (p.time_units << g->seq_bits | g->seq_max) + 1; /* unit T + 1 */
+    } else {
+        /* Seq above node. */
+        want = my_node > p.node ? pos : pos + 1;
+    }
+    /* A word whose sequence part is 0 leads to the unit want >> seq_bits. */
+    if ((want & g->seq_max) == 0 && want >> g->seq_bits > g->max_tick)
+        return idm__fail(err, IDM_ETIME_RANGE, 0,
+                         "the snowflake seen is in the layout's last time unit and no later "
+                         "position is left for node %" PRIu64,
+                         my_node);
+
+    struct idm_sf_states *st = g->st;
+    int64_t last = atomic_load_explicit(&st->last_ms, memory_order_acquire);
+    if (p.unix_ms > last) {
+        /* Seen's unit starts after every time used. When it is also ahead
+         * of the clock, that is a lead: recorded before last_ms moves, so
+         * that minting that sees the new last_ms knows it for an
+         * observation's (observed_lead). */
+        if (p.unix_ms > now) {
+            raise_i64(&st->observed_offset_ms, max_offset_ms < OBSERVED_OFFSET_MAX_MS
+                                                   ? max_offset_ms
+                                                   : OBSERVED_OFFSET_MAX_MS);
+            raise_i64(&st->observed_ms, p.unix_ms);
+        }
+        raise_i64(&st->last_ms, p.unix_ms);
+    }
+    /* want's unit starts at or before seen's (want - 1 is in unit T or
+     * before), so the word never gets ahead of last_ms. */
+    uint64_t cur = atomic_load(&st->state);
+    while (cur < want && !atomic_compare_exchange_weak_explicit(
+                             &st->state, &cur, want, memory_order_release, memory_order_relaxed))
+        ;
+    return IDM_OK;
 }

@@ -44,3 +44,22 @@ int idm_ulid_next_n(idm_gen *g, idm_ulid *out, size_t n, idm_error *err)
     }
     return IDM_OK;
 }
+
+/* Causal minting (ulid.h): the state is the last ULID as a number, so
+ * raising it to the seen ULID makes the next one seen + 1 (a carry out of
+ * the 80 random bits moves to the next millisecond with fresh bits, as in
+ * minting). */
+int idm_ulid_observe(idm_gen *g, const idm_ulid *seen, int64_t max_offset_ms, idm_error *err)
+{
+    idm_u128 v = 0;
+    if (seen != NULL)
+        v = (idm_u128)idm__get_be64(seen->bytes) << 64 | idm__get_be64(seen->bytes + 8);
+    int rc =
+        idm__gen_observe_begin(g, seen, (int64_t)(uint64_t)(v >> 80), max_offset_ms, "ULID", err);
+    if (rc != IDM_OK)
+        return rc;
+    if (v == ~(idm_u128)0)
+        return idm__fail(err, IDM_ETIME_RANGE, 0, "the ULID seen is the largest ULID");
+    idm__raise128(g, &g->states->ulid, v);
+    return IDM_OK;
+}

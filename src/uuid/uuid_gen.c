@@ -119,3 +119,31 @@ int idm_uuidv7_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err)
     }
     return IDM_OK;
 }
+
+/* Causal minting (uuid.h): the seen UUID's position is its state word,
+ * unix_ms << 16 | the 16 counter bits as idm_uuidv7_next_n fills them (the
+ * 12 bits of rand_a, then the 4 bits after the variant). Raising the state
+ * to it makes the next UUID state + 1: the same millisecond with a larger
+ * counter, or, after counter 0xFFFF, the next millisecond. The 58 random
+ * bits play no part: a larger counter (or time) sorts after whatever they
+ * hold. */
+int idm_uuidv7_observe(idm_gen *g, const idm_uuid *seen, int64_t max_offset_ms, idm_error *err)
+{
+    uint64_t word = 0;
+    if (seen != NULL) {
+        const uint8_t *b = seen->bytes;
+        if (b[6] >> 4 != 7)
+            return idm__fail(err, IDM_EINVAL, 0, "the UUID seen is version %d, not 7", b[6] >> 4);
+        uint64_t counter =
+            ((uint64_t)(b[6] & 0x0F) << 8 | b[7]) << 4 | (uint64_t)(b[8] >> 2 & 0x0F);
+        word = idm__get_be64(b) >> 16 << 16 | counter;
+    }
+    int rc = idm__gen_observe_begin(g, seen, (int64_t)(word >> 16), max_offset_ms, "UUIDv7", err);
+    if (rc != IDM_OK)
+        return rc;
+    if (word == UINT64_MAX)
+        return idm__fail(err, IDM_ETIME_RANGE, 0,
+                         "the UUIDv7 seen is the last one of the 48-bit millisecond range");
+    idm__raise64(g, &g->states->v7, word);
+    return IDM_OK;
+}

@@ -255,7 +255,7 @@ ok"
 ERR_UNKNOWN="\\{\"error\": \"unknown query parameter '[^']*' \\(this route takes [^\"]+\\)\"\\}"
 before=$(minted_total)
 http "unknown query parameters are a 400, not ignored (a misspelt count)" \
-    -s 400 -h "$JSON" -o "{\"error\": \"unknown query parameter 'cuont' (this route takes count and prefix)\"}" \
+    -s 400 -h "$JSON" -o "{\"error\": \"unknown query parameter 'cuont' (this route takes count, prefix and after)\"}" \
     -- '/v1/ids/ulid?cuont=5'
 expect "a refused query mints nothing" "$(minted_total)" = "$before"
 http "query parameter names are case-sensitive (Count is unknown)" \

@@ -169,7 +169,7 @@ expect "COMMAND INFO next: Redis 7's entry (name, arity -2, flags...); an unknow
     "$(resp 'COMMAND INFO next nope\r\n')" =~ '^\*2 \*10 \$4 next :-2 \*1 \+write :0 :0 :0 \*2 \+@write \+@fast \*0 \*0 \*0 \$-1 \+OK$'
 expect "COMMAND: every command's entry" "$(resp 'COMMAND\r\n' | cut -d ' ' -f 1-4)" = '*15 *10 $4 next'
 expect "COMMAND DOCS next: a map of summary, since, group and syntax" \
-    "$(resp 'COMMAND DOCS next\r\n')" =~ '^\*2 \$4 next \*8 \$7 summary \$[0-9]+ [^$]+ \$5 since \$[0-9]+ [0-9.]+ \$5 group \$6 idmint \$6 syntax \$28 NEXT format \[count\] \[prefix\] \+OK$'
+    "$(resp 'COMMAND DOCS next\r\n')" =~ '^\*2 \$4 next \*8 \$7 summary \$[0-9]+ [^$]+ \$5 since \$[0-9]+ [0-9.]+ \$5 group \$6 idmint \$6 syntax \$39 NEXT format \[count\] \[prefix\] \[AFTER id\] \+OK$'
 check "COMMAND with an unknown subcommand: an error" -O "ERR unknown subcommand 'FOO' for 'command'.*" -- err COMMAND FOO
 
 # --- the cross-protocol guard ----------------------------------------------------------
