@@ -419,6 +419,21 @@ static void from_numerals(const uint16_t numerals[OBF_NUMERALS], uint8_t bytes[O
     }
 }
 
+/* The text of both forms: prefix and "_" when there is one, then n bytes
+ * as body_len base62 characters, and a NUL (the caller checked the room). */
+static void write_text(const char *prefix, size_t prefix_len, const uint8_t *bytes, size_t n,
+                       size_t body_len, char *dst)
+{
+    size_t at = 0;
+    if (prefix_len > 0) {
+        memcpy(dst, prefix, prefix_len);
+        dst[prefix_len] = '_';
+        at = prefix_len + 1;
+    }
+    idm__base62_encode(bytes, n, dst + at, body_len);
+    dst[at + body_len] = '\0';
+}
+
 int idm_obfuscate(const idm_key *k, uint64_t id, const char *prefix, size_t prefix_len, char *dst,
                   size_t cap, idm_error *err)
 {
@@ -437,14 +452,7 @@ int idm_obfuscate(const idm_key *k, uint64_t id, const char *prefix, size_t pref
     if (rc != IDM_OK)
         return rc;
     from_numerals(numerals, block);
-    size_t at = 0;
-    if (prefix_len > 0) {
-        memcpy(dst, prefix, prefix_len);
-        dst[prefix_len] = '_';
-        at = prefix_len + 1;
-    }
-    idm__base62_encode(block, sizeof block, dst + at, IDM_OBF_BODY_LEN);
-    dst[at + IDM_OBF_BODY_LEN] = '\0';
+    write_text(prefix, prefix_len, block, sizeof block, IDM_OBF_BODY_LEN, dst);
     return IDM_OK;
 }
 
@@ -549,14 +557,7 @@ int idm_stoken_next(idm_gen *g, const idm_key *k, const char *prefix, size_t pre
         OPENSSL_cleanse(raw, sizeof raw);
         return tag_failure(rc, err);
     }
-    size_t at = 0;
-    if (prefix_len > 0) {
-        memcpy(dst, prefix, prefix_len);
-        dst[prefix_len] = '_';
-        at = prefix_len + 1;
-    }
-    idm__base62_encode(raw, sizeof raw, dst + at, IDM_STOKEN_BODY_LEN);
-    dst[at + IDM_STOKEN_BODY_LEN] = '\0';
+    write_text(prefix, prefix_len, raw, sizeof raw, IDM_STOKEN_BODY_LEN, dst);
     OPENSSL_cleanse(raw, sizeof raw);
     return IDM_OK;
 }
