@@ -12,6 +12,9 @@
  *    its decimal text is accepted again as the same value;
  *  - an accepted size lies in its range and its decimal text in bytes is
  *    accepted again as the same value;
+ *  - an accepted duration lies in 1 .. its maximum, and its seconds
+ *    written as NUMBERs (the largest units first) are accepted again as
+ *    the same value;
  *  - an accepted epoch, printed as Unix ms, is accepted again unchanged;
  *  - an accepted layout formats, and the formatted layout resolves to the
  *    same layout; a node accepted for it is at most its largest node.
@@ -108,6 +111,32 @@ static void layout(const char *spec, const char *ep, const char *node)
         check_msg(msg, sizeof msg);
 }
 
+static void duration(const char *text)
+{
+    char msg[IDMX_OPT_MSG_CAP];
+    const int64_t max_s = INT64_C(100) * 365 * 86400;
+    int64_t v = 9, again = 0;
+    if (idmx_parse_duration_s("--expires", text, max_s, &v, msg, sizeof msg) != 0) {
+        check_msg(msg, sizeof msg);
+        FUZZ_CHECK(v == 9);
+        return;
+    }
+    FUZZ_CHECK(v >= 1 && v <= max_s);
+    char back[96];
+    int64_t d = v / 86400, h = v / 3600 % 24, m = v / 60 % 60, sec = v % 60;
+    size_t n = 0;
+    if (d > 0)
+        n += (size_t)snprintf(back + n, sizeof back - n, "%" PRId64 "d", d);
+    if (h > 0)
+        n += (size_t)snprintf(back + n, sizeof back - n, "%" PRId64 "h", h);
+    if (m > 0)
+        n += (size_t)snprintf(back + n, sizeof back - n, "%" PRId64 "m", m);
+    if (sec > 0)
+        snprintf(back + n, sizeof back - n, "%" PRId64 "s", sec);
+    FUZZ_CHECK(idmx_parse_duration_s("--expires", back, max_s, &again, msg, sizeof msg) == 0 &&
+               again == v);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 4096)
@@ -128,6 +157,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     whole(a, &idmx_range_max_count);
     ms(a, &idmx_range_reserve_ms);
     ms(a, &idmx_range_max_rewind_ms);
+    ms(a, &idmx_range_max_offset_ms);
+    duration(a);
     epoch(a);
     layout(a, b[0] ? b : NULL, b);
     layout("twitter", a, b);
