@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/demo.sh - the first quick-start command: installs the build
 # dependencies, builds idmint and idmintd into build/, shows the CLI at work
-# (every format minted, a few inspected and converted), then starts idmintd
+# (every format minted, a few inspected and converted, HLC stamps, causal
+# minting, keyed obfuscation and signed tokens), then starts idmintd
 # on its built-in defaults, asks it for IDs with curl and redis-cli, and
 # keeps it serving in the foreground until Ctrl-C (when run from a
 # terminal; IDM_DEMO_NO_WAIT=1 stops it at the end instead).
@@ -74,9 +75,25 @@ run convert --to ulid "$uuidv7"
 run convert --to typeid --prefix user "$uuidv7"
 run convert --to uuid "$ulid"
 
+section "causal order: hybrid logical clock stamps, and IDs minted after one seen elsewhere"
+run hlc now
+stamp=$(first_line)
+run hlc inspect "$stamp"
+run hlc update "$stamp"
+run gen uuidv7 --after "$uuidv7"
+
+section "public IDs: keyed obfuscation and signed expiring tokens"
+KEY="$BUILD/demo.key"
+run keygen --force "$KEY"
+run obfuscate --key-file "$KEY" --prefix user 1000 1001 1002
+public=$(first_line)
+run reveal --key-file "$KEY" "$public"
+run gen token --expires 7d --key-file "$KEY" --prefix share
+run verify --key-file "$KEY" "$(first_line)"
+
 section "idmintd: the ID service on its defaults (HTTP 127.0.0.1:8080, Redis protocol 127.0.0.1:6380)"
 STATE="$BUILD/idmintd-state"
-"$BUILD/idmintd" --state-dir "$STATE" &
+"$BUILD/idmintd" --state-dir "$STATE" --key-file "$KEY" &
 IDMINTD_PID=$!
 trap 'kill -TERM "$IDMINTD_PID" 2>/dev/null; wait "$IDMINTD_PID" 2>/dev/null' EXIT
 for _ in $(seq 1 50); do
@@ -91,9 +108,15 @@ show curl -s 'http://127.0.0.1:8080/v1/ids/snowflake?count=3'
 show curl -s -H 'Accept: application/json' 'http://127.0.0.1:8080/v1/ids/uuidv7?count=2'
 show curl -s 'http://127.0.0.1:8080/v1/ids/typeid?count=2&prefix=user'
 show curl -s "http://127.0.0.1:8080/v1/inspect/$ulid"
+show curl -s http://127.0.0.1:8080/v1/hlc
+show curl -s -X POST --data "$stamp" http://127.0.0.1:8080/v1/hlc
+show curl -s "http://127.0.0.1:8080/v1/ids/uuidv7?after=$uuidv7"
+show curl -s "http://127.0.0.1:8080/v1/obfuscate/1000?prefix=user"
+show curl -s "http://127.0.0.1:8080/v1/reveal/$public"
 if command -v redis-cli >/dev/null 2>&1; then
     show redis-cli -p 6380 NEXT ulid 3
     show redis-cli -p 6380 NEXT snowflake
+    show redis-cli -p 6380 HLC
 else
     echo "(redis-cli is not installed: apt-get install redis-tools to try the Redis protocol)"
 fi
