@@ -11,6 +11,8 @@
  *                                 as before: NEXT typeid 5 user AFTER
  *                                 user_01...), -ERR when it does not parse or
  *                                 lies further ahead than --max-offset
+ *   OBFUSCATE id [prefix]         the ID's public form under --key-file
+ *   REVEAL token                  the decimal ID it stands for (keyed.h)
  *   HLC [stamp]                   a new hybrid logical clock stamp, or one
  *                                 after the stamp given (merged; hlc.h), as
  *                                 a bulk string
@@ -410,6 +412,42 @@ static int cmd_hlc(req *r)
     if (idm_hlc_format(res.stamp, text, sizeof text) != IDM_OK)
         text[0] = '\0';
     bulk(r->out, text, strlen(text));
+    return RUN_DONE;
+}
+
+/* --- OBFUSCATE, REVEAL: public IDs under --key-file (keyed.h) -------------------------------- */
+
+/* OBFUSCATE id [prefix]: the obfuscated form of a decimal 64-bit ID, as
+ * GET /v1/obfuscate/{id}[?prefix=P] gives it. */
+static int cmd_obfuscate(req *r)
+{
+    const idms_resp_command *cmd = r->cmd;
+    const idms_resp_arg *id = &cmd->argv[1];
+    const idms_resp_arg *prefix = cmd->argc == 3 ? &cmd->argv[2] : NULL;
+    char out[IDM_OBF_STRLEN_MAX + 1], msg[IDMS_KEYED_MSG_CAP];
+    if (idms_keyed_obfuscate(r->s, id->ptr, id->len, prefix ? prefix->ptr : "",
+                             prefix ? prefix->len : 0, out, sizeof out, msg, sizeof msg) != 200) {
+        errorf(r->out, "%s", msg);
+        return RUN_DONE;
+    }
+    bulk(r->out, out, strlen(out));
+    return RUN_DONE;
+}
+
+/* REVEAL token: the decimal ID an obfuscated text stands for, as a bulk
+ * string (an integer reply cannot hold IDs above 2^63 - 1), as GET
+ * /v1/reveal/{token}. */
+static int cmd_reveal(req *r)
+{
+    const idms_resp_arg *text = &r->cmd->argv[1];
+    char msg[IDMS_KEYED_MSG_CAP], dec[24];
+    uint64_t id = 0;
+    if (idms_keyed_reveal(r->s, text->ptr, text->len, &id, msg, sizeof msg) != 200) {
+        errorf(r->out, "%s", msg);
+        return RUN_DONE;
+    }
+    size_t n = idm_sf_format_decimal(id, dec, sizeof dec);
+    bulk(r->out, dec, n);
     return RUN_DONE;
 }
 
@@ -820,6 +858,10 @@ static const command commands[] = {
      "Mints IDs: a bulk string without a count, an array with one", cmd_next},
     {"hlc", 1, 2, "HLC [stamp]", "write fast", "@write @fast", "idmint",
      "A new hybrid logical clock stamp, or one after the stamp given (merged)", cmd_hlc},
+    {"obfuscate", 2, 3, "OBFUSCATE id [prefix]", "readonly fast", "@read @fast", "idmint",
+     "The public (obfuscated) form of a decimal 64-bit ID (--key-file)", cmd_obfuscate},
+    {"reveal", 2, 2, "REVEAL token", "readonly fast", "@read @fast", "idmint",
+     "The decimal ID an obfuscated ID stands for (--key-file)", cmd_reveal},
     {"incr", 2, 2, "INCR tag", "write fast", "@write @fast", "idmint",
      "The segment tag's next ID (--segments)", cmd_incr},
     {"incrby", 3, 3, "INCRBY tag n", "write fast", "@write @fast", "idmint",

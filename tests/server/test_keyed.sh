@@ -17,6 +17,9 @@ start_server
 http "without --key-file, /v1/obfuscate is 404 saying so" -s 404 \
     -O '\{"error": "idmintd was started without --key-file: no obfuscated IDs"\}' -- /v1/obfuscate/1
 http "without --key-file, /v1/reveal is 404 too" -s 404 -O "$JSON_ERROR" -- /v1/reveal/abc
+check "without --key-file, RESP OBFUSCATE is an error saying so" \
+    -O 'ERR idmintd was started without --key-file: no obfuscated IDs\s*' -- \
+    redis-cli -p "$RESP_PORT" OBFUSCATE 1
 stop_server
 
 # --- a key file others may read ---------------------------------------------------------------
@@ -70,6 +73,27 @@ http "an ID past 64 bits: 400" -s 400 -O '\{"error": "the ID exceeds 64 bits"\}'
 http "a bad prefix: 400" -s 400 -O "$JSON_ERROR" -- '/v1/obfuscate/1?prefix=User'
 http "an unknown parameter: 400" -s 400 -O "$JSON_ERROR" -- '/v1/obfuscate/1?count=2'
 http "reveal takes no parameter" -s 400 -O "$JSON_ERROR" -- "/v1/reveal/$CLI_TOK?prefix=user"
+check "RESP OBFUSCATE id: the CLI's token" -o "$CLI_TOK" -- redis-cli -p "$RESP_PORT" OBFUSCATE 12345
+check "RESP OBFUSCATE id prefix: the CLI's --prefix" -o "$CLI_PTOK" -- \
+    redis-cli -p "$RESP_PORT" OBFUSCATE 12345 user
+check "RESP REVEAL token: the decimal ID" -o 12345 -- redis-cli -p "$RESP_PORT" REVEAL "$CLI_PTOK"
+check "RESP REVEAL: IDs above 2^63 as a bulk string" -o 18446744073709551615 -- \
+    redis-cli -p "$RESP_PORT" REVEAL "$("$IDMINT" obfuscate --key-file "$K" 18446744073709551615)"
+check "RESP REVEAL of a tampered token: an error with the reason" \
+    -O 'ERR not an ID obfuscated under this key and prefix: another key, or altered\s*' -- \
+    redis-cli -p "$RESP_PORT" REVEAL "${CLI_TOK%?}$alt"
+check "RESP REVEAL of a malformed token: an error" -O 'ERR obfuscated ID must be 17 characters.*' -- \
+    redis-cli -p "$RESP_PORT" REVEAL abc
+check "RESP OBFUSCATE of a non-decimal ID: an error" -O 'ERR the ID must be a decimal 64-bit number\s*' -- \
+    redis-cli -p "$RESP_PORT" OBFUSCATE 12a
+check "RESP OBFUSCATE with a bad prefix: an error" -O 'ERR .*' -- \
+    redis-cli -p "$RESP_PORT" OBFUSCATE 1 User
+check "RESP OBFUSCATE with too many arguments: Redis's arity error" \
+    -O "ERR wrong number of arguments for 'obfuscate' command.*" -- \
+    redis-cli -p "$RESP_PORT" OBFUSCATE 1 user extra
+check "pipelined OBFUSCATE and REVEAL round trip 100 IDs in order" -o ok --sh \
+    "for i in \$(seq 100); do echo OBFUSCATE \$i; done | redis-cli -p $RESP_PORT >$T_DIR/toks &&
+     sed 's/^/REVEAL /' $T_DIR/toks | redis-cli -p $RESP_PORT >$T_DIR/ids && seq 100 | cmp -s - $T_DIR/ids && echo ok"
 check "the requests are counted by route" -O 'idmint_requests_total\{route="/v1/reveal",status="4xx"\} [1-9][0-9]*' \
     --sh "curl -s http://127.0.0.1:$HTTP_PORT/metrics | grep 'route=\"/v1/reveal\",status=\"4xx\"'"
 stop_server

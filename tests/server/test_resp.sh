@@ -94,7 +94,7 @@ check "an unknown command is a RESP error" -O "ERR unknown command 'FOO'.*" -- e
 served=$(redis-cli -p "$RESP_PORT" COMMAND LIST | tr a-z A-Z | sort | paste -sd ' ')
 hint=$(err FOO | sed -n 's/.*(idmintd serves \(.*\))$/\1/p' | tr -d ',' | tr ' ' '\n' | sort | paste -sd ' ')
 expect "the unknown-command hint lists every command served (COMMAND LIST)" "$hint" = "$served"
-expect "the commands served" "$served" = "AUTH CLIENT COMMAND CONFIG ECHO HELLO HLC INCR INCRBY INFO NEXT PING QUIT RESET SELECT"
+expect "the commands served" "$served" = "AUTH CLIENT COMMAND CONFIG ECHO HELLO HLC INCR INCRBY INFO NEXT OBFUSCATE PING QUIT RESET REVEAL SELECT"
 check "a wrong number of arguments names the command and its syntax" \
     -O "ERR wrong number of arguments for 'echo' command \\(ECHO message\\)" -- err ECHO
 check "PING with two arguments: wrong number of arguments" -O "ERR wrong number of arguments for 'ping'.*" -- err PING a b
@@ -164,10 +164,10 @@ check "CLIENT KILL: a clear error naming what is served" \
 check "CLIENT without a subcommand: wrong number of arguments" -O "ERR wrong number of arguments for 'client'.*" -- err CLIENT
 
 # COMMAND, sane: a count, names, entries and docs of the commands served.
-check "COMMAND COUNT: the number of commands served" -o 15 -- cli COMMAND COUNT
+check "COMMAND COUNT: the number of commands served" -o 17 -- cli COMMAND COUNT
 expect "COMMAND INFO next: Redis 7's entry (name, arity -2, flags...); an unknown name is a null" \
     "$(resp 'COMMAND INFO next nope\r\n')" =~ '^\*2 \*10 \$4 next :-2 \*1 \+write :0 :0 :0 \*2 \+@write \+@fast \*0 \*0 \*0 \$-1 \+OK$'
-expect "COMMAND: every command's entry" "$(resp 'COMMAND\r\n' | cut -d ' ' -f 1-4)" = '*15 *10 $4 next'
+expect "COMMAND: every command's entry" "$(resp 'COMMAND\r\n' | cut -d ' ' -f 1-4)" = '*17 *10 $4 next'
 expect "COMMAND DOCS next: a map of summary, since, group and syntax" \
     "$(resp 'COMMAND DOCS next\r\n')" =~ '^\*2 \$4 next \*8 \$7 summary \$[0-9]+ [^$]+ \$5 since \$[0-9]+ [0-9.]+ \$5 group \$6 idmint \$6 syntax \$39 NEXT format \[count\] \[prefix\] \[AFTER id\] \+OK$'
 check "COMMAND with an unknown subcommand: an error" -O "ERR unknown subcommand 'FOO' for 'command'.*" -- err COMMAND FOO
