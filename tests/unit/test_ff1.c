@@ -16,17 +16,6 @@ static uint64_t rng_state = 0x46463120u;
 
 static const char alphabet36[] = "0123456789abcdefghijklmnopqrstuvwxyz";
 
-static size_t from_hex(const char *hex, uint8_t *out)
-{
-    size_t n = strlen(hex) / 2;
-    for (size_t i = 0; i < n; i++) {
-        unsigned byte = 0;
-        sscanf(hex + 2 * i, "%2x", &byte);
-        out[i] = (uint8_t)byte;
-    }
-    return n;
-}
-
 static size_t to_numerals(const char *text, uint16_t *out)
 {
     size_t n = strlen(text);
@@ -70,8 +59,8 @@ static void test_nist_samples(void)
         uint8_t key[32], tweak[16];
         uint16_t pt[32], ct[32], got[32];
         char text[33];
-        size_t key_len = from_hex(samples[s].key, key);
-        size_t tweak_len = from_hex(samples[s].tweak, tweak);
+        size_t key_len = test_from_hex(samples[s].key, key);
+        size_t tweak_len = test_from_hex(samples[s].tweak, tweak);
         size_t n = to_numerals(samples[s].pt, pt);
         ASSERT_EQ_INT(to_numerals(samples[s].ct, ct), n);
         idm_error err;
@@ -171,8 +160,8 @@ static void test_keys_and_tweaks_matter(void)
     size_t n = to_numerals(PT_36, pt);
     idm_error err;
     for (size_t key_len = 16; key_len <= 32; key_len += 8) {
-        size_t tweak_len = from_hex(T_11, tweak);
-        from_hex(K256, key);
+        size_t tweak_len = test_from_hex(T_11, tweak);
+        test_from_hex(K256, key);
         ASSERT_OK(idm__ff1_encrypt(key, key_len, tweak, tweak_len, 36, pt, n, ct, &err), &err);
         for (size_t bit = 0; bit < key_len * 8; bit += 7) {
             key[bit / 8] ^= (uint8_t)(1u << (bit % 8));
@@ -228,7 +217,7 @@ static void test_validation(void)
 {
     uint8_t key[32];
     uint16_t pt[40], out[40];
-    size_t key_len = from_hex(K128, key);
+    size_t key_len = test_from_hex(K128, key);
     for (size_t i = 0; i < 40; i++)
         pt[i] = (uint16_t)(i % 2);
     idm_error err;
@@ -275,8 +264,8 @@ static void test_context_nist_samples(void)
         uint8_t key[32], tweak[16];
         uint16_t pt[32], ct[32], got[32];
         char text[33];
-        size_t key_len = from_hex(samples[s].key, key);
-        size_t tweak_len = from_hex(samples[s].tweak, tweak);
+        size_t key_len = test_from_hex(samples[s].key, key);
+        size_t tweak_len = test_from_hex(samples[s].tweak, tweak);
         size_t n = to_numerals(samples[s].pt, pt);
         ASSERT_EQ_INT(to_numerals(samples[s].ct, ct), n);
         idm_error err;

@@ -16,17 +16,6 @@
 
 static uint64_t rng_state = 0x6b657965u;
 
-static size_t from_hex(const char *hex, uint8_t *out)
-{
-    size_t n = strlen(hex) / 2;
-    for (size_t i = 0; i < n; i++) {
-        unsigned byte = 0;
-        sscanf(hex + 2 * i, "%2x", &byte);
-        out[i] = (uint8_t)byte;
-    }
-    return n;
-}
-
 static void master_from_seed(uint8_t master[IDM_KEY_BYTES], uint64_t seed)
 {
     for (size_t i = 0; i < IDM_KEY_BYTES; i += 8) {
@@ -62,11 +51,11 @@ static void hkdf_matches_rfc5869(void)
     ASSERT_EQ_INT(
         idm__hkdf_sha256(ikm, sizeof ikm, salt, sizeof salt, info, sizeof info, okm, sizeof okm),
         IDM_OK);
-    from_hex("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865",
+    test_from_hex("3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865",
              want);
     ASSERT_EQ_MEM(okm, want, sizeof want);
     ASSERT_EQ_INT(idm__hkdf_sha256(ikm, sizeof ikm, NULL, 0, NULL, 0, okm, sizeof okm), IDM_OK);
-    from_hex("8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8",
+    test_from_hex("8da4e775a563c18f715f802a063c5a31b8a11f5c5ee1879ec3454e5f3c738d2d9d201395faa4b61a96c8",
              want);
     ASSERT_EQ_MEM(okm, want, sizeof want);
 }
@@ -99,7 +88,7 @@ static void hmac_matches_rfc4231(void)
             ASSERT_EQ_INT(
                 idm__hmac_run(&h, (const uint8_t *)cases[c].msg, strlen(cases[c].msg), out),
                 IDM_OK);
-            from_hex(cases[c].mac, want);
+            test_from_hex(cases[c].mac, want);
             ASSERT_EQ_MEM(out, want, 32);
         }
         idm__hmac_clear(&h);

@@ -109,6 +109,19 @@ static inline uint64_t test_rng_next(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+/* The bytes of a test vector's hex text (an even number of digits, as
+ * the specs print them) into out; returns how many. */
+static inline size_t test_from_hex(const char *hex, uint8_t *out)
+{
+    size_t n = strlen(hex) / 2;
+    for (size_t i = 0; i < n; i++) {
+        unsigned byte = 0;
+        sscanf(hex + 2 * i, "%2x", &byte);
+        out[i] = (uint8_t)byte;
+    }
+    return n;
+}
+
 /* A copy of text[0..len-1] in its own allocation of exactly len bytes (one
  * when len is 0), so that ASan catches a parser reading past len. The
  * caller frees it. Aborts when out of memory. */
