@@ -226,9 +226,6 @@ extern const char cli_keygen_help[];
 extern const char cli_obfuscate_help[];
 extern const char cli_reveal_help[];
 extern const char cli_verify_help[];
-/* Loads a key file (common/keyfile.c) into *out: CLI_EXIT_OK, or
- * CLI_EXIT_FAIL after reporting why (the file named, never its bytes). */
-int cli_load_key(cli *c, const char *path, idm_key **out);
 /* gen token --expires D --key-file F: count signed tokens. Returns an exit
  * status (2 for a bad --expires). */
 int cli_gen_stoken(cli *c, idm_gen *g, uint64_t count, const char *prefix, const char *expires,

@@ -2,6 +2,8 @@
  * keyed.c - the commands of public IDs under a secret key (keyed.h):
  *
  *   idmint keygen FILE [--force]                          a new key, mode 0600
+ *   idmint keygen --rotate FILE                           a new current key, old kept
+ *   idmint keygen --list FILE                             fingerprints and roles
  *   idmint obfuscate --key-file F [--prefix P] [ID ...]   64-bit IDs -> tokens
  *   idmint reveal --key-file F [TOKEN ...]                tokens -> IDs
  *   idmint verify --key-file F TOKEN                      a signed token's state
@@ -9,7 +11,9 @@
  *
  * Key files go through common/keyfile.c, the reader idmintd uses too; no
  * output or message of these commands contains key material (keygen -
- * prints the key text on purpose).
+ * prints the key text on purpose). A key file may hold several keys
+ * (rotation): obfuscate and gen token sign with the first, the current
+ * key; reveal and verify accept any of them.
  */
 #include "cli.h"
 #include "keyfile.h"
@@ -19,13 +23,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-enum { OPT_KEY_FILE = CLI_OPT_HELP + 1, OPT_PREFIX, OPT_FORCE };
+enum { OPT_KEY_FILE = CLI_OPT_HELP + 1, OPT_PREFIX, OPT_FORCE, OPT_ROTATE, OPT_LIST };
 
 /* clang-format off */
 static const idmx_option keygen_options[] = {
     {"help", 'h', IDMX_NO_ARG, CLI_OPT_HELP},
     {"force", 0, IDMX_NO_ARG, OPT_FORCE},
+    {"rotate", 0, IDMX_NO_ARG, OPT_ROTATE},
+    {"list", 0, IDMX_NO_ARG, OPT_LIST},
     {NULL, 0, 0, 0},
 };
 static const idmx_option obfuscate_options[] = {
@@ -43,13 +50,24 @@ static const idmx_option key_only_options[] = {
 
 const char cli_keygen_help[] =
     "Usage: idmint keygen [--force] FILE\n"
+    "       idmint keygen --rotate FILE\n"
+    "       idmint keygen --list FILE\n"
     "\n"
     "Write a new random key to FILE, created with mode 0600 (never through a\n"
     "symbolic link), and print its fingerprint on standard error. FILE '-'\n"
     "prints the key text on standard output instead.\n"
     "\n"
+    "A key file holds up to 8 keys, one a line: the first is the current key\n"
+    "(obfuscate, gen token --expires), the others previous keys that reveal\n"
+    "and verify still accept, so that rotating breaks no public ID.\n"
+    "\n"
     "Options:\n"
-    "      --force       replace an existing FILE (the old key is lost)\n"
+    "      --force       replace an existing FILE (all its keys are lost); the\n"
+    "                    file is replaced atomically, never left missing\n"
+    "      --rotate      put a new current key first in the existing FILE and\n"
+    "                    keep its keys after it (the oldest beyond 8 dropped)\n"
+    "      --list        print each key's fingerprint and role (current or\n"
+    "                    previous), never the key\n"
     "  -h, --help        show this help and exit\n";
 
 const char cli_obfuscate_help[] =
@@ -92,9 +110,12 @@ typedef struct keyed_args {
     const char *key_file;
     const char *prefix;
     bool force;
+    bool rotate;
+    bool list;
     char **operands; /* collected at the front of argv[1..] */
     int n_operands;
-    idm_key *key;
+    idmx_keyring ring;
+    idm_key *key; /* ring.keys[0]: the current key */
 } keyed_args;
 
 static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
@@ -114,14 +135,34 @@ static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
     case OPT_FORCE:
         a->force = true;
         break;
+    case OPT_ROTATE:
+        a->rotate = true;
+        break;
+    case OPT_LIST:
+        a->list = true;
+        break;
     default:
         return cli_usage(c, "unhandled option '%s'", p->name != NULL ? p->name : "?");
     }
     return CLI_CONTINUE;
 }
 
+/* Loads the key file's ring (common/keyfile.c) into a->ring and points
+ * a->key at its current key: CLI_EXIT_OK, or CLI_EXIT_FAIL after reporting
+ * why (the file named, never its bytes). */
+static int load_ring(cli *c, const char *path, keyed_args *a)
+{
+    char msg[IDMX_KEYFILE_MSG_CAP];
+    if (idmx_keyring_load(path, &a->ring, msg, sizeof msg) != 0) {
+        cli_diag(c, "%s", msg);
+        return CLI_EXIT_FAIL;
+    }
+    a->key = a->ring.keys[0];
+    return CLI_EXIT_OK;
+}
+
 /* Parses the options and loads --key-file (required). Returns CLI_CONTINUE
- * with a->key set, or the exit status. */
+ * with a->ring and a->key set, or the exit status. */
 static int parse_and_load(cli *c, int argc, char **argv, const idmx_option *opts, const char *help,
                           keyed_args *a)
 {
@@ -134,18 +175,8 @@ static int parse_and_load(cli *c, int argc, char **argv, const idmx_option *opts
     if (a->key_file == NULL) {
         return cli_usage(c, "%s needs --key-file F (make one with idmint keygen F)", argv[0]);
     }
-    st = cli_load_key(c, a->key_file, &a->key);
+    st = load_ring(c, a->key_file, a);
     return st == CLI_EXIT_OK ? CLI_CONTINUE : st;
-}
-
-int cli_load_key(cli *c, const char *path, idm_key **out)
-{
-    char msg[IDMX_KEYFILE_MSG_CAP];
-    if (idmx_keyfile_load(path, out, msg, sizeof msg) != 0) {
-        cli_diag(c, "%s", msg);
-        return CLI_EXIT_FAIL;
-    }
-    return CLI_EXIT_OK;
 }
 
 /* "2026-12-08T10:00:00Z": whole seconds, as signed tokens carry them. */
@@ -163,6 +194,77 @@ static void format_expiry(int64_t unix_s, char dst[IDM_RFC3339_CAP])
 
 /* ---- keygen ------------------------------------------------------------------ */
 
+/* The fingerprint of master, or "?" (fp: IDM_KEY_FINGERPRINT_LEN + 1). */
+static int fingerprint_of(const uint8_t master[IDM_KEY_BYTES], char *fp, idm_error *err)
+{
+    idm_key *k = NULL;
+    int rc = idm_key_new(&k, master, NULL, err);
+    if (rc == IDM_OK && idm_key_fingerprint(k, fp, IDM_KEY_FINGERPRINT_LEN + 1) != IDM_OK) {
+        snprintf(fp, IDM_KEY_FINGERPRINT_LEN + 1, "?");
+    }
+    idm_key_free(k);
+    return rc;
+}
+
+/* keygen --list FILE: "FINGERPRINT current" then "FINGERPRINT previous"
+ * lines, in the file's order. */
+static int keygen_list(cli *c, const char *path)
+{
+    keyed_args a;
+    memset(&a, 0, sizeof a);
+    int st = load_ring(c, path, &a);
+    if (st != CLI_EXIT_OK) {
+        return st;
+    }
+    for (size_t i = 0; i < a.ring.n; i++) {
+        char fp[IDM_KEY_FINGERPRINT_LEN + 1];
+        if (idm_key_fingerprint(a.ring.keys[i], fp, sizeof fp) != IDM_OK) {
+            snprintf(fp, sizeof fp, "?");
+        }
+        idmx_outbuf_puts(&c->out, fp);
+        idmx_outbuf_puts(&c->out, i == 0 ? " current\n" : " previous\n");
+    }
+    idmx_keyring_free(&a.ring);
+    return cli_out_flush(c);
+}
+
+/* keygen --rotate FILE: the new key first, then the file's keys, the
+ * oldest beyond IDMX_KEYRING_MAX dropped (and named). */
+static int keygen_rotate(cli *c, const char *path, const uint8_t master[IDM_KEY_BYTES],
+                         const char *fp)
+{
+    uint8_t masters[IDMX_KEYRING_MAX + 1][IDM_KEY_BYTES];
+    size_t n = 0;
+    char msg[IDMX_KEYFILE_MSG_CAP];
+    int st = CLI_EXIT_OK;
+    if (idmx_keyfile_read_all(path, masters + 1, &n, msg, sizeof msg) != 0) {
+        cli_diag(c, "%s%s", msg,
+                 access(path, F_OK) != 0 ? " (--rotate changes an existing key file; make one "
+                                           "with idmint keygen FILE)"
+                                         : "");
+        st = CLI_EXIT_FAIL;
+        goto done;
+    }
+    memcpy(masters[0], master, IDM_KEY_BYTES);
+    n++;
+    for (; n > IDMX_KEYRING_MAX; n--) {
+        char old[IDM_KEY_FINGERPRINT_LEN + 1] = "?";
+        idm_error err = {0};
+        (void)fingerprint_of(masters[n - 1], old, &err);
+        cli_diag(c, "dropped the oldest key %s from %s (a key file keeps at most %d keys)", old,
+                 path, IDMX_KEYRING_MAX);
+    }
+    if (idmx_keyfile_write(path, &masters[0][0], n, IDMX_KEYFILE_REPLACE, msg, sizeof msg) != 0) {
+        cli_diag(c, "%s", msg);
+        st = CLI_EXIT_FAIL;
+        goto done;
+    }
+    cli_diag(c, "wrote key %s to %s as the current key (%zu previous kept)", fp, path, n - 1);
+done:
+    OPENSSL_cleanse(masters, sizeof masters);
+    return st;
+}
+
 int cli_keygen(cli *c, int argc, char **argv)
 {
     keyed_args a;
@@ -175,26 +277,33 @@ int cli_keygen(cli *c, int argc, char **argv)
     if (a.n_operands != 1) {
         return cli_usage(c, "keygen takes one FILE ('-' for standard output)");
     }
+    if ((int)a.force + (int)a.rotate + (int)a.list > 1) {
+        return cli_usage(c, "keygen takes one of --force, --rotate and --list");
+    }
     const char *path = a.operands[0];
+    if ((a.rotate || a.list) && strcmp(path, "-") == 0) {
+        return cli_usage(c, "keygen %s needs a key FILE, not '-'",
+                         a.rotate ? "--rotate" : "--list");
+    }
+    if (a.list) {
+        return keygen_list(c, path);
+    }
     uint8_t master[IDM_KEY_BYTES];
     idm_error err = {0};
+    char fp[IDM_KEY_FINGERPRINT_LEN + 1] = "?";
     int rc = idm_key_generate(master, NULL, &err);
-    idm_key *k = NULL;
     if (rc == IDM_OK) {
-        rc = idm_key_new(&k, master, NULL, &err);
+        rc = fingerprint_of(master, fp, &err);
     }
     if (rc != IDM_OK) {
         OPENSSL_cleanse(master, sizeof master);
         cli_diag(c, "cannot make a key: %s", cli_reason(&err, rc));
         return CLI_EXIT_FAIL;
     }
-    char fp[IDM_KEY_FINGERPRINT_LEN + 1];
-    if (idm_key_fingerprint(k, fp, sizeof fp) != IDM_OK) {
-        fp[0] = '\0';
-    }
-    idm_key_free(k);
     st = CLI_EXIT_OK;
-    if (strcmp(path, "-") == 0) {
+    if (a.rotate) {
+        st = keygen_rotate(c, path, master, fp);
+    } else if (strcmp(path, "-") == 0) {
         char text[IDM_KEY_TEXT_LEN + 1];
         if (idm_key_format(master, text, sizeof text) == IDM_OK) {
             idmx_outbuf_puts(&c->out, text);
@@ -206,7 +315,8 @@ int cli_keygen(cli *c, int argc, char **argv)
         }
     } else {
         char msg[IDMX_KEYFILE_MSG_CAP];
-        if (idmx_keyfile_write(path, master, a.force, msg, sizeof msg) != 0) {
+        idmx_keyfile_mode mode = a.force ? IDMX_KEYFILE_REPLACE : IDMX_KEYFILE_CREATE;
+        if (idmx_keyfile_write(path, master, 1, mode, msg, sizeof msg) != 0) {
             cli_diag(c, "%s", msg);
             st = CLI_EXIT_FAIL;
         } else {
@@ -276,12 +386,12 @@ int cli_obfuscate(cli *c, int argc, char **argv)
         idm_error err = {0};
         int rc = idm_typeid_check_prefix(a.prefix, strlen(a.prefix), &err);
         if (rc != IDM_OK) {
-            idm_key_free(a.key);
+            idmx_keyring_free(&a.ring);
             return cli_usage(c, "invalid prefix '%s': %s", a.prefix, cli_reason(&err, rc));
         }
     }
     st = cli_for_each_input(c, a.operands, a.n_operands, obfuscate_one, &a);
-    idm_key_free(a.key);
+    idmx_keyring_free(&a.ring);
     return st;
 }
 
@@ -290,7 +400,7 @@ static int reveal_one(cli *c, void *ctx, const char *text, size_t len)
     const keyed_args *a = ctx;
     uint64_t id;
     idm_error err = {0};
-    int rc = idm_reveal(a->key, text, len, &id, &err);
+    int rc = idmx_keyring_reveal(&a->ring, text, len, &id, NULL, &err);
     if (rc != IDM_OK) {
         cli_diag_input(c, text, len, cli_reason(&err, rc));
         return CLI_EXIT_FAIL;
@@ -309,7 +419,7 @@ int cli_reveal(cli *c, int argc, char **argv)
         return st;
     }
     st = cli_for_each_input(c, a.operands, a.n_operands, reveal_one, &a);
-    idm_key_free(a.key);
+    idmx_keyring_free(&a.ring);
     return st;
 }
 
@@ -330,15 +440,16 @@ int cli_verify(cli *c, int argc, char **argv)
     if (a.key_file == NULL) {
         return cli_usage(c, "verify needs --key-file F");
     }
-    st = cli_load_key(c, a.key_file, &a.key);
+    st = load_ring(c, a.key_file, &a);
     if (st != CLI_EXIT_OK) {
         return st;
     }
     const char *token = a.operands[0];
     int64_t expiry = 0;
     idm_error err = {0};
-    int rc = idm_stoken_verify(a.key, token, strlen(token), (int64_t)time(NULL), &expiry, &err);
-    idm_key_free(a.key);
+    int rc = idmx_keyring_verify(&a.ring, token, strlen(token), (int64_t)time(NULL), &expiry, NULL,
+                                 &err);
+    idmx_keyring_free(&a.ring);
     char when[IDM_RFC3339_CAP];
     char line[IDM_ERROR_MSG_CAP + 64];
     if (rc == IDM_OK) {
@@ -388,11 +499,13 @@ int cli_gen_stoken(cli *c, idm_gen *g, uint64_t count, const char *prefix, const
         }
         expiry = now + d;
     }
-    idm_key *k = NULL;
-    int st = cli_load_key(c, key_file, &k);
+    keyed_args a;
+    memset(&a, 0, sizeof a);
+    int st = load_ring(c, key_file, &a);
     if (st != CLI_EXIT_OK) {
         return st;
     }
+    const idm_key *k = a.key;
     size_t plen = prefix != NULL ? strlen(prefix) : 0;
     for (; count > 0 && c->out.err == 0; count--) {
         char tok[IDM_STOKEN_STRLEN_MAX + 1];
@@ -407,6 +520,6 @@ int cli_gen_stoken(cli *c, idm_gen *g, uint64_t count, const char *prefix, const
         idmx_outbuf_putc(&c->out, '\n');
         OPENSSL_cleanse(tok, sizeof tok);
     }
-    idm_key_free(k);
+    idmx_keyring_free(&a.ring);
     return st;
 }

@@ -38,6 +38,8 @@ static const char main_help[] =
     "                          primary-key B-tree (sqlite:PATH, postgresql://...,\n"
     "                          mysql://...)\n"
     "  keygen FILE             write a new random key (mode 0600)\n"
+    "  keygen --rotate|--list FILE\n"
+    "                          add a new current key, keeping the old; list keys\n"
     "  obfuscate --key-file F [--prefix P] [ID ...]\n"
     "                          encrypt 64-bit IDs into public IDs\n"
     "  reveal --key-file F [TOKEN ...]\n"

@@ -1,8 +1,10 @@
 /*
- * keyed.c - idmintd's key and its two operations (keyed.h). The key file
- * is read once, before anything is bound, by common/keyfile.c, which
- * refuses a file others may read, a link or a file of another user; the
- * log names the file and the key's fingerprint only.
+ * keyed.c - idmintd's key ring and its two operations (keyed.h). The key
+ * file is read before anything is bound, and again on SIGHUP, by
+ * common/keyfile.c, which refuses a file others may read, a link or a file
+ * of another user; the log names the file and the keys' fingerprints only.
+ * Obfuscate uses the current (first) key; reveal accepts any key, so that
+ * a rotation (idmint keygen --rotate, then SIGHUP) breaks no public ID.
  */
 #include "idmintd.h"
 
@@ -11,28 +13,61 @@
 #include <stdio.h>
 #include <string.h>
 
+/* "key FP from FILE" and, when the ring has more, the previous keys'
+ * fingerprints (reveal only). */
+static void log_ring(const idmx_keyring *ring, const char *path, const char *verb)
+{
+    char fp[IDM_KEY_FINGERPRINT_LEN + 1];
+    char prev[IDMX_KEYRING_MAX * (IDM_KEY_FINGERPRINT_LEN + 2) + 64] = "";
+    size_t used = 0;
+    for (size_t i = 1; i < ring->n; i++) {
+        if (idm_key_fingerprint(ring->keys[i], fp, sizeof fp) != IDM_OK)
+            snprintf(fp, sizeof fp, "?");
+        int w = snprintf(prev + used, sizeof prev - used, "%s%s",
+                         i == 1 ? "; previous keys (reveal only): " : ", ", fp);
+        if (w > 0 && (size_t)w < sizeof prev - used)
+            used += (size_t)w;
+    }
+    if (idm_key_fingerprint(ring->keys[0], fp, sizeof fp) != IDM_OK)
+        snprintf(fp, sizeof fp, "?");
+    idms_log(IDMS_LOG_INFO, "key %s from %s%s: /v1/obfuscate and /v1/reveal are served%s", fp, path,
+             verb, prev);
+}
+
 int idms_keyed_setup(idms_server *s)
 {
-    s->key = NULL;
+    memset(&s->keys, 0, sizeof s->keys);
     if (s->opt.key_file[0] == '\0')
         return 0;
     char msg[IDMX_KEYFILE_MSG_CAP];
-    if (idmx_keyfile_load(s->opt.key_file, &s->key, msg, sizeof msg) != 0) {
+    if (idmx_keyring_load(s->opt.key_file, &s->keys, msg, sizeof msg) != 0) {
         fprintf(stderr, "idmintd: --key-file %s\n", msg);
         return 2;
     }
-    char fp[IDM_KEY_FINGERPRINT_LEN + 1];
-    if (idm_key_fingerprint(s->key, fp, sizeof fp) != IDM_OK)
-        snprintf(fp, sizeof fp, "?");
-    idms_log(IDMS_LOG_INFO, "key %s from %s: /v1/obfuscate and /v1/reveal are served", fp,
-             s->opt.key_file);
+    log_ring(&s->keys, s->opt.key_file, "");
+    return 0;
+}
+
+int idms_keyed_reload(idms_server *s)
+{
+    if (s->opt.key_file[0] == '\0')
+        return 0;
+    idmx_keyring ring;
+    char msg[IDMX_KEYFILE_MSG_CAP];
+    if (idmx_keyring_load(s->opt.key_file, &ring, msg, sizeof msg) != 0) {
+        idms_log(IDMS_LOG_ERROR, "cannot reload --key-file %s; keeping the keys in service", msg);
+        return -1;
+    }
+    /* One loop thread serves every request: no request holds the old ring. */
+    idmx_keyring_free(&s->keys);
+    s->keys = ring;
+    log_ring(&s->keys, s->opt.key_file, " (reloaded)");
     return 0;
 }
 
 void idms_keyed_free(idms_server *s)
 {
-    idm_key_free(s->key);
-    s->key = NULL;
+    idmx_keyring_free(&s->keys);
 }
 
 static const char no_key[] = "idmintd was started without --key-file: no obfuscated IDs";
@@ -46,7 +81,7 @@ static int refuse(int status, char *msg, size_t cap, const char *text)
 int idms_keyed_obfuscate(const idms_server *s, const char *id, size_t id_len, const char *prefix,
                          size_t prefix_len, char *out, size_t cap, char *msg, size_t msg_cap)
 {
-    if (s->key == NULL)
+    if (s->keys.n == 0)
         return refuse(404, msg, msg_cap, no_key);
     uint64_t v = 0;
     if (id_len == 0 || id_len > 20)
@@ -60,7 +95,7 @@ int idms_keyed_obfuscate(const idms_server *s, const char *id, size_t id_len, co
         v = v * 10 + d;
     }
     idm_error err = {0};
-    int rc = idm_obfuscate(s->key, v, prefix, prefix_len, out, cap, &err);
+    int rc = idm_obfuscate(s->keys.keys[0], v, prefix, prefix_len, out, cap, &err);
     if (rc != IDM_OK)
         return refuse(rc == IDM_EINVAL ? 400 : 500, msg, msg_cap,
                       err.msg[0] ? err.msg : idm_strerror(rc));
@@ -70,10 +105,10 @@ int idms_keyed_obfuscate(const idms_server *s, const char *id, size_t id_len, co
 int idms_keyed_reveal(const idms_server *s, const char *text, size_t len, uint64_t *id, char *msg,
                       size_t msg_cap)
 {
-    if (s->key == NULL)
+    if (s->keys.n == 0)
         return refuse(404, msg, msg_cap, no_key);
     idm_error err = {0};
-    int rc = idm_reveal(s->key, text, len, id, &err);
+    int rc = idmx_keyring_reveal(&s->keys, text, len, id, NULL, &err);
     if (rc == IDM_OK)
         return 200;
     return refuse(rc == IDM_EPARSE    ? 400

@@ -1,7 +1,7 @@
 /*
  * keyed.h - idmintd's public IDs under --key-file (keyed.h of libidmint):
- * the key, loaded once at start with the CLI's key-file reader
- * (common/keyfile.c), and the protocol-neutral halves of GET
+ * the key ring, loaded at start with the CLI's key-file reader
+ * (common/keyfile.c) and again on SIGHUP, and the protocol-neutral halves of GET
  * /v1/obfuscate/{id} and GET /v1/reveal/{token} (http_server.c) and of
  * RESP's OBFUSCATE and REVEAL (resp_server.c). Not installed.
  */
@@ -19,19 +19,24 @@ struct idms_server;
  * altered). */
 enum { IDMS_KEYED_MSG_CAP = 320 };
 
-/* Loads --key-file into s->key (nothing without one) and logs its
- * fingerprint, never its bytes. 0, or 2 after saying why on stderr. */
+/* Loads --key-file into s->keys (nothing without one) and logs the
+ * fingerprints, never the bytes. 0, or 2 after saying why on stderr. */
 int idms_keyed_setup(struct idms_server *s);
+/* SIGHUP: loads --key-file again and puts the new ring in service; a file
+ * that fails to load leaves the old ring in service, and the log says why.
+ * 0 (also without --key-file), or -1 when the old ring was kept. */
+int idms_keyed_reload(struct idms_server *s);
 void idms_keyed_free(struct idms_server *s);
 
 /* The obfuscated form of the decimal ID id[0..id_len) under prefix (may be
- * empty) into out (IDM_OBF_STRLEN_MAX + 1 bytes). Returns a status above;
+ * empty), under the current key, into out (IDM_OBF_STRLEN_MAX + 1 bytes). Returns a status above;
  * msg holds the reason of a refusal. */
 int idms_keyed_obfuscate(const struct idms_server *s, const char *id, size_t id_len,
                          const char *prefix, size_t prefix_len, char *out, size_t cap, char *msg,
                          size_t msg_cap);
 
-/* The ID an obfuscated text[0..len) stands for. Returns a status above. */
+/* The ID an obfuscated text[0..len) stands for, under any key of the ring
+ * (keyfile.h: the false-accept bound). Returns a status above. */
 int idms_keyed_reveal(const struct idms_server *s, const char *text, size_t len, uint64_t *id,
                       char *msg, size_t msg_cap);
 

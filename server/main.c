@@ -5,10 +5,12 @@
  * requests already received are answered (with Connection: close), and the
  * process exits when the last connection is gone (or after 10 s, when the
  * rest are closed, whatever their clients do). The time high-water mark
- * then shrinks to the time actually used. SIGHUP reopens the log file and
+ * then shrinks to the time actually used. SIGHUP reopens the log file,
  * reloads the TLS certificate and key (--tls-cert, --tls-key): new
  * connections get the new pair, open ones keep theirs, and a pair that
- * cannot be loaded leaves the previous one in service.
+ * cannot be loaded leaves the previous one in service; and reloads
+ * --key-file (keyed.c) the same way: a file that fails to load leaves the
+ * previous keys in service.
  */
 #include "idmintd.h"
 #include "optvalue.h"
@@ -252,6 +254,7 @@ static void on_signal(uv_signal_t *h, int signum)
             int failed = load_tls(s, "reloaded") != 0;
             s->metrics.tls_reloads[failed]++;
         }
+        (void)idms_keyed_reload(s);
         return;
     }
     if (s->draining) {

@@ -10,10 +10,11 @@
 #include "auth.h"
 #include "conn.h"
 #include "hwm.h"
+#include "keyfile.h"
 #include "metrics.h"
 #include "node.h"
-#include "segments.h"
 #include "options.h"
+#include "segments.h"
 #include "tls.h"
 
 #include <idmint/idmint.h>
@@ -29,7 +30,7 @@ typedef struct idms_server {
     char layout_name[IDM_SF_SPEC_CAP];
     idms_metrics metrics;
     idms_auth auth; /* --auth-token-file (auth.c) */
-    idm_key *key;   /* --key-file (keyed.c); NULL without */
+    idmx_keyring keys; /* --key-file (keyed.c): keys[0] current; n 0 without */
     idms_listener http, resp;
     idms_conn *conns;
     bool draining;

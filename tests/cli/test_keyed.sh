@@ -1,7 +1,9 @@
 # test_keyed.sh - public IDs under a secret key (CONTRACT.md "Commands the
 # open issues add": keygen, obfuscate, reveal, gen token --expires, verify;
 # man/idmint.1): key files and their rules, round trips with and without
-# prefixes, stdin, wrong keys, tampering, expiry, and the key never shown.
+# prefixes, stdin, wrong keys, tampering, expiry, rotation (keygen --rotate,
+# --list, files of several keys, --force replacing atomically), and the key
+# never shown.
 # Usage: bash tests/cli/test_keyed.sh PATH_TO_IDMINT
 . "$(dirname "$0")/lib.sh"
 
@@ -59,7 +61,7 @@ check "a missing key file is named" -s 1 -e "$T_DIR/none: cannot open the key fi
 printf 'idmint-key-v1 %s\n' "${KEYHEX%?}g" >"$T_DIR/kbad"
 chmod 600 "$T_DIR/kbad"
 check "a damaged key file is refused without quoting it" -s 1 \
-    -e "$T_DIR/kbad: not an idmint key file: key text has a byte that is not a hex digit at position 78" \
+    -e "$T_DIR/kbad: not an idmint key file: line 1: key text has a byte that is not a hex digit at position 78" \
     -- "$IDMINT" obfuscate --key-file "$T_DIR/kbad" 1
 check "the damaged file's digits are not in the message" -s 1 -o '' -E --sh \
     "\"\$IDMINT\" obfuscate --key-file \"$T_DIR/kbad\" 1 2>&1 | grep -q '${KEYHEX:0:16}' || exit 1"
@@ -140,9 +142,112 @@ if [ -z "${IDM_SANITIZE:-}" ] && command -v faketime >/dev/null; then
         -O "expired \\(at $EXP:[0-9]{2}Z\\)" -- faketime -f '+1d' "$IDMINT" verify --key-file "$K" "$ST"
 fi
 
+# --- rotation: files of several keys ---------------------------------------------------
+R=$T_DIR/ring
+R_FP0=$("$IDMINT" keygen "$R" 2>&1 | sed -n 's/.*wrote key \([0-9a-f]*\) .*/\1/p')
+R_HEX0=$(cut -c 15- "$R")
+R_TOK=$("$IDMINT" obfuscate --key-file "$R" --prefix user 42)
+R_ST=$("$IDMINT" gen token --expires 1h --key-file "$R")
+check "keygen --rotate FILE writes a new current key, names it, keeps the old" \
+    -o '' -e "idmint: wrote key [0-9a-f]{16} to $R as the current key \\(1 previous kept\\)" \
+    -- run keygen --rotate "$R"
+check "the rotated file is two key lines, the old one last, still 0600" -o ok --sh \
+    "[ \"\$(wc -l <\"$R\")\" = 2 ] && [ \"\$(tail -n 1 \"$R\" | cut -c 15-)\" = '$R_HEX0' ] &&
+     [ \"\$(stat -c %a \"$R\")\" = 600 ] && grep -Eqx 'idmint-key-v1 [0-9a-f]{64}' \"$R\" && echo ok"
+R_HEX1=$(head -n 1 "$R" | cut -c 15-)
+check "keygen --list: each fingerprint and its role, the current first" \
+    -O "[0-9a-f]{16} current"$'\n'"$R_FP0 previous" -- run keygen --list "$R"
+check "keygen --list shows no key bytes" -s 1 -o '' --sh \
+    "\"\$IDMINT\" keygen --list \"$R\" 2>&1 | grep -q -e '${R_HEX0:0:16}' -e '${R_HEX1:0:16}'"
+check "a token made before --rotate still reveals after it" -o 42 -- run reveal --key-file "$R" "$R_TOK"
+check "a signed token made before --rotate still verifies after it" -O "valid \\(expires .*\\)" \
+    -- run verify --key-file "$R" "$R_ST"
+R_TOK2=$("$IDMINT" obfuscate --key-file "$R" --prefix user 42)
+check "after --rotate, obfuscate uses the new key: another token for the same ID" -s 1 -o '' \
+    -- test "$R_TOK2" = "$R_TOK"
+check "the new token reveals too" -o 42 -- run reveal --key-file "$R" "$R_TOK2"
+tail -n 1 "$R" >"$T_DIR/ring-old"
+chmod 600 "$T_DIR/ring-old"
+check "the old key alone does not reveal the new token" -s 1 -e "another key, or altered" \
+    -- run reveal --key-file "$T_DIR/ring-old" "$R_TOK2"
+check "gen token --expires signs with the new key: the old key alone calls it forged" -s 1 \
+    -O "forged: .*" --sh "run verify --key-file \"$T_DIR/ring-old\" \"\$(run gen token --expires 1h --key-file \"$R\")\""
+check "--rotate on a missing file is an error (plain keygen makes one)" -s 1 \
+    -e "idmint: $T_DIR/none: cannot open the key file.*make one with idmint keygen FILE" \
+    -- "$IDMINT" keygen --rotate "$T_DIR/none"
+check "--rotate never creates the file" -s 1 -o '' -- test -e "$T_DIR/none"
+check "--rotate and --force together are a usage error" -s 2 -e "one of --force, --rotate and --list" \
+    -- "$IDMINT" keygen --rotate --force "$R"
+for i in 1 2 3 4 5 6 7 8 9; do "$IDMINT" keygen - 2>/dev/null; done >"$T_DIR/ring9"
+chmod 600 "$T_DIR/ring9"
+check "a file of 9 keys is refused, naming the limit" -s 1 -e "$T_DIR/ring9: holds more than 8 keys" \
+    -- "$IDMINT" reveal --key-file "$T_DIR/ring9" "$R_TOK"
+head -n 8 "$T_DIR/ring9" >"$T_DIR/ring8"
+chmod 600 "$T_DIR/ring8"
+check "a file of 8 keys is accepted" -n 8 -L '[0-9a-f]{16} (current|previous)' -- "$IDMINT" keygen --list "$T_DIR/ring8"
+check "--rotate of a full file drops the oldest, saying so on stderr" -o '' \
+    -e "dropped the oldest key [0-9a-f]{16} from $T_DIR/ring8 \\(a key file keeps at most 8 keys\\)" \
+    -- "$IDMINT" keygen --rotate "$T_DIR/ring8"
+check "... and keeps 8: the new one and the 7 newest" -o ok --sh \
+    "[ \"\$(wc -l <\"$T_DIR/ring8\")\" = 8 ] && tail -n 7 \"$T_DIR/ring8\" | cmp -s - <(head -n 7 \"$T_DIR/ring9\") && echo ok"
+{ head -n 1 "$R"; printf 'idmint-key-v1 %s\n' "${R_HEX0%?}g"; } >"$T_DIR/ringbad"
+chmod 600 "$T_DIR/ringbad"
+check "a bad line is refused, naming its line number" -s 1 \
+    -e "$T_DIR/ringbad: not an idmint key file: line 2: key text has a byte that is not a hex digit at position 78" \
+    -- "$IDMINT" reveal --key-file "$T_DIR/ringbad" "$R_TOK"
+check "... and its digits are not in the message" -s 1 -o '' --sh \
+    "\"\$IDMINT\" keygen --list \"$T_DIR/ringbad\" 2>&1 | grep -q -e '${R_HEX0:0:16}' -e '${R_HEX1:0:16}'"
+{ head -n 1 "$R"; echo; tail -n 1 "$R"; } >"$T_DIR/ringempty"
+chmod 600 "$T_DIR/ringempty"
+check "an empty line is a bad line too" -s 1 -e "ringempty: not an idmint key file: line 2: " \
+    -- "$IDMINT" obfuscate --key-file "$T_DIR/ringempty" 1
+check "--rotate refuses a damaged file and leaves it as it was" -s 1 -e "ringbad: not an idmint key file: line 2" \
+    --sh "cp \"$T_DIR/ringbad\" \"$T_DIR/ringbad.orig\"; \"\$IDMINT\" keygen --rotate \"$T_DIR/ringbad\" &&
+          exit 0; cmp -s \"$T_DIR/ringbad\" \"$T_DIR/ringbad.orig\" && exit 1"
+
+# --- --force replaces atomically -------------------------------------------------------
+F=$T_DIR/forced
+"$IDMINT" keygen "$F" 2>/dev/null
+"$IDMINT" keygen --rotate "$F" 2>/dev/null
+INODE=$(stat -c %i "$F")
+check "--force replaces a file of several keys with one new key, mode 0600" -o ok -E --sh \
+    "\"\$IDMINT\" keygen --force \"$F\" && [ \"\$(stat -c %a \"$F\")\" = 600 ] &&
+     grep -Eqx 'idmint-key-v1 [0-9a-f]{64}' \"$F\" && [ \"\$(wc -l <\"$F\")\" = 1 ] && echo ok"
+check "--force renames a new file over the old (another inode), leaving no temporary file" -o ok --sh \
+    "[ \"\$(stat -c %i \"$F\")\" != '$INODE' ] && [ -z \"\$(ls \"$T_DIR\" | grep 'forced.tmp')\" ] && echo ok"
+cp "$F" "$T_DIR/forced.orig"
+# A write that fails: a file size limit of 0 (as root too; SIGXFSZ ignored,
+# so write(2) fails with EFBIG). Unlinking first, as keygen once did, lost the key.
+# no_fsize ARGS...: $IDMINT ARGS under that limit, its stderr through a pipe
+# (a file would hit the limit too).
+no_fsize() {
+    (
+        trap '' XFSZ
+        ulimit -f 0
+        exec "$IDMINT" "$@"
+    ) 2>&1 >/dev/null | cat >&2
+    return "${PIPESTATUS[0]}"
+}
+export -f no_fsize
+check "a --force whose write fails leaves the old key file intact" -s 1 \
+    -e "idmint: $F: cannot write the key file \\(it is unchanged\\): File too large" \
+    --sh "no_fsize keygen --force \"$F\""
+check "... byte for byte, with no temporary file left" -o ok --sh \
+    "cmp -s \"$F\" \"$T_DIR/forced.orig\" && [ -z \"\$(ls \"$T_DIR\" | grep 'forced.tmp')\" ] && echo ok"
+check "a --rotate whose write fails leaves the file intact too" -s 1 -e "cannot write the key file" \
+    --sh "no_fsize keygen --rotate \"$F\"; st=\$?; cmp -s \"$F\" \"$T_DIR/forced.orig\" && exit \$st"
+if [ "$(id -u)" != 0 ]; then
+    mkdir "$T_DIR/ro" && "$IDMINT" keygen "$T_DIR/ro/k" 2>/dev/null && cp "$T_DIR/ro/k" "$T_DIR/ro.orig"
+    chmod 500 "$T_DIR/ro"
+    check "--force in a directory that is not writable fails and keeps the old key" -s 1 \
+        -e "cannot create a temporary file beside it" -- "$IDMINT" keygen --force "$T_DIR/ro/k"
+    check "... intact" -s 0 -o '' -- cmp -s "$T_DIR/ro/k" "$T_DIR/ro.orig"
+    chmod 700 "$T_DIR/ro"
+fi
+
 # --- the key never shows --------------------------------------------------------------
 check "no output or message contained the key's digits" -s 1 -o '' --sh \
-    "cat \"$ALL_OUT\" \"$ALL_OUT.err\" | grep -q -e '${KEYHEX:0:16}' -e '${KEY2HEX:0:16}' -e '${KEYHEX: -16}'"
+    "cat \"$ALL_OUT\" \"$ALL_OUT.err\" | grep -q -e '${KEYHEX:0:16}' -e '${KEY2HEX:0:16}' -e '${KEYHEX: -16}' -e '${R_HEX0:0:16}' -e '${R_HEX1:0:16}'"
 check "help for each command" -L '.*' -E --sh \
     "for c in keygen obfuscate reveal verify; do \"\$IDMINT\" help \$c >/dev/null || exit 1; done"
 

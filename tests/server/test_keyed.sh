@@ -2,7 +2,9 @@
 # /v1/obfuscate/{id}, GET /v1/reveal/{token}): the same tokens as the CLI
 # under the same key, 422 for forged tokens, 400 for bad input, 404
 # without a key, HEAD, JSON, the auth table, a key file others may read
-# refused at start, and the key's bytes never in the log.
+# refused at start, the key's bytes never in the log, and rotation: a ring
+# of keys reloaded on SIGHUP (old tokens still reveal, new ones use the
+# new key, a broken file keeps the old ring).
 # Usage: bash tests/server/test_keyed.sh IDMINTD IDMINT LOADCLIENT
 . "$(dirname "$0")/lib.sh"
 
@@ -101,6 +103,56 @@ check "the log names the key by the fingerprint keygen printed" -s 0 -o '' --sh 
     "[ -n \"$FP\" ] && grep -q \"key $FP from $K\" \"$SRV_LOG\""
 check "the key's bytes are never in idmintd's log" -s 1 -o '' --sh \
     "grep -q -e '${KEYHEX:0:16}' -e '${KEYHEX: -16}' \"$SRV_LOG\""
+
+# --- rotation: a ring of keys, SIGHUP reloads it ----------------------------------------------
+RK=$T_DIR/ring
+"$IDMINT" keygen "$RK" 2>/dev/null
+R_OLD=$("$IDMINT" obfuscate --key-file "$RK" --prefix user 777)
+start_server --key-file "$RK"
+http "before the rotation, /v1/obfuscate gives the first key's token" -o "$R_OLD" -- '/v1/obfuscate/777?prefix=user'
+R_FP1=$("$IDMINT" keygen --rotate "$RK" 2>&1 | sed -n 's/.*wrote key \([0-9a-f]*\) .*/\1/p')
+R_NEW=$("$IDMINT" obfuscate --key-file "$RK" --prefix user 777)
+# sighup_wait ERE: SIGHUP, then wait for one more log line matching ERE.
+sighup_wait() {
+    local before n=0
+    before=$(grep -Ec "$1" "$SRV_LOG")
+    kill -HUP "$SRV_PID"
+    while [ "$(grep -Ec "$1" "$SRV_LOG")" -le "$before" ] && [ $n -lt 100 ]; do
+        sleep 0.05
+        n=$((n + 1))
+    done
+}
+http "until SIGHUP, the old key still serves" -o "$R_OLD" -- '/v1/obfuscate/777?prefix=user'
+sighup_wait 'key .* \(reloaded\)'
+check "SIGHUP reloads the key file; the log names the new key and the previous one by fingerprint" \
+    -O ".*key $R_FP1 from $RK \\(reloaded\\): .*previous keys \\(reveal only\\): [0-9a-f]{16}" \
+    --sh "grep '(reloaded)' \"$SRV_LOG\" | tail -n 1"
+http "after SIGHUP, /v1/obfuscate uses the new current key (the CLI's token)" -o "$R_NEW" \
+    -- '/v1/obfuscate/777?prefix=user'
+check "... which differs from the token before the rotation" -s 1 -o '' -- test "$R_NEW" = "$R_OLD"
+http "a token of the old key still reveals over HTTP" -o 777 -- "/v1/reveal/$R_OLD"
+http "and one of the new key" -o 777 -- "/v1/reveal/$R_NEW"
+check "RESP REVEAL accepts the old key's token" -o 777 -- redis-cli -p "$RESP_PORT" REVEAL "$R_OLD"
+check "RESP OBFUSCATE uses the new key" -o "$R_NEW" -- redis-cli -p "$RESP_PORT" OBFUSCATE 777 user
+http "a token of a key outside the ring: 422" -s 422 -O "$JSON_ERROR" \
+    -- "/v1/reveal/$("$IDMINT" obfuscate --key-file "$T_DIR/other" 5)"
+cp "$RK" "$T_DIR/ring.good"
+printf 'idmint-key-v1 nothex\n' >>"$RK"
+sighup_wait 'cannot reload --key-file'
+check "a key file that fails to load at SIGHUP is logged, naming the line, and the old keys kept" \
+    -O ".*cannot reload --key-file $RK: not an idmint key file: line 3: .*keeping the keys in service" \
+    --sh "grep 'cannot reload --key-file' \"$SRV_LOG\" | tail -n 1"
+http "... and idmintd goes on serving the new key" -o "$R_NEW" -- '/v1/obfuscate/777?prefix=user'
+http "... and revealing the old" -o 777 -- "/v1/reveal/$R_OLD"
+chmod 644 "$RK"
+sighup_wait 'cannot reload --key-file'
+check "a key file others may read is refused at SIGHUP too" \
+    -O ".*cannot reload --key-file $RK: is readable or writable by group or others.*" \
+    --sh "grep 'cannot reload --key-file' \"$SRV_LOG\" | tail -n 1"
+http "... still serving" -o 777 -- "/v1/reveal/$R_OLD"
+stop_server
+check "the ring's key bytes are never in idmintd's log" -s 1 -o '' --sh \
+    "grep -q -e \"\$(head -n 1 '$T_DIR/ring.good' | cut -c 15-30)\" -e \"\$(tail -n 1 '$T_DIR/ring.good' | cut -c 15-30)\" \"$SRV_LOG\""
 
 # --- with --auth-token-file ---------------------------------------------------------------------
 TOKFILE=$T_DIR/token
