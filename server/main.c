@@ -235,10 +235,16 @@ static void on_drain_timeout(uv_timer_t *t)
     idms_conn_close_all(s);
 }
 
+/* Closes every handle but the signal handles. Closing one of those would
+ * set its signal's action back to the default (libuv's stop sets SIG_DFL,
+ * whatever was ignored before), and a SIGTERM sent again while the process
+ * exits (a supervisor insisting) would then kill it with 143 instead of the
+ * exit status that says the drain ended well. They stay open until exit,
+ * with libuv's handler, which only writes to the loop's signal pipe. */
 static void on_walk_close(uv_handle_t *h, void *arg)
 {
     (void)arg;
-    if (!uv_is_closing(h))
+    if (h->type != UV_SIGNAL && !uv_is_closing(h))
         uv_close(h, NULL);
 }
 
@@ -342,18 +348,13 @@ int main(int argc, char **argv)
     idm_snowflake_free(s->sf);
     idm_gen_free(s->gen);
     idms_hlc_close(s);
-    /* The handles that no longer kept the loop alive (the signals, the
-     * timers, the turn queue's) close now, each once. Closing the signal
-     * handles restores the default actions: a SIGTERM sent again now (a
-     * supervisor insisting) must not kill the exit, whose status says the
-     * drain ended well. */
-    signal(SIGTERM, SIG_IGN);
-    signal(SIGINT, SIG_IGN);
+    /* The handles that no longer kept the loop alive (the timers, the turn
+     * queue's) close now, each once; the signal handles stay open
+     * (on_walk_close), so the loop cannot be closed: the process ends. */
     idms_conn_shutdown(s);
     uv_walk(s->loop, on_walk_close, NULL);
     uv_run(s->loop, UV_RUN_NOWAIT);
     idms_log(IDMS_LOG_INFO, "stopped");
-    uv_loop_close(s->loop);
     SSL_CTX_free(s->tls_ctx); /* every connection, and so every session, is gone */
     idms_keyed_free(s);
     return 0;

@@ -194,4 +194,17 @@ expect "after SIGHUP, the renamed file gets nothing more" "$(grep -c 'SIGTERM\|r
 check "log lines: a UTC timestamp, idmintd, a level, a message" \
     -L '[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z idmintd (error|warn|info|debug): .+' \
     --sh "cat '$log.1' '$log'"
+# A supervisor that insists: SIGTERM sent again and again, from the drain
+# to the very end of the exit. The process must keep the exit status of a
+# drain that ended well (0), never die of the signal (143), also in its
+# last steps, after the loop's handles are closed.
+for round in $(seq 10); do
+    start_server
+    ( while kill -TERM "$SRV_PID" 2>/dev/null; do :; done ) &
+    insist=$!
+    wait_server 12
+    wait "$insist" 2>/dev/null
+    expect "SIGTERM sent again and again until the process is gone (round $round): exit 0" "$SRV_STATUS" = 0
+done
+
 finish
