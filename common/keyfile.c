@@ -258,16 +258,18 @@ static int write_all(int fd, const char *buf, size_t len)
 
 /* Writes the key text into fd (mode forced to 0600) and fsyncs: 0, or -1
  * with errno set. */
-static int fill(int fd, const char *text, size_t len)
+/* Writes text into the new file fd (mode 0600 exactly: the umask may only
+ * take bits away), syncs and closes it. 0, or -1 with *saved the errno of
+ * the first failure; fd is closed either way. */
+static int fill_and_close(int fd, const char *text, size_t len, int *saved)
 {
-    /* The umask may only take bits away; make sure of 0600 exactly. */
-    if (fchmod(fd, 0600) != 0) {
-        return -1;
+    int rc = fchmod(fd, 0600) != 0 || write_all(fd, text, len) != 0 || fsync(fd) != 0 ? -1 : 0;
+    *saved = errno;
+    if (close(fd) != 0 && rc == 0) {
+        rc = -1;
+        *saved = errno;
     }
-    if (write_all(fd, text, len) != 0) {
-        return -1;
-    }
-    return fsync(fd);
+    return rc;
 }
 
 /* The directory part of path ("." without a slash, "/" for "/x"). */
@@ -302,12 +304,8 @@ static int replace_file(const char *path, const char *text, size_t len, char *ms
                 strerror(errno));
         return -1;
     }
-    int rc = fill(fd, text, len);
-    int saved = errno;
-    if (close(fd) != 0 && rc == 0) {
-        rc = -1;
-        saved = errno;
-    }
+    int saved = 0;
+    int rc = fill_and_close(fd, text, len, &saved);
     if (rc != 0) {
         unlink(tmp);
         set_msg(msg, cap, "%s: cannot write the key file (it is unchanged): %s", path,
@@ -349,12 +347,8 @@ static int create_file(const char *path, const char *text, size_t len, char *msg
         }
         return -1;
     }
-    int rc = fill(fd, text, len);
-    int saved = errno;
-    if (close(fd) != 0 && rc == 0) {
-        rc = -1;
-        saved = errno;
-    }
+    int saved = 0;
+    int rc = fill_and_close(fd, text, len, &saved);
     if (rc != 0) {
         unlink(path);
         set_msg(msg, cap, "%s: cannot write the key file: %s", path, strerror(saved));
