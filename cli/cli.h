@@ -154,6 +154,7 @@ typedef struct cli_node_lease_opts {
     const char *coord;    /* a coordinator URL; NULL: the host-local registry */
     const char *registry; /* the local registry's directory; NULL: the default */
     const char *ns;       /* the local registry's namespace: the layout's name */
+    int64_t max_mark_ms;  /* the layout's last time: a slot's mark past it is unusable */
     uint64_t lo, hi;      /* the nodes to claim from (lo == hi: exactly that one) */
     bool exact;           /* --node N: a refusal names it as the node asked for */
     int64_t ttl_ms;       /* the coordinator lease's TTL */

@@ -399,6 +399,7 @@ static int lease_config(cli *c, const gen_opts *o, idm_snowflake_config *cfg, bo
     lo->coord = o->coord;
     lo->registry = o->registry;
     lo->ns = ns;
+    lo->max_mark_ms = idm_sf_layout_max_unix_ms(&cfg->layout);
     lo->lo = is_auto ? 0 : cfg->node;
     lo->hi = is_auto ? max : cfg->node;
     lo->exact = !is_auto;

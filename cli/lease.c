@@ -319,9 +319,23 @@ static int list_local(cli *c, const lease_opts *o, rows *r)
                     "--registry DIR");
         return CLI_EXIT_FAIL;
     }
-    /* A registry nobody has used yet (for this layout) has no slots. */
-    char nsdir[sizeof dir + IDM_SF_SPEC_CAP + 1];
+    /* The host's registry is made by the first process that leases a
+     * node (none yet since boot: no slots); a directory given that does
+     * not exist is a mistake to report, not an empty registry. */
     struct stat sb;
+    if (stat(dir, &sb) != 0) {
+        if (errno == ENOENT && o->registry == NULL) {
+            return CLI_EXIT_OK;
+        }
+        cli_diag(c, "cannot read the node registry %s: %s", dir, strerror(errno));
+        return CLI_EXIT_FAIL;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        cli_diag(c, "the node registry %s is not a directory", dir);
+        return CLI_EXIT_FAIL;
+    }
+    /* A registry nobody has used yet for this layout has no slots. */
+    char nsdir[sizeof dir + IDM_SF_SPEC_CAP + 1];
     snprintf(nsdir, sizeof nsdir, "%s/%s", dir, ns);
     if (stat(nsdir, &sb) != 0 && errno == ENOENT) {
         return CLI_EXIT_OK;

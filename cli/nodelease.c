@@ -99,6 +99,11 @@ static const char *source(const cli_node_lease *L)
 
 static int lost(cli *c, const cli_node_lease *L, const char *msg)
 {
+    if (L->lease == NULL) {
+        cli_diag(c, "node %" PRIu64 " of this host's registry was lost: %s; stopping (the IDs "
+                    "printed are valid)", L->node, msg);
+        return CLI_EXIT_FAIL;
+    }
     cli_diag(c,
              "the lease of node %" PRIu64 " (generation %s) from %s was lost: %s; stopping (the "
              "IDs printed are valid)",
@@ -145,6 +150,15 @@ static int record_mark(cli_node_lease *L, int64_t ms, char *msg, size_t cap)
 {
     if (L->lease != NULL) {
         return idmc_record_mark(L->lease, ms, msg, cap);
+    }
+    /* The slot file carries the mark to the next holder: put it back if
+     * it was removed (the node stays ours meanwhile, by its name). */
+    int rc = idmc_slot_repair(L->slot, msg, cap);
+    if (rc == IDMC_BUSY) {
+        return IDMC_LOST;
+    }
+    if (rc != 0) {
+        return rc;
     }
     if (idmc_slot_record_mark(L->slot, ms) != 0) {
         snprintf(msg, cap, "%s", strerror(errno));
@@ -312,8 +326,12 @@ static int claim_local(cli *c, const cli_node_lease_opts *o, cli_node_lease *L, 
                     "--registry DIR");
         return CLI_EXIT_FAIL;
     }
-    int rc = idmc_local_claim(dir, o->ns, o->lo, o->hi, holder, &L->slot, msg, sizeof msg);
+    int rc = idmc_local_claim(dir, o->ns, o->lo, o->hi, o->max_mark_ms, holder, &L->slot, msg,
+                              sizeof msg);
     if (rc == 0) {
+        if (msg[0] != '\0') {
+            cli_diag(c, "%s", msg); /* a slot skipped as unusable */
+        }
         L->node = idmc_slot_node(L->slot);
         L->claim_mark = idmc_slot_mark_ms(L->slot);
         /* No expiry: the flock lasts as long as this process. */

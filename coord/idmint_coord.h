@@ -3,22 +3,27 @@
  * may mint as (coord/, a component of its own beside libidmint, which
  * stays OpenSSL-only). Design: docs/leases.md.
  *
- * This is the host-local registry, the embedded default: one slot file
- * per node number under a host-wide directory, held by an flock(2) that
- * the kernel drops when the holder dies, so that two processes on one host
- * never mint as the same node and a dead holder's slot frees by itself.
- * Each slot file also records the time high-water mark of its holders
- * (raised ahead of need while held), so that a new holder resumes above
- * whatever an earlier one may have minted, even with its clock behind.
- * Coordinators for several hosts (etcd, ZooKeeper) follow below.
+ * This is the host-local registry, the embedded default: one slot per node
+ * number under one directory per host (IDMC_HOST_REGISTRY, whoever starts
+ * the process and from whatever environment), held by two locks that the
+ * kernel drops when the holder dies: a name in the abstract Unix socket
+ * namespace, which no file-system clean-up can remove, and an flock(2) on
+ * the slot file. So two processes on one host never mint as the same node,
+ * a dead holder's slot frees by itself, and a slot file removed under its
+ * holder does not hand the node out twice. Each slot file also records the
+ * time high-water mark of its holders (raised ahead of need while held),
+ * so that a new holder resumes above whatever an earlier one may have
+ * minted, even with its clock behind. Coordinators for several hosts
+ * (etcd, ZooKeeper) follow below. docs/leases.md has the design.
  *
  * A slot file is IDMC_SLOT_BYTES long: "IDMSLOT1", the mark (int64, Unix
  * ms, host byte order), and at IDMC_HOLDER_AT a NUL-terminated line about
  * the holder ("pid=... host=... since=...").
  *
- * Thread-safety: a slot is used by one thread at a time (idmintd records
- * marks from libuv's thread pool, one write in flight). Not async-signal
- * safe. Installed as <idmint/idmint_coord.h>, with libidmint_coord.a and
+ * Thread-safety: a slot's marks, checks and repairs may be called from
+ * different threads (idmintd records marks and checks its slot from
+ * libuv's thread pool); release it from one thread once nothing else uses
+ * it. Not async-signal safe. Installed as <idmint/idmint_coord.h>, with libidmint_coord.a and
  * idmint-coord.pc (which brings the clients' libraries).
  */
 #ifndef IDMINT_COORD_H
@@ -37,26 +42,41 @@ enum { IDMC_BUSY = 1, IDMC_ERROR = 2 };
 
 typedef struct idmc_slot idmc_slot;
 
-/* The registry directory to use when none is given: /run/idmint/nodes as
- * root, else $XDG_RUNTIME_DIR/idmint/nodes, else /tmp/idmint-UID/nodes.
+/* The host's registry: one place for every user and environment. Made by
+ * the first process that can (root: mode 0755 for /run/idmint, 1777 for
+ * nodes); a process that finds it missing and cannot make it is refused
+ * with a message saying what to do (the tmpfiles.d line, --node-registry,
+ * --node, --coord), never given a registry of its own. */
+#define IDMC_HOST_REGISTRY "/run/idmint/nodes"
+
+/* The registry directory to use when none is given: IDMC_HOST_REGISTRY.
  * Writes at most cap bytes; returns 0 or -1 (too long). */
 int idmc_local_default_dir(char *dst, size_t cap);
 
 /*
  * Claims a node number in [lo, hi] (exact: lo itself, lo == hi) from the
  * registry at dir, in the namespace ns (the layout's name: node 7 of one
- * layout is not node 7 of another), creating the directories (mode 0700,
- * owned by this user, no symbolic links) as needed. holder is a line
- * describing the caller (pid, host, addresses), kept in the slot for
- * `lease list`.
+ * layout is not node 7 of another), creating the directories as needed:
+ * IDMC_HOST_REGISTRY shared (mode 1777, sticky: any user's processes make
+ * slots there, none can remove another's), any other dir private (mode
+ * 0700, this user's); no symbolic links. holder is a line describing the
+ * caller (pid, host, addresses), kept in the slot for `lease list`.
+ *
+ * A slot whose recorded mark is past max_mark_ms (the layout's last time:
+ * written under a clock set far ahead) or whose file cannot be opened is
+ * never written: an exact claim is refused (IDMC_ERROR, msg naming the
+ * file and how to clear it), a range claim skips it (on success msg then
+ * starts with "skipped " and says which, for the caller to log; msg is
+ * empty otherwise).
  *
  * Returns 0 with *out set; IDMC_BUSY when every slot in the range is held
  * (msg names the range, or for an exact claim the holder found); or
  * IDMC_ERROR with msg saying why (a directory that cannot be made or is
- * not ours, an I/O error). Does not block: a held slot is skipped.
+ * not fit, an I/O error). Does not block: a held slot is skipped.
  */
-int idmc_local_claim(const char *dir, const char *ns, uint64_t lo, uint64_t hi, const char *holder,
-                     idmc_slot **out, char *msg, size_t cap);
+int idmc_local_claim(const char *dir, const char *ns, uint64_t lo, uint64_t hi,
+                     int64_t max_mark_ms, const char *holder, idmc_slot **out, char *msg,
+                     size_t cap);
 
 uint64_t idmc_slot_node(const idmc_slot *slot);
 /* The mark recorded in the slot when it was claimed: earlier holders' (0
@@ -70,12 +90,30 @@ int idmc_slot_record_mark(idmc_slot *slot, int64_t ms);
  * holder actually used (everything it handed out lies at or below it),
  * so that the next holder does not wait out the holder's reserve. */
 int idmc_slot_shrink_mark(idmc_slot *slot, int64_t ms);
-/* Gives the slot up (the lock goes; the mark stays for the next holder). */
+/* The slot file's path (for messages). */
+const char *idmc_slot_path(const idmc_slot *slot);
+/* Whether the slot file is still the one at its path: 0; IDMC_LOST when it
+ * was removed or replaced (the node is still this process's, by its name,
+ * but the file that carries the mark to the next holder is gone); or
+ * IDMC_ERROR. Does file I/O (fstat, lstat): not for an event loop's thread.
+ * A holder checks about once a second, and on IDMC_LOST stops minting as
+ * the node until idmc_slot_repair has put the file back. */
+int idmc_slot_check(idmc_slot *slot, char *msg, size_t cap);
+/* After IDMC_LOST: makes the directories and the slot file again at the
+ * same path, locked, with the mark recorded so far (or the mark of a file
+ * made there meanwhile, if higher). 0 when the slot is whole again (msg
+ * says what was done), 0 with msg empty when nothing was missing,
+ * IDMC_BUSY when another process holds the file now at the path (one in
+ * another network namespace, or an idmint before the abstract names: stop
+ * minting as the node and release it), or IDMC_ERROR (try again). */
+int idmc_slot_repair(idmc_slot *slot, char *msg, size_t cap);
+/* Gives the slot up (the locks go; the mark stays for the next holder). */
 void idmc_slot_release(idmc_slot *slot);
 
 /* Reads the slot files of ns under dir: for each node calls fn with the
- * node, whether it is held now, the recorded mark and the holder line.
- * Returns the number of slots seen, or -1 with msg set. */
+ * node, whether it is held now, the recorded mark and the holder line;
+ * then for each node held whose slot file is gone (mark 0). Returns the
+ * number of slots seen, or -1 with msg set (dir/ns cannot be read). */
 int idmc_local_list(const char *dir, const char *ns,
                     void (*fn)(void *ctx, uint64_t node, bool held, int64_t mark_ms,
                                const char *holder),

@@ -212,15 +212,26 @@ static bool waiting_for_resume(idms_server *s)
     return s->hwm.resume_ms > 0 && idm_snowflake_high_water_ms(s->sf) <= s->hwm.resume_ms;
 }
 
+/* Whose mark the snowflake generator waits to pass (node.h). */
+static const char *resume_source(const idms_server *s)
+{
+    const idms_node *n = &s->node;
+    if (n->reclaim_ms > 0 && n->reclaim_ms >= s->hwm.resume_ms)
+        return "this process's own IDs before it claimed its node again";
+    if (n->claim_mark_ms > 0 && n->claim_mark_ms >= s->hwm.resume_ms)
+        return "the node's previous holder, recorded in its slot";
+    return "the previous run, recorded in the state directory";
+}
+
 static void refuse_rewind(idms_server *s, const idm_error *err, int format, idms_mint_result *r)
 {
     r->status = 503;
     r->retry_after_s = err->rewind_ms / 1000 + 1;
     if (waiting_for_resume(s)) {
         snprintf(r->message, sizeof r->message,
-                 "waiting for the clock to reach the time high-water mark of the previous run "
-                 "or of the node's previous holder (%" PRId64 " ms ahead): IDs up to it may have been handed out before the restart",
-                 err->rewind_ms);
+                 "waiting for the clock to reach the time high-water mark of %s (%" PRId64
+                 " ms ahead): IDs up to it may have been handed out",
+                 resume_source(s), err->rewind_ms);
         return;
     }
     s->metrics.clock_refusals++;
@@ -520,9 +531,9 @@ bool idms_ready(idms_server *s, char *why, size_t cap)
     if (now < high - s->opt.max_rewind_ms && !observed) {
         if (waiting_for_resume(s))
             snprintf(why, cap,
-                     "waiting for the clock to reach the time high-water mark of the previous run "
-                     "or of the node's previous holder (%" PRId64 " ms ahead)",
-                     high - now);
+                     "waiting for the clock to reach the time high-water mark of %s (%" PRId64
+                     " ms ahead)",
+                     resume_source(s), high - now);
         else
             snprintf(why, cap,
                      "the clock is %" PRId64 " ms behind the latest time used (tolerance %" PRId64

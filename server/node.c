@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define RETRY_MS 1000
+#define CHECK_MS 1000 /* how often a held local slot's file is looked at */
 
 /* This process, as its slot shows it (`lease list`, refusal messages). */
 static void describe_holder(idms_server *s)
@@ -159,10 +160,15 @@ int idms_node_claim(idms_server *s)
     if (s->opt.coord[0] != '\0')
         return claim_coord(s);
     struct idmc_slot *slot = NULL;
-    char msg[600];
-    int rc = idmc_local_claim(n->registry, n->ns, n->lo, n->hi, n->holder, &slot, msg, sizeof msg);
+    char msg[IDMC_MSG_CAP];
+    n->max_mark_ms = idm_sf_layout_max_unix_ms(&s->layout);
+    int rc = idmc_local_claim(n->registry, n->ns, n->lo, n->hi, n->max_mark_ms, n->holder, &slot,
+                              msg, sizeof msg);
     if (rc == 0) {
+        if (msg[0] != '\0')
+            idms_log(IDMS_LOG_WARN, "%s", msg); /* a slot skipped as unusable */
         held(s, slot);
+        n->claim_mark_ms = idmc_slot_mark_ms(slot);
         if (n->coord == IDMS_NODE_STATIC)
             idms_log(IDMS_LOG_INFO, "node %" PRIu64 " registered on this host (%s)", n->node,
                      n->registry);
@@ -193,8 +199,8 @@ static void on_claim(uv_work_t *w)
 {
     idms_node *n = w->data;
     n->work_slot = NULL;
-    n->work_rc = idmc_local_claim(n->registry, n->ns, n->lo, n->hi, n->holder, &n->work_slot,
-                                  n->work_msg, sizeof n->work_msg);
+    n->work_rc = idmc_local_claim(n->registry, n->ns, n->lo, n->hi, n->max_mark_ms, n->holder,
+                                  &n->work_slot, n->work_msg, sizeof n->work_msg);
 }
 
 /* The snowflake generator for a node just claimed: it resumes above both
@@ -205,9 +211,16 @@ static void on_claim(uv_work_t *w)
  * slot is the lease's part of the ceiling). Returns 0 or -1. */
 static int install(idms_server *s, uint64_t node, int64_t mark)
 {
+    idm_snowflake *old = s->sf;
+    /* A node held before (this one again, after its slot was lost, or
+     * another): nothing at or below what the old generator used either. */
+    int64_t used = old != NULL ? idm_snowflake_high_water_ms(old) : 0;
+    s->node.claim_mark_ms = mark;
+    s->node.reclaim_ms = used;
+    if (used > s->hwm.resume_ms)
+        s->hwm.resume_ms = used;
     if (mark > s->hwm.resume_ms)
         s->hwm.resume_ms = mark;
-    idm_snowflake *old = s->sf;
     if (s->node.coord != IDMS_NODE_COORD && s->hwm.enabled && mark < s->hwm.durable_ms)
         s->hwm.durable_ms = mark;
     if (idms_make_snowflake(s, node) != 0) {
@@ -220,8 +233,10 @@ static int install(idms_server *s, uint64_t node, int64_t mark)
     return 0;
 }
 
-static void install_slot(idms_server *s, struct idmc_slot *slot)
+static void install_slot(idms_server *s, struct idmc_slot *slot, const char *note)
 {
+    if (note[0] != '\0')
+        idms_log(IDMS_LOG_WARN, "%s", note); /* a slot skipped as unusable */
     if (install(s, idmc_slot_node(slot), idmc_slot_mark_ms(slot)) != 0) {
         idmc_slot_release(slot);
         return;
@@ -327,7 +342,7 @@ static void on_claimed(uv_work_t *w, int status)
         idmc_slot_release(n->work_slot);
         return;
     }
-    install_slot(s, n->work_slot);
+    install_slot(s, n->work_slot, n->work_msg);
 }
 
 static void on_retry(uv_timer_t *t)
@@ -336,9 +351,81 @@ static void on_retry(uv_timer_t *t)
     idms_node *n = &s->node;
     if (n->held || n->in_flight || s->draining)
         return;
+    if (n->slot != NULL) {
+        /* A slot given up (its file taken by another process): released
+         * once no mark write or check uses it, then a claim as at start. */
+        if (s->hwm.in_flight || n->check_in_flight) {
+            uv_timer_start(&n->retry, on_retry, RETRY_MS, 0);
+            return;
+        }
+        idmc_slot_release(n->slot);
+        n->slot = NULL;
+    }
     n->work.data = n;
     if (uv_queue_work(s->loop, &n->work, on_claim, on_claimed) == 0)
         n->in_flight = true;
+}
+
+/* ---- the slot file, looked at while held: on the thread pool ------------- */
+
+static void on_check_work(uv_work_t *w)
+{
+    idms_node *n = w->data;
+    n->check_rc = idmc_slot_check(n->check_slot, n->check_msg, sizeof n->check_msg);
+    if (n->check_rc == IDMC_LOST)
+        n->repair_rc = idmc_slot_repair(n->check_slot, n->check_msg, sizeof n->check_msg);
+}
+
+static void on_checked(uv_work_t *w, int status)
+{
+    idms_node *n = w->data;
+    idms_server *s = n->server;
+    n->check_in_flight = false;
+    if (status != 0 || n->check_slot != n->slot || n->check_rc == IDMC_ERROR)
+        return;
+    if (n->check_rc == 0) {
+        if (n->slot_broken) {
+            n->slot_broken = false;
+            idms_node_set_held(s, true, NULL);
+            idms_log(IDMS_LOG_INFO, "node %" PRIu64 ": its slot file is whole again; minting "
+                     "snowflakes as it again", n->node);
+        }
+        return;
+    }
+    /* The file was gone or replaced. Put back (the name kept the node
+     * ours): go on. Held by another process now: give the node up. */
+    if (n->repair_rc == 0) {
+        idms_log(IDMS_LOG_WARN, "%s; node %" PRIu64 " was not handed to anyone else meanwhile "
+                 "(its name in the abstract socket namespace is held)", n->check_msg, n->node);
+        if (n->slot_broken) {
+            n->slot_broken = false;
+            idms_node_set_held(s, true, NULL);
+        }
+        return;
+    }
+    char why[800];
+    snprintf(why, sizeof why, "%.600s; not minting snowflakes as node %" PRIu64 "%s", n->check_msg,
+             n->node, n->repair_rc == IDMC_BUSY ? ", claiming a node again" : " until it is back");
+    if (!n->slot_broken || n->repair_rc == IDMC_BUSY)
+        idms_log(IDMS_LOG_ERROR, "%s", why);
+    n->slot_broken = n->repair_rc != IDMC_BUSY;
+    idms_node_set_held(s, false, why);
+    if (n->repair_rc == IDMC_BUSY)
+        uv_timer_start(&n->retry, on_retry, 0, 0);
+    idms_conn_wake_ceiling(s);
+}
+
+static void on_check(uv_timer_t *t)
+{
+    idms_server *s = t->data;
+    idms_node *n = &s->node;
+    /* A slot broken (its file could not be put back) is tried again. */
+    if (n->slot == NULL || (!n->held && !n->slot_broken) || n->check_in_flight || s->draining)
+        return;
+    n->check_slot = n->slot;
+    n->check_work.data = n;
+    if (uv_queue_work(s->loop, &n->check_work, on_check_work, on_checked) == 0)
+        n->check_in_flight = true;
 }
 
 void idms_node_start(idms_server *s)
@@ -355,6 +442,10 @@ void idms_node_start(idms_server *s)
     uv_unref((uv_handle_t *)&n->retry);
     if (!n->held)
         uv_timer_start(&n->retry, on_retry, RETRY_MS, 0);
+    uv_timer_init(s->loop, &n->check);
+    n->check.data = s;
+    uv_unref((uv_handle_t *)&n->check);
+    uv_timer_start(&n->check, on_check, CHECK_MS, CHECK_MS);
 }
 
 bool idms_node_ready(const idms_server *s, char *why, size_t cap)

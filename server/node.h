@@ -53,6 +53,20 @@ typedef struct idms_node {
     struct idmc_slot *work_slot;
     int work_rc;
     char work_msg[600];
+    int64_t max_mark_ms;   /* the layout's last time: a slot's mark past it is unusable */
+    /* The time the current generator resumed above, and why (mint.c's
+     * messages): the slot's mark at the claim, and the high water of the
+     * generator of an earlier claim of this process's (0: none). */
+    int64_t claim_mark_ms, reclaim_ms;
+    /* The held slot's file, looked at every second on the thread pool
+     * (coord/idmint_coord.h: idmc_slot_check, idmc_slot_repair). */
+    uv_timer_t check;
+    uv_work_t check_work;
+    bool check_in_flight;
+    bool slot_broken;      /* its file is gone and could not be put back yet */
+    struct idmc_slot *check_slot;
+    int check_rc, repair_rc;
+    char check_msg[600];
     idms_lease lease;      /* --coord (lease.h) */
 } idms_node;
 

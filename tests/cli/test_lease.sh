@@ -81,6 +81,12 @@ check "gen --help names --node auto and --coord" \
 
 # --- the host-local registry -----------------------------------------------------
 
+check "lease list --registry of a directory that does not exist: an error, not an empty table" \
+    -o '' -e "^idmint: cannot read the node registry $T_DIR/nowhere/x: No such file or directory" -s 1 \
+    -- "$IDMINT" lease list --registry "$T_DIR/nowhere/x"
+check "... nor a file" -o '' -e "^idmint: the node registry /etc/passwd is not a directory" -s 1 \
+    -- "$IDMINT" lease list --registry /etc/passwd
+mkdir -m 0700 "$REG"
 check "lease list of a registry nobody has used: the header only" \
     -o 'NODE  STATE  GENERATION  MARK  TTL LEFT  HOLDER' -- "$IDMINT" lease list --registry "$REG"
 check "lease list --json of a registry nobody has used: nothing" \

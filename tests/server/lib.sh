@@ -19,11 +19,14 @@
 #   expect "EVIDENCE" ACTUAL OP EXPECTED
 #       OP is one of = != -lt -le -gt -ge (numbers), =~ (ERE).
 #
-# start_server [--env VAR=VALUE]... [IDMINTD OPTIONS] starts idmintd in the
-# background (ports: HTTP_PORT, RESP_PORT; pid: SRV_PID; log: SRV_LOG;
-# state: --state-dir $T_DIR/state unless given; node registry:
-# --node-registry $T_DIR/nodes unless given) and waits for /healthz; if
-# it cannot, that is a failure and the script finishes there.
+# start_server [--env VAR=VALUE | --env --unset=VAR | --as USER |
+# --host-registry]... [IDMINTD OPTIONS] starts idmintd in the background
+# (ports: HTTP_PORT, RESP_PORT; pid: SRV_PID; log: SRV_LOG; state:
+# --state-dir $T_DIR/state unless given; node registry: --node-registry
+# $T_DIR/nodes unless given, or with --host-registry none: the host's
+# default) and waits for /healthz; if it cannot, that is a failure and the
+# script finishes there. --as USER runs it as that user (setpriv: the pid
+# is idmintd's own).
 # stop_server [SIGNAL] stops it and waits up to 12 s: SRV_STATUS is its exit
 # status ("timeout" if it did not exit) and SRV_STOP_MS how long it took.
 # Every process started here (track PID) is killed by its PID when the
@@ -123,10 +126,14 @@ track() {
 }
 
 start_server() {
-    local envs=() args=() state=1 registry=1 logfile='' a
-    while [ $# -gt 0 ] && [ "$1" = --env ]; do
-        envs+=("$2")
-        shift 2
+    local envs=() args=() state=1 registry=1 logfile='' a runas=()
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --env) envs+=("$2"); shift 2 ;;
+        --as) runas=(setpriv "--reuid=$2" "--regid=$(id -g "$2")" --clear-groups --); shift 2 ;;
+        --host-registry) registry=0; shift ;;
+        *) break ;;
+        esac
     done
     for a in "$@"; do
         case $a in
@@ -151,8 +158,8 @@ start_server() {
         RESP_PORT=$((20000 + RANDOM % 40000))
         [ "$HTTP_PORT" = "$RESP_PORT" ] && continue
         SRV_LOG=$T_DIR/idmintd.$RANDOM.log
-        env "${envs[@]}" "$IDMINTD" --http "127.0.0.1:$HTTP_PORT" --resp "127.0.0.1:$RESP_PORT" \
-            "${args[@]}" >"$SRV_LOG" 2>&1 &
+        "${runas[@]}" env "${envs[@]}" "$IDMINTD" --http "127.0.0.1:$HTTP_PORT" \
+            --resp "127.0.0.1:$RESP_PORT" "${args[@]}" >"$SRV_LOG" 2>&1 &
         SRV_PID=$!
         track "$SRV_PID"
         local n=0 watch=$SRV_LOG

@@ -27,7 +27,7 @@ step_clock -3s
 start_server "${FAKETIME_ENV[@]}" --state-dir "$T_DIR/state.b" --node-registry "$REG"
 check "docs/leases.md: the new holder of node 0 ..." -O '.*"node": 0.*' -- curl -s "$BASE/v1/node"
 http "... is not ready while its clock is behind the previous holder's mark" -s 503 \
-    -O 'waiting for the clock to reach the time high-water mark of the previous run or of the node.s previous holder .*' \
+    -O 'waiting for the clock to reach the time high-water mark of the node.s previous holder, recorded in its slot .*' \
     -- /readyz
 wait_until 15 curl -fs -o /dev/null "$BASE/readyz"
 http "... and ready once its clock has passed it" -o ready -- /readyz

@@ -10,13 +10,16 @@
 #include "idmint_coord.h"
 #include "testlib.h"
 
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static char dir[256];
-static char made[8][256];
+static char made[16][256];
 static int nmade;
 
 /* Removes what fresh_dir made: DIR/test/node-N files and the two levels. */
@@ -24,7 +27,7 @@ static void clean_dirs(void)
 {
     for (int i = 0; i < nmade; i++) {
         char ns[2100], path[2200];
-        snprintf(ns, sizeof ns, "%s/test", made[i]);
+        snprintf(ns, sizeof ns, "%.255s/test", made[i]);
         for (int n = 0; n < 16; n++) {
             snprintf(path, sizeof path, "%s/node-%d", ns, n);
             unlink(path);
@@ -41,14 +44,14 @@ static void fresh_dir(void)
         perror("mkdtemp");
         exit(2);
     }
-    if (nmade < 8)
+    if (nmade < 16)
         snprintf(made[nmade++], sizeof made[0], "%s", dir);
 }
 
 static idmc_slot *claim(uint64_t lo, uint64_t hi, int want_rc, char *msg, size_t cap)
 {
     idmc_slot *s = NULL;
-    int rc = idmc_local_claim(dir, "test", lo, hi, "pid=1 host=test", &s, msg, cap);
+    int rc = idmc_local_claim(dir, "test", lo, hi, INT64_MAX, "pid=1 host=test", &s, msg, cap);
     if (rc != want_rc)
         TEST_REPORT_("claim %llu..%llu: rc %d, expected %d (%s)", (unsigned long long)lo,
                      (unsigned long long)hi, rc, want_rc, msg);
@@ -97,7 +100,7 @@ static void test_dead_holder_frees_its_slot(void)
     if (pid == 0) {
         idmc_slot *s = NULL;
         char m[IDMC_MSG_CAP];
-        int rc = idmc_local_claim(dir, "test", 7, 7, "pid=child", &s, m, sizeof m);
+        int rc = idmc_local_claim(dir, "test", 7, 7, INT64_MAX, "pid=child", &s, m, sizeof m);
         char ok = rc == 0 ? 'y' : 'n';
         if (write(pipefd[1], &ok, 1) != 1)
             _exit(3);
@@ -184,6 +187,187 @@ static void test_list(void)
     idmc_slot_release(b);
 }
 
+/* rm -rf of what fresh_dir made, under a holder. */
+static void remove_registry(void)
+{
+    char ns[300], path[400];
+    snprintf(ns, sizeof ns, "%s/test", dir);
+    for (int n = 0; n < 16; n++) {
+        snprintf(path, sizeof path, "%s/node-%d", ns, n);
+        unlink(path);
+    }
+    ASSERT_TRUE(rmdir(ns) == 0);
+    ASSERT_TRUE(rmdir(dir) == 0);
+}
+
+static void test_removed_registry_hands_out_nothing(void)
+{
+    fresh_dir();
+    char msg[IDMC_MSG_CAP];
+    idmc_slot *a = claim(0, 3, 0, msg, sizeof msg);
+    ASSERT_TRUE(a != NULL);
+    ASSERT_EQ_INT(idmc_slot_record_mark(a, 7000), 0);
+    ASSERT_EQ_INT(idmc_slot_check(a, msg, sizeof msg), 0);
+    remove_registry();
+    /* The directory and the file are made anew; the node is still a's. */
+    ASSERT_TRUE(claim(0, 0, IDMC_BUSY, msg, sizeof msg) == NULL);
+    ASSERT_TRUE(strstr(msg, "node 0 is held by a process whose slot file") != NULL);
+    idmc_slot *b = claim(0, 3, 0, msg, sizeof msg);
+    ASSERT_TRUE(b != NULL);
+    ASSERT_EQ_U64(idmc_slot_node(b), 1);
+    /* a notices, and puts its file back with its mark. */
+    ASSERT_EQ_INT(idmc_slot_check(a, msg, sizeof msg), IDMC_LOST);
+    ASSERT_TRUE(strstr(msg, "was removed or replaced") != NULL);
+    ASSERT_EQ_INT(idmc_slot_repair(a, msg, sizeof msg), 0);
+    ASSERT_TRUE(strstr(msg, "made it again with the mark") != NULL);
+    ASSERT_EQ_INT(idmc_slot_check(a, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_slot_repair(a, msg, sizeof msg), 0);
+    ASSERT_TRUE(msg[0] == '\0'); /* nothing to do */
+    idmc_slot_release(a);
+    idmc_slot *c = claim(0, 0, 0, msg, sizeof msg);
+    ASSERT_TRUE(c != NULL);
+    ASSERT_TRUE(idmc_slot_mark_ms(c) == 7000); /* the hand-over survived */
+    idmc_slot_release(b);
+    idmc_slot_release(c);
+}
+
+static void test_repair_refused_when_another_holds_the_file(void)
+{
+    fresh_dir();
+    char msg[IDMC_MSG_CAP];
+    idmc_slot *a = claim(2, 2, 0, msg, sizeof msg);
+    ASSERT_TRUE(a != NULL);
+    char path[400];
+    snprintf(path, sizeof path, "%s/test/node-2", dir);
+    ASSERT_TRUE(unlink(path) == 0);
+    /* Someone (an idmint of before the names, another network namespace)
+     * makes and locks a file of its own there. */
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+    ASSERT_TRUE(fd >= 0);
+    ASSERT_TRUE(flock(fd, LOCK_EX | LOCK_NB) == 0);
+    ASSERT_EQ_INT(idmc_slot_check(a, msg, sizeof msg), IDMC_LOST);
+    ASSERT_EQ_INT(idmc_slot_repair(a, msg, sizeof msg), IDMC_BUSY);
+    ASSERT_TRUE(strstr(msg, "another process now holds") != NULL);
+    close(fd);
+    idmc_slot_release(a);
+}
+
+static void write_slot(const char *path, int64_t mark)
+{
+    char rec[IDMC_SLOT_BYTES] = {0};
+    memcpy(rec, "IDMSLOT1", 8);
+    memcpy(rec + 8, &mark, sizeof mark);
+    snprintf(rec + IDMC_HOLDER_AT, sizeof rec - IDMC_HOLDER_AT, "pid=9 host=old\n");
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ASSERT_TRUE(fd >= 0);
+    ASSERT_TRUE(write(fd, rec, sizeof rec) == (ssize_t)sizeof rec);
+    close(fd);
+}
+
+static void read_file(const char *path, char *dst, size_t cap)
+{
+    memset(dst, 0, cap);
+    int fd = open(path, O_RDONLY);
+    ASSERT_TRUE(fd >= 0 && read(fd, dst, cap) > 0);
+    close(fd);
+}
+
+static void test_mark_past_the_layout_refused_unwritten(void)
+{
+    fresh_dir();
+    char msg[IDMC_MSG_CAP], ns[300], path[400];
+    snprintf(ns, sizeof ns, "%s/test", dir);
+    ASSERT_TRUE(mkdir(ns, 0700) == 0);
+    snprintf(path, sizeof path, "%s/node-0", ns);
+    write_slot(path, 9000);
+    char before[IDMC_SLOT_BYTES], after[IDMC_SLOT_BYTES];
+    read_file(path, before, sizeof before);
+    idmc_slot *s = NULL;
+    ASSERT_EQ_INT(idmc_local_claim(dir, "test", 0, 0, 8999, "pid=1", &s, msg, sizeof msg),
+                  IDMC_ERROR);
+    ASSERT_TRUE(s == NULL && strstr(msg, "past the layout's last time") != NULL);
+    ASSERT_TRUE(strstr(msg, path) != NULL && strstr(msg, "rm ") != NULL);
+    read_file(path, after, sizeof after);
+    ASSERT_TRUE(memcmp(before, after, sizeof before) == 0);
+    /* A range skips it, and says so. */
+    ASSERT_EQ_INT(idmc_local_claim(dir, "test", 0, 3, 8999, "pid=1", &s, msg, sizeof msg), 0);
+    ASSERT_TRUE(s != NULL);
+    ASSERT_EQ_U64(idmc_slot_node(s), 1);
+    ASSERT_TRUE(strncmp(msg, "skipped the slot of node 0", 26) == 0);
+    read_file(path, after, sizeof after);
+    ASSERT_TRUE(memcmp(before, after, sizeof before) == 0);
+    idmc_slot_release(s);
+    /* At the layout's end exactly: usable. */
+    ASSERT_EQ_INT(idmc_local_claim(dir, "test", 0, 0, 9000, "pid=1", &s, msg, sizeof msg), 0);
+    ASSERT_TRUE(s != NULL && idmc_slot_mark_ms(s) == 9000);
+    idmc_slot_release(s);
+}
+
+/* In a child as uid 65534: claims lo..hi in the shared registry, records
+ * mark, exits with the node + 1 (0: refused). */
+static int claim_as_other_user(uint64_t lo, uint64_t hi, int64_t mark, int64_t *seen_mark)
+{
+    int pipefd[2];
+    if (pipe(pipefd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        idmc_slot *s = NULL;
+        char m[IDMC_MSG_CAP];
+        int64_t got = -1;
+        int code = 0;
+        if (setgid(65534) == 0 && setuid(65534) == 0 &&
+            idmc_local_claim(dir, "test", lo, hi, INT64_MAX, "pid=other", &s, m, sizeof m) == 0) {
+            got = idmc_slot_mark_ms(s);
+            code = (int)idmc_slot_node(s) + 1;
+            if (idmc_slot_record_mark(s, mark) != 0)
+                code = 0;
+            idmc_slot_release(s);
+        }
+        if (write(pipefd[1], &got, sizeof got) != (ssize_t)sizeof got)
+            _exit(0);
+        _exit(code);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (read(pipefd[0], seen_mark, sizeof *seen_mark) != (ssize_t)sizeof *seen_mark)
+        *seen_mark = -1;
+    close(pipefd[0]);
+    close(pipefd[1]);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_shared_registry_across_users(void)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "  (not root: the second user's half is not run)\n");
+        return;
+    }
+    fresh_dir();
+    ASSERT_TRUE(chmod(dir, 01777) == 0);
+    char msg[IDMC_MSG_CAP], ns[300];
+    idmc_slot *a = claim(0, 3, 0, msg, sizeof msg);
+    ASSERT_TRUE(a != NULL);
+    ASSERT_EQ_INT(idmc_slot_record_mark(a, 1111), 0);
+    snprintf(ns, sizeof ns, "%s/test", dir);
+    struct stat st;
+    ASSERT_TRUE(stat(ns, &st) == 0 && (st.st_mode & 07777) == 01777);
+    int64_t seen = 0;
+    /* Node 0 is root's: the other user gets 1 and makes its file. */
+    ASSERT_EQ_INT(claim_as_other_user(0, 3, 2222, &seen), 2);
+    idmc_slot_release(a);
+    /* Root's file, freed: the other user takes it and sees root's mark. */
+    ASSERT_EQ_INT(claim_as_other_user(0, 0, 3333, &seen), 1);
+    ASSERT_TRUE(seen == 1111);
+    /* And root takes the other user's file with its mark. */
+    idmc_slot *b = claim(1, 1, 0, msg, sizeof msg);
+    ASSERT_TRUE(b != NULL && idmc_slot_mark_ms(b) == 2222);
+    char path[400];
+    snprintf(path, sizeof path, "%s/node-1", ns);
+    ASSERT_TRUE(stat(path, &st) == 0 && st.st_uid == 65534 && (st.st_mode & 0777) == 0666);
+    idmc_slot_release(b);
+}
+
 static const struct test_case tests[] = {
     TEST(test_lowest_free_and_release),
     TEST(test_exact_and_full),
@@ -191,6 +375,10 @@ static const struct test_case tests[] = {
     TEST(test_mark_carried_raised_and_shrunk),
     TEST(test_unsafe_registry_refused),
     TEST(test_list),
+    TEST(test_removed_registry_hands_out_nothing),
+    TEST(test_repair_refused_when_another_holds_the_file),
+    TEST(test_mark_past_the_layout_refused_unwritten),
+    TEST(test_shared_registry_across_users),
     {0},
 };
 
