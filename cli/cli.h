@@ -83,6 +83,11 @@ int cli_out_status(cli *c);
 void cli_diag(cli *c, const char *fmt, ...) CLI_PRINTF(2, 3);
 
 /* "idmint: INPUT: reason" for an input that is not a valid ID. */
+/* Copies text into dst for a message: control characters and bytes above
+ * 0x7e as \xNN, at most max_in input bytes (then "..."). */
+void cli_escape(const char *text, size_t max_in, char *dst, size_t cap);
+/* A --prefix the rule refuses: the usage error (2), the prefix escaped. */
+int cli_bad_prefix(cli *c, const char *prefix, const idm_error *err, int rc);
 void cli_diag_input(cli *c, const char *input, size_t len, const char *reason);
 
 /* A usage error: the message, then a pointer to --help. Returns

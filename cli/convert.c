@@ -136,7 +136,7 @@ int cli_convert(cli *c, int argc, char **argv)
         a.prefix_len = strlen(a.prefix);
         int rc = idm_typeid_check_prefix(a.prefix, a.prefix_len, &err);
         if (rc != IDM_OK) {
-            return cli_usage(c, "invalid prefix '%s': %s", a.prefix, cli_reason(&err, rc));
+            return cli_bad_prefix(c, a.prefix, &err, rc);
         }
     } else {
         a.prefix = "";

@@ -719,9 +719,12 @@ static int check_applicable(cli *c, const gen_opts *o)
     }
     if (o->prefix != NULL) {
         idm_error err = {0};
-        int rc = idm_typeid_check_prefix(o->prefix, strlen(o->prefix), &err);
+        size_t len = strlen(o->prefix);
+        int rc = o->format->prefix == IDMX_PREFIX_REQUIRED
+                     ? idm_typeid_check_prefix(o->prefix, len, &err)
+                     : idm_token_check_prefix(o->prefix, len, &err);
         if (rc != IDM_OK) {
-            return cli_usage(c, "invalid prefix '%s': %s", o->prefix, cli_reason(&err, rc));
+            return cli_bad_prefix(c, o->prefix, &err, rc);
         }
     }
     return CLI_EXIT_OK;

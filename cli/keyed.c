@@ -387,7 +387,7 @@ int cli_obfuscate(cli *c, int argc, char **argv)
         int rc = idm_typeid_check_prefix(a.prefix, strlen(a.prefix), &err);
         if (rc != IDM_OK) {
             idmx_keyring_free(&a.ring);
-            return cli_usage(c, "invalid prefix '%s': %s", a.prefix, cli_reason(&err, rc));
+            return cli_bad_prefix(c, a.prefix, &err, rc);
         }
     }
     st = cli_for_each_input(c, a.operands, a.n_operands, obfuscate_one, &a);

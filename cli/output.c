@@ -88,6 +88,33 @@ void cli_diag(cli *c, const char *fmt, ...)
     va_end(ap);
 }
 
+void cli_escape(const char *text, size_t max_in, char *dst, size_t cap)
+{
+    size_t o = 0;
+    size_t i = 0;
+    for (; text[i] != '\0' && i < max_in && o + 5 < cap; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if (ch < 0x20 || ch >= 0x7f) {
+            snprintf(dst + o, cap - o, "\\x%02x", ch);
+            o += 4;
+        } else {
+            dst[o++] = (char)ch;
+        }
+    }
+    if (text[i] != '\0' && o + 4 <= cap) {
+        memcpy(dst + o, "...", 3);
+        o += 3;
+    }
+    dst[o] = '\0';
+}
+
+int cli_bad_prefix(cli *c, const char *prefix, const idm_error *err, int rc)
+{
+    char shown[96 * 4 + 4];
+    cli_escape(prefix, 96, shown, sizeof shown);
+    return cli_usage(c, "invalid prefix '%s': %s", shown, cli_reason(err, rc));
+}
+
 void cli_diag_input(cli *c, const char *input, size_t len, const char *reason)
 {
     idmx_outbuf_flush(&c->out);

@@ -121,32 +121,10 @@ static const char *const value_names[] = {"--first", "--step", "--max-step", "--
 
 /* ---- display ---------------------------------------------------------------- */
 
-/* Copies text into dst for a message: control characters and bytes above
- * 0x7e as \xNN, at most max_in input bytes (then "..."). */
-static void escape_text(const char *text, size_t max_in, char *dst, size_t cap)
-{
-    size_t o = 0;
-    size_t i = 0;
-    for (; text[i] != '\0' && i < max_in && o + 5 < cap; i++) {
-        unsigned char ch = (unsigned char)text[i];
-        if (ch < 0x20 || ch >= 0x7f) {
-            snprintf(dst + o, cap - o, "\\x%02x", ch);
-            o += 4;
-        } else {
-            dst[o++] = (char)ch;
-        }
-    }
-    if (text[i] != '\0' && o + 4 <= cap) {
-        memcpy(dst + o, "...", 3);
-        o += 3;
-    }
-    dst[o] = '\0';
-}
-
 /* An operand for a message: at most 80 bytes of it. */
 static void display_text(const char *text, char *dst, size_t cap)
 {
-    escape_text(text, 80, dst, cap);
+    cli_escape(text, 80, dst, cap);
 }
 
 /* The store URL as messages show it: a password (in the userinfo or as a
@@ -201,7 +179,7 @@ static void display_store(const char *url, char *dst, size_t cap)
         tmp[o++] = *p++;
     }
     tmp[o] = '\0';
-    escape_text(tmp, sizeof tmp, dst, cap);
+    cli_escape(tmp, sizeof tmp, dst, cap);
 }
 
 static void format_time(int64_t ms, char *dst, size_t cap)
@@ -435,7 +413,7 @@ static int check_sqlite_path(cli *c, const seg_opts *o, const char *shown)
             *slash = '\0';
         }
         char dir_shown[1024];
-        escape_text(dir, sizeof dir_shown, dir_shown, sizeof dir_shown);
+        cli_escape(dir, sizeof dir_shown, dir_shown, sizeof dir_shown);
         if (stat(dir, &sb) != 0) {
             cli_diag(c, "--store %s: cannot use directory %s: %s", shown, dir_shown,
                      errno == ENOENT ? "it does not exist (create it first)" : strerror(errno));
@@ -700,7 +678,7 @@ static int check_options(cli *c, seg_opts *o)
         if (!idmc_tag_valid(o->tag, msg, sizeof msg)) {
             char reason[IDMC_MSG_CAP];
             display_text(o->tag, shown, sizeof shown);
-            escape_text(tag_reason(msg), sizeof reason, reason, sizeof reason);
+            cli_escape(tag_reason(msg), sizeof reason, reason, sizeof reason);
             return cli_usage(c, "invalid tag '%s': %s", shown,
                              reason[0] != '\0' ? reason : "tags are 1 to 64 bytes of [a-z0-9_.-]");
         }

@@ -363,6 +363,8 @@ static void conn_close(idms_conn *c)
     c->closing = true;
     c->server->metrics.connections_open--;
     c->listener->conns_open--;
+    if (c->over_limit)
+        c->listener->probes_open--;
     set_parked(c, IDMS_PARK_NONE);
     unlink_conn(c);
     turn_remove(c);
@@ -633,6 +635,8 @@ static void on_deadline(uv_timer_t *t);
 static void watch_request(idms_conn *c, bool restart)
 {
     uint32_t ms = c->server->opt.header_timeout_ms;
+    if (c->over_limit) /* bounded from its accept, idle or not */
+        return;
     if ((c->in_len == 0 && c->skip_body == 0) || ms == 0) {
         uv_timer_stop(&c->deadline);
         return;
@@ -641,11 +645,18 @@ static void watch_request(idms_conn *c, bool restart)
         uv_timer_start(&c->deadline, on_deadline, ms, 0);
 }
 
+static void refuse_over_limit(idms_conn *c);
+
 static void on_deadline(uv_timer_t *t)
 {
     idms_conn *c = t->data;
     if (c->closing || c->lingering || c->close_after_write)
         return;
+    if (c->over_limit) {
+        /* No probe within IDMS_PROBE_MS of the accept. */
+        refuse_over_limit(c);
+        return;
+    }
     if (!c->reading) {
         /* Not read because of us (replies wait for the reader, a park, a
          * full batch): the client cannot be late. Look again later. */
@@ -779,8 +790,43 @@ void idms_conn_wake_segment(idms_server *s)
     wake(s, IDMS_PARK_SEGMENT);
 }
 
+/* A connection over the limit: the protocol's refusal, and the close. */
+static void refuse_over_limit(idms_conn *c)
+{
+    idms_server *s = c->server;
+    const idms_listener *l = c->listener;
+    s->metrics.connections_rejected++;
+    int reason = s->draining ? IDMS_REFUSED_DRAINING : IDMS_REFUSED_LIMIT;
+    uint64_t *n = &s->metrics.refused[l->proto->index][reason];
+    (*n)++;
+    if (!s->draining && log_due(s, &s->conn_refusal_logged_s))
+        idms_log(IDMS_LOG_WARN,
+                 "refusing %s connections: %" PRIu64 " open, the limit per port (%" PRIu64
+                 " refused so far)",
+                 l->proto->name, l->conns_open - 1, *n);
+    idms_buf out;
+    idms_buf_init(&out);
+    idms_buf_puts(&out, c->proto->too_many);
+    /* Closed as soon as the reply is written: a flood of refusals must
+     * not hold descriptors for a lingering close. */
+    c->no_linger = true;
+    send_last(c, &out);
+    idms_buf_free(&out);
+}
+
 static void process(idms_conn *c)
 {
+    /* Over the limit: only a health probe is answered (the adapter then
+     * closes, as over_limit forbids keep-alive). */
+    if (c->over_limit && c->skip_body == 0) {
+        int p = c->proto->probe(c->in, c->in_len);
+        if (p < 0)
+            return;
+        if (p == 0) {
+            refuse_over_limit(c);
+            return;
+        }
+    }
     /* Discard a request body the adapter skips. */
     if (c->skip_body > 0) {
         size_t n = c->skip_body < c->in_len ? (size_t)c->skip_body : c->in_len;
@@ -1082,24 +1128,17 @@ static void on_connection(uv_stream_t *server, int status)
     s->conns = c;
     if (l->conns_open > s->max_conns || s->draining) {
         /* Each port counts its own: a flood on one does not lock out the
-         * other. The refused client gets the protocol's error reply. */
-        s->metrics.connections_rejected++;
-        int reason = s->draining ? IDMS_REFUSED_DRAINING : IDMS_REFUSED_LIMIT;
-        uint64_t *n = &s->metrics.refused[l->proto->index][reason];
-        (*n)++;
-        if (!s->draining && log_due(s, &s->conn_refusal_logged_s))
-            idms_log(IDMS_LOG_WARN,
-                     "refusing %s connections: %" PRIu64 " open, the limit per port (%" PRIu64
-                     " refused so far)",
-                     l->proto->name, l->conns_open - 1, *n);
-        idms_buf out;
-        idms_buf_init(&out);
-        idms_buf_puts(&out, l->proto->too_many);
-        /* Closed as soon as the reply is written: a flood of refusals must
-         * not hold descriptors for a lingering close. */
-        c->no_linger = true;
-        send_last(c, &out);
-        idms_buf_free(&out);
+         * other. The refused client gets the protocol's error reply; a few
+         * are read first, for a health probe to be answered. */
+        if (s->draining || l->proto->probe == NULL || l->probes_open >= IDMS_PROBE_CONNS) {
+            refuse_over_limit(c);
+            return;
+        }
+        c->over_limit = true;
+        l->probes_open++;
+        touch(c);
+        uv_timer_start(&c->deadline, on_deadline, IDMS_PROBE_MS, 0);
+        idms_conn_resume(c);
         return;
     }
     touch(c);

@@ -49,7 +49,18 @@ typedef struct idms_proto {
     void (*too_slow)(idms_buf *out, uint32_t timeout_ms);
     size_t max_request; /* the most a single request may need buffered */
     int index;          /* IDMS_PROTO_* (metrics) */
+    /* Whether the first request in buf[0..len) is a health probe, which a
+     * connection over --max-connections still has answered (then closed):
+     * 1 yes, 0 no (it gets too_many), -1 not complete yet. NULL: such
+     * connections get too_many at once. */
+    int (*probe)(const char *buf, size_t len);
 } idms_proto;
+
+/* Connections per listener beyond --max-connections that are read for a
+ * health probe (idms_proto.probe) before they are answered and closed;
+ * within IDMS_PROBE_MS of their accept. */
+#define IDMS_PROBE_CONNS 16
+#define IDMS_PROBE_MS 2000
 
 extern const idms_proto idms_http_proto;
 extern const idms_proto idms_resp_proto;
@@ -95,6 +106,7 @@ typedef struct idms_conn {
     bool close_after_write;
     bool lingering; /* the last reply is written: discarding input until EOF */
     bool no_linger; /* refused at accept: close at once after the reply */
+    bool over_limit; /* accepted past --max-connections: a probe, or refused */
     bool reading;
     bool more; /* the adapter stopped at IDMS_OUT_BATCH with input left */
     /* A parked request: why, and for IDMS_PARK_TIME the clock time (Unix
@@ -126,6 +138,7 @@ typedef struct idms_listener {
     struct idms_server *server;
     bool open;
     uint64_t conns_open; /* counted against idms_server.max_conns */
+    uint64_t probes_open; /* of those, over the limit (IDMS_PROBE_CONNS) */
 } idms_listener;
 
 /* Sets up the turn queue's handles; idms_conn_shutdown closes them (after

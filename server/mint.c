@@ -511,19 +511,24 @@ void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *a
     }
 }
 
-bool idms_ready(idms_server *s, char *why, size_t cap)
+bool idms_readiness(idms_server *s, const char **cls, char *why, size_t cap)
 {
+    *cls = "no snowflake node";
     if (!idms_node_ready(s, why, cap))
         return false;
+    *cls = "the time high-water mark is not durable";
     if (!idms_hwm_ready(s, why, cap))
         return false;
+    *cls = "a segment tag cannot be served";
     if (!idms_segments_ready(s, why, cap))
         return false;
+    *cls = "the clock cannot be read";
     int64_t ns = clock_ns();
     if (ns == 0) {
         snprintf(why, cap, "the clock cannot be read");
         return false;
     }
+    *cls = "the clock is behind the time used";
     int64_t now = ns / 1000000, high = idm_snowflake_high_water_ms(s->sf);
     /* A lead an observation made (up to --max-offset) is not a clock
      * behind: the generator mints in it. */
@@ -541,6 +546,13 @@ bool idms_ready(idms_server *s, char *why, size_t cap)
                      high - now, s->opt.max_rewind_ms);
         return false;
     }
+    *cls = "ready";
     snprintf(why, cap, "ready");
     return true;
+}
+
+bool idms_ready(idms_server *s, char *why, size_t cap)
+{
+    const char *cls;
+    return idms_readiness(s, &cls, why, cap);
 }

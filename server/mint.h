@@ -96,7 +96,14 @@ bool idms_mint_check_after(const struct idms_server *s, int format, const char *
 bool idms_mint_check(const struct idms_server *s, int format, const char *prefix, uint64_t count,
                      idms_mint_result *r);
 
-/* Whether the service can mint right now; why says why not (or "ready"). */
+/* Whether the service can mint right now; why says why not (or "ready"),
+ * with the details an operator needs (holders, paths, the coordinator). */
 bool idms_ready(struct idms_server *s, char *why, size_t cap);
+/* The same, with *cls set to a short class of the reason that names no
+ * process, host, address or path ("no snowflake node", "the time
+ * high-water mark is not durable", "a segment tag cannot be served", "the
+ * clock is behind the time used", "the clock cannot be read"; "ready"):
+ * what /readyz tells a client without the token. */
+bool idms_readiness(struct idms_server *s, const char **cls, char *why, size_t cap);
 
 #endif

@@ -514,6 +514,9 @@ void idms_node_json(const idms_server *s, idms_buf *out)
         idms_buf_printf(out, "%" PRId64, idms_lease_ms_left(&n->lease));
     else
         idms_buf_puts(out, "null");
+    /* Why no node is held: the details /readyz gives only with the token. */
+    idms_buf_puts(out, ", \"why\": ");
+    json_string(out, n->held ? NULL : n->why);
     idms_buf_printf(out, ", \"range\": [%" PRIu64 ", %" PRIu64 "], ", n->lo, n->hi);
     if (coord) {
         idms_buf_puts(out, "\"coordinator\": ");

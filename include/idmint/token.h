@@ -29,6 +29,11 @@ IDM_BEGIN_DECLS
 IDM_API IDM_NODISCARD int idm_token_next(idm_gen *g, const char *prefix, size_t prefix_len,
                                          char *dst, size_t cap, idm_error *err);
 
+/* Checks a token prefix (the TypeID prefix rule; len 0: none). IDM_EINVAL
+ * with err->offset at the offending character, the message naming a token
+ * prefix. Thread-safe: yes (pure function). */
+IDM_API IDM_NODISCARD int idm_token_check_prefix(const char *prefix, size_t len, idm_error *err);
+
 /* Compares two tokens in time that depends only on the lengths. Returns 1
  * when equal. Thread-safe: yes (pure function). */
 IDM_API int idm_token_equal(const char *a, size_t a_len, const char *b, size_t b_len);

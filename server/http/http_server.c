@@ -895,7 +895,19 @@ static int route_keyed(idms_conn *c, const idms_http_request *req, int rt, const
     return rt;
 }
 
-static int route_status(idms_server *s, int rt, const char *query, size_t query_len, response *r)
+/* Whether the request carries the right token (an open route's request
+ * may, and then sees more: /readyz's details). */
+static bool has_token(const idms_server *s, const idms_http_request *req)
+{
+    char qbuf[IDMS_AUTH_TOKEN_MAX + 1];
+    const char *token = NULL;
+    size_t token_len = 0;
+    return credentials(req, 0, NULL, 0, qbuf, sizeof qbuf, &token, &token_len) == 1 &&
+           idms_auth_token_ok(&s->auth, token, token_len);
+}
+
+static int route_status(idms_server *s, const idms_http_request *req, int rt, const char *query,
+                        size_t query_len, response *r)
 {
     if (!query_ok(query, query_len, no_params, "no query parameters", r))
         return rt;
@@ -904,11 +916,18 @@ static int route_status(idms_server *s, int rt, const char *query, size_t query_
         r->content_type = "text/plain; charset=utf-8";
         idms_buf_puts(&r->body, "ok\n");
     } else if (rt == IDMS_ROUTE_READYZ) {
-        char why[256];
-        bool ready = idms_ready(s, why, sizeof why);
+        /* The probe is open: without the token it says only a class of
+         * the reason, never whose pid, host, address or path (the details
+         * are for whoever may read /v1/node). */
+        char why[900];
+        const char *cls;
+        bool ready = idms_readiness(s, &cls, why, sizeof why);
         r->status = ready ? 200 : 503;
         r->content_type = "text/plain; charset=utf-8";
-        idms_buf_printf(&r->body, "%s\n", why);
+        if (ready || !s->auth.required || has_token(s, req))
+            idms_buf_printf(&r->body, "%s\n", why);
+        else
+            idms_buf_printf(&r->body, "not ready: %s\n", cls);
         if (!ready)
             r->retry_after_s = 1;
     } else if (rt == IDMS_ROUTE_NODE) {
@@ -972,7 +991,7 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
             "/v1/obfuscate/ID, /v1/reveal/TOKEN, /healthz, /readyz, /metrics)");
         return rt;
     default:
-        return route_status(s, rt, query, query_len, r);
+        return route_status(s, req, rt, query, query_len, r);
     }
 }
 
@@ -1020,7 +1039,8 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         /* Draining answers every request already received: the close goes
          * on the last complete one in the buffer (RFC 9112 section 9.6
          * forbids processing any after it). */
-        bool keep_alive = req.keep_alive && (!s->draining || another_request(buf, len, used, &req));
+        bool keep_alive = req.keep_alive && !c->over_limit &&
+                          (!s->draining || another_request(buf, len, used, &req));
         r.req_body = buf + used;
         r.req_body_len = req.content_length < len - used ? (size_t)req.content_length : len - used;
         r.body_incomplete = req.content_length > len - used;
@@ -1082,6 +1102,23 @@ static void http_too_slow(idms_buf *out, uint32_t ms)
     idms_buf_free(&r.body);
 }
 
+/* A health probe (conn.h): GET or HEAD of /healthz or /readyz, whose
+ * answers /healthz's promise ("whenever the process is alive") and a load
+ * balancer need even while every connection of the port is taken. */
+static int http_probe(const char *buf, size_t len)
+{
+    idms_http_request req;
+    ptrdiff_t n = idms_http_parse_request(buf, len, &req, NULL, NULL);
+    if (n == IDMS_HTTP_INCOMPLETE)
+        return -1;
+    if (n < 0)
+        return 0;
+    bool get = (req.method_len == 3 && memcmp(req.method, "GET", 3) == 0) ||
+               (req.method_len == 4 && memcmp(req.method, "HEAD", 4) == 0);
+    return get && ((req.target_len == 8 && memcmp(req.target, "/healthz", 8) == 0) ||
+                   (req.target_len == 7 && memcmp(req.target, "/readyz", 7) == 0));
+}
+
 const idms_proto idms_http_proto = {
     "http",
     http_feed,
@@ -1091,4 +1128,5 @@ const idms_proto idms_http_proto = {
     http_too_slow,
     IDMS_HTTP_MAX_HEAD,
     IDMS_PROTO_HTTP,
+    http_probe,
 };

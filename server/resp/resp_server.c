@@ -1186,4 +1186,5 @@ const idms_proto idms_resp_proto = {
     resp_too_slow,
     IDMS_RESP_MAX_COMMAND,
     IDMS_PROTO_RESP,
+    NULL, /* no probes over the limit: refused at once */
 };

@@ -27,10 +27,15 @@
  * this often means the source is broken, so stop instead of spinning. */
 #define TRACEPARENT_MAX_DRAWS 8
 
+int idm_token_check_prefix(const char *prefix, size_t len, idm_error *err)
+{
+    return idm__prefix_check(prefix, len, IDM_EINVAL, "token prefix", err);
+}
+
 int idm_token_next(idm_gen *g, const char *prefix, size_t prefix_len, char *dst, size_t cap,
                    idm_error *err)
 {
-    int rc = idm__prefix_check(prefix, prefix_len, IDM_EINVAL, "token prefix", err);
+    int rc = idm_token_check_prefix(prefix, prefix_len, err);
     if (rc != IDM_OK)
         return rc;
     size_t separator = prefix_len > 0 ? 1 : 0;

@@ -104,6 +104,11 @@ check "--prefix P: [a-z_] with an inner underscore" \
     -L "user_account_$SUFFIX" -n 2 -- "$IDMINT" gen typeid --prefix user_account -n 2
 check "--prefix P for token follows the TypeID rule" \
     -o '' -e '^idmint: ' -s 2 -- "$IDMINT" gen token --prefix SK
+check "a bad token prefix is named as a token's, its control bytes shown escaped" \
+    -o '' -e "^idmint: invalid prefix 'a\\\\x0ab': token prefix has an invalid character byte 0x0a at position 2" \
+    -s 2 -- "$IDMINT" gen token --prefix $'a\nb'
+check "... and a TypeID's as a TypeID's" \
+    -o '' -e "^idmint: invalid prefix 'A': TypeID prefix must be lowercase" -s 2 -- "$IDMINT" gen typeid --prefix A
 check "an explicitly empty --prefix is TypeID's empty prefix: the bare suffix" \
     -L "$SUFFIX" -n 1 -- "$IDMINT" gen typeid --prefix ''
 check "typeid suffix is the UUIDv7 (inspect shows version 7)" \

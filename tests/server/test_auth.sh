@@ -327,6 +327,25 @@ check "a 1024-byte token works over RESP (AUTH default TOKEN)" -L "$ULID" -n 1 -
     redis-cli -p "$RESP_PORT" --no-auth-warning --user default --pass "$LONG" NEXT ulid
 stop_server
 
+# --- /readyz tells a stranger no more than a class of the reason -------------------------
+
+# Node 0 of a one-node range is held by a first server: the second waits,
+# not ready, and its reason names the holder's pid, host and ports.
+start_server --node-range 0..0 --state-dir "$T_DIR/state.h"
+holder=$SRV_PID
+start_server --auth-token-file "$TOK" --node-range 0..0 --state-dir "$T_DIR/state.w"
+http "idmintd(8): /readyz without the token: 503 and only a class of the reason" -s 503 \
+    -h 'Retry-After: 1' -o 'not ready: no snowflake node' -- /readyz
+http "... none of the holder's details with a wrong token either" -s 503 \
+    -o 'not ready: no snowflake node' -- /readyz -H "Authorization: Bearer $WRONG"
+http "... with the token, the details: the holder" -s 503 \
+    -O "no snowflake node: node 0 is held by pid=$holder host=.* http=.*" -- /readyz "${AUTH[@]}"
+http "/v1/node with the token says why no node is held" \
+    -O ".*\"why\": \"no snowflake node: node 0 is held by pid=$holder .*" -- /v1/node "${AUTH[@]}"
+http "... and /v1/node without it is refused" -s 401 -- /v1/node
+http "/healthz: 200 while not ready" -o ok -- /healthz
+stop_server
+
 # --- without a token: as before ----------------------------------------------------------
 
 start_server

@@ -143,8 +143,16 @@ for i in 1 2 3 4 5; do
 done
 expect "five HTTP connections are served at --max-connections 5" "${line%$'\r'}" = 'HTTP/1.1 200 OK'
 expect "--max-connections N: further clients get an error reply and are closed (HTTP 503)" \
-    "$(printf 'GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n' | raw "$HTTP_PORT" 5 | tr -d '\r' | sed -n '1p;$p' | paste -sd ' ')" \
+    "$(printf 'GET /v1/ids/ulid HTTP/1.1\r\nHost: t\r\n\r\n' | raw "$HTTP_PORT" 5 | tr -d '\r' | sed -n '1p;$p' | paste -sd ' ')" \
     = 'HTTP/1.1 503 Service Unavailable {"error": "too many open connections"}'
+expect "idmintd(8): /healthz answers whenever the process is alive, at --max-connections too (then closes)" \
+    "$(printf 'GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n' | raw "$HTTP_PORT" 5 | tr -d '\r' | sed -n '1p;/^Connection/p;$p' | paste -sd ' ')" \
+    = 'HTTP/1.1 200 OK Connection: close ok'
+expect "... /readyz too" \
+    "$(printf 'GET /readyz HTTP/1.1\r\nHost: t\r\n\r\n' | raw "$HTTP_PORT" 5 | tr -d '\r' | sed -n '1p;$p' | paste -sd ' ')" \
+    = 'HTTP/1.1 200 OK ready'
+expect "... a connection over the limit that sends nothing is refused within 2 s, not held" \
+    "$(raw "$HTTP_PORT" 5 </dev/null | tr -d '\r' | sed -n '1p' )" = 'HTTP/1.1 503 Service Unavailable'
 rfds=()
 for i in 1 2 3 4 5; do
     exec {fd}<>"/dev/tcp/127.0.0.1/$RESP_PORT"

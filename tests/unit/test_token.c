@@ -75,6 +75,17 @@ static void token_next_rejects_bad_prefix(void)
     idm_gen_free(g);
 }
 
+static void token_check_prefix_names_the_token(void)
+{
+    idm_error err;
+    ASSERT_EQ_INT(idm_token_check_prefix("sk", 2, &err), IDM_OK);
+    ASSERT_EQ_INT(idm_token_check_prefix("", 0, &err), IDM_OK);
+    ASSERT_EQ_INT(idm_token_check_prefix("a\nb", 3, &err), IDM_EINVAL);
+    ASSERT_EQ_INT(err.offset, 1);
+    ASSERT_EQ_STR(err.msg, "token prefix has an invalid character byte 0x0a at position 2 "
+                           "(expected a-z or '_')");
+}
+
 static void token_next_needs_exact_room(void)
 {
     struct scripted_entropy s = {0, 0x42, 0, 0};
@@ -284,6 +295,7 @@ static void traceparent_next_roundtrips_through_parse(void)
 
 static const struct test_case tests[] = {
     TEST(token_next_rejects_bad_prefix),
+    TEST(token_check_prefix_names_the_token),
     TEST(token_next_needs_exact_room),
     TEST(token_next_reports_entropy_failure),
     TEST(token_next_encodes_128_random_bits),
