@@ -93,6 +93,13 @@ run verify --key-file "$KEY" "$(first_line)"
 
 section "idmintd: the ID service on its defaults (HTTP 127.0.0.1:8080, Redis protocol 127.0.0.1:6380)"
 STATE="$BUILD/idmintd-state"
+# The host's node registry, shared by every idmintd on the host, is made by
+# the first process that can: root. As a user, it is made once here, as a
+# package's tmpfiles.d line would (docs/leases.md).
+if [ ! -d /run/idmint/nodes ] && [ "$(id -u)" -ne 0 ]; then
+    echo "demo: making the host's node registry /run/idmint/nodes (sudo)"
+    sudo install -d -m 0755 /run/idmint && sudo install -d -m 1777 /run/idmint/nodes
+fi
 "$BUILD/idmintd" --state-dir "$STATE" --key-file "$KEY" &
 IDMINTD_PID=$!
 trap 'kill -TERM "$IDMINTD_PID" 2>/dev/null; wait "$IDMINTD_PID" 2>/dev/null' EXIT
