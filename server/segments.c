@@ -510,13 +510,19 @@ static bool lookup_allowed(idms_conn *c, int64_t now, idms_mint_result *r)
         c->seg_lookups++;
         return true;
     }
-    g->lookup_waits++;
+    /* Counted once per second that it waits for (it may look again
+     * before the second is quite over). */
+    if (c->seg_lookups == IDMS_SEG_LOOKUPS_PER_S) {
+        c->seg_lookups++;
+        g->lookup_waits++;
+    }
     idm_clock clock = idm_clock_system();
     int64_t wall_ns = 0;
     if (clock.now_ns(clock.ctx, &wall_ns) != IDM_OK)
         wall_ns = 0;
+    /* A millisecond past the second's end: conn.c rounds the wait down. */
     c->park = IDMS_PARK_TIME;
-    c->park_until_ns = wall_ns + (c->seg_window_ms + 1000 - now) * 1000000;
+    c->park_until_ns = wall_ns + (c->seg_window_ms + 1000 + 1 - now) * 1000000;
     r->status = IDMS_MINT_PARKED;
     return false;
 }
