@@ -615,22 +615,6 @@ static int parse_values(cli *c, seg_opts *o)
     return CLI_CONTINUE;
 }
 
-/* The reason in idmc_tag_valid's message, without a "tag 'NAME': " or
- * "tag: " in front (the CLI names the tag itself, escaped). */
-static const char *tag_reason(const char *msg)
-{
-    if (strncmp(msg, "tag '", 5) == 0) {
-        const char *end = strstr(msg + 5, "': ");
-        if (end != NULL) {
-            return end + 3;
-        }
-    }
-    if (strncmp(msg, "tag: ", 5) == 0) {
-        return msg + 5;
-    }
-    return msg;
-}
-
 /* Everything that can be checked without the store. */
 static int check_options(cli *c, seg_opts *o)
 {
@@ -675,10 +659,10 @@ static int check_options(cli *c, seg_opts *o)
     if (o->tag != NULL) {
         char msg[IDMC_MSG_CAP];
         msg[0] = '\0';
-        if (!idmc_tag_valid(o->tag, msg, sizeof msg)) {
+        if (!idmc_tag_valid(o->tag, strlen(o->tag), msg, sizeof msg)) {
             char reason[IDMC_MSG_CAP];
             display_text(o->tag, shown, sizeof shown);
-            cli_escape(tag_reason(msg), sizeof reason, reason, sizeof reason);
+            cli_escape(msg, sizeof reason, reason, sizeof reason);
             return cli_usage(c, "invalid tag '%s': %s", shown,
                              reason[0] != '\0' ? reason : "tags are 1 to 64 bytes of [a-z0-9_.-]");
         }

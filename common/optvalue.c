@@ -24,6 +24,8 @@ const idmx_range idmx_range_max_offset_ms = {0, INT64_C(0xFFFFFFFFFFFF), "ms"};
 const idmx_range idmx_range_reserve_ms = {10, 3600000, "ms"};
 const idmx_range idmx_range_idle_timeout_ms = {0, 86400000, "ms"};
 const idmx_range idmx_range_max_connections = {1, 1000000, NULL};
+/* Each live segment tag holds an allocator and about 1.5 KiB. */
+const idmx_range idmx_range_segment_tags = {1, 1000000, NULL};
 const idmx_range idmx_range_max_buffered = {UINT64_C(1) << 20, UINT64_C(1) << 40, "bytes"};
 const idmx_range idmx_range_node = {0, (UINT64_C(1) << 62) - 1, NULL};
 /* etcd grants leases of 2 s at least; a day is far beyond any use. */

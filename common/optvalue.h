@@ -48,6 +48,7 @@ extern const idmx_range idmx_range_max_offset_ms;   /* --max-offset: 0 to 2^48 -
 extern const idmx_range idmx_range_reserve_ms;      /* --reserve: 10 to 3600000 ms */
 extern const idmx_range idmx_range_idle_timeout_ms; /* --idle-timeout: 0 to 86400000 ms */
 extern const idmx_range idmx_range_max_connections; /* --max-connections: 1 to 1000000 */
+extern const idmx_range idmx_range_segment_tags;    /* --segment-tags: 1 to 1000000 */
 extern const idmx_range idmx_range_max_buffered;    /* --max-buffered: 1 MiB to 1 TiB, bytes */
 /* --node before the layout is known: any layout's (0 to 2^62-1, as a
  * layout has at least one time and one sequence bit); idmx_check_node

@@ -38,7 +38,8 @@
  * one store never get overlapping ranges, and what was leased but not
  * handed out before a crash is simply never used.
  *
- * Tag names are safe identifiers: [a-z0-9_.-], 1 to 64 bytes.
+ * Tag names are safe identifiers: [a-z0-9_.-], 1 to 64 bytes (idmc_tag_valid);
+ * the calls below take them as C strings.
  *
  * Calls block on the database (each bounded: a connect timeout, SQLite's
  * busy timeout): callers run them off any event loop. One store handle is
@@ -94,8 +95,13 @@ typedef struct idmc_tag_info {
     int64_t created_ms, updated_ms; /* Unix ms */
 } idmc_tag_info;
 
-/* Whether tag is a safe tag name; when not, msg says why. */
-bool idmc_tag_valid(const char *tag, char *msg, size_t cap);
+/* Whether the len bytes at tag are a safe tag name, each byte checked (a
+ * NUL is a byte like any other, refused: "a\0b" is not "a"); when not, msg
+ * says why: the first byte outside the rule and its position, e.g. "byte
+ * 0x00 at 1 is not allowed (only a-z, 0-9, '_', '.', '-')", never the name
+ * itself. Every front end (the CLI, the stores, idmintd's RESP and HTTP
+ * routes) checks with this one rule. */
+bool idmc_tag_valid(const char *tag, size_t len, char *msg, size_t cap);
 
 /* Opens the store at url (connecting, and creating the table when it is
  * missing). 0 with *out, IDMC_USAGE (a URL that is neither), IDMC_ERROR

@@ -47,15 +47,16 @@ const idmc_store_ops *const idmc_sqlite_store_ops = NULL;
 const idmc_store_ops *const idmc_pg_store_ops = NULL;
 #endif
 
+#define TAG_RULE "(only a-z, 0-9, '_', '.', '-')"
+
 static void set_msg(char *msg, size_t cap, const char *s)
 {
     if (cap > 0)
         snprintf(msg, cap, "%s", s);
 }
 
-bool idmc_tag_valid(const char *tag, char *msg, size_t cap)
+bool idmc_tag_valid(const char *tag, size_t len, char *msg, size_t cap)
 {
-    size_t len = strlen(tag);
     if (len == 0) {
         set_msg(msg, cap, "a tag name cannot be empty");
         return false;
@@ -64,19 +65,17 @@ bool idmc_tag_valid(const char *tag, char *msg, size_t cap)
         snprintf(msg, cap, "a tag name has at most %d bytes, got %zu", IDMC_TAG_MAX, len);
         return false;
     }
+    /* Every byte, a NUL too: the name is never quoted back (it may hold
+     * anything), only the first byte outside the rule and where it is. */
     for (size_t i = 0; i < len; i++) {
         unsigned char ch = (unsigned char)tag[i];
         if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
             ch == '-')
             continue;
         if (ch >= 0x21 && ch < 0x7f)
-            snprintf(msg, cap, "tag '%.64s': '%c' is not allowed (only a-z, 0-9, '_', '.', '-')",
-                     tag, ch);
+            snprintf(msg, cap, "byte 0x%02x ('%c') at %zu is not allowed " TAG_RULE, ch, ch, i);
         else
-            snprintf(msg, cap,
-                     "tag: byte 0x%02x at %zu is not allowed (only a-z, 0-9, '_', "
-                     "'.', '-')",
-                     ch, i);
+            snprintf(msg, cap, "byte 0x%02x at %zu is not allowed " TAG_RULE, ch, i);
         return false;
     }
     return true;
@@ -230,7 +229,7 @@ int idmc_store_create(idmc_store *st, const char *tag, const idmc_tag_spec *spec
                       size_t cap)
 {
     msg[0] = '\0';
-    if (!idmc_tag_valid(tag, msg, cap))
+    if (!idmc_tag_valid(tag, strlen(tag), msg, cap))
         return IDMC_USAGE;
     idmc_tag_spec s = IDMC_TAG_SPEC_DEFAULTS;
     if (spec != NULL)
@@ -245,7 +244,7 @@ int idmc_store_lease(idmc_store *st, const char *tag, uint64_t count, uint64_t *
                      uint64_t *stride, char *msg, size_t cap)
 {
     msg[0] = '\0';
-    if (!idmc_tag_valid(tag, msg, cap))
+    if (!idmc_tag_valid(tag, strlen(tag), msg, cap))
         return IDMC_USAGE;
     if (count == 0) {
         snprintf(msg, cap, "tag %s: a lease of 0 IDs", tag);
@@ -261,7 +260,7 @@ int idmc_store_lease(idmc_store *st, const char *tag, uint64_t count, uint64_t *
 int idmc_store_show(idmc_store *st, const char *tag, idmc_tag_info *out, char *msg, size_t cap)
 {
     msg[0] = '\0';
-    if (!idmc_tag_valid(tag, msg, cap))
+    if (!idmc_tag_valid(tag, strlen(tag), msg, cap))
         return IDMC_USAGE;
     return st->ops->show(st, tag, out, msg, cap);
 }

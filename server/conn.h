@@ -115,6 +115,10 @@ typedef struct idms_conn {
     int64_t park_until_ns;
     int64_t park_clock_ns; /* the clock when it last parked */
     idms_mint_job job;
+    /* Segment store lookups this connection caused in the second that
+     * began at seg_window_ms (loop ms): its share (segments.c). */
+    int64_t seg_window_ms;
+    uint32_t seg_lookups;
     idms_resp_session resp; /* RESP connections: the session (resp_server.c) */
     struct idms_tls *tls;   /* the TLS session (tls.h), NULL without TLS */
     struct idms_listener *listener;

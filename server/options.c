@@ -52,7 +52,8 @@ enum {
     OPT_TLS_KEY,
     OPT_COORD,
     OPT_LEASE_TTL,
-    OPT_SEGMENTS
+    OPT_SEGMENTS,
+    OPT_SEGMENT_TAGS
 };
 
 /* clang-format off */
@@ -85,6 +86,7 @@ static const idmx_option options[] = {
     {"coord", 0, IDMX_REQUIRED_ARG, OPT_COORD},
     {"lease-ttl", 0, IDMX_REQUIRED_ARG, OPT_LEASE_TTL},
     {"segments", 0, IDMX_REQUIRED_ARG, OPT_SEGMENTS},
+    {"segment-tags", 0, IDMX_REQUIRED_ARG, OPT_SEGMENT_TAGS},
     {"tls-cert", 0, IDMX_REQUIRED_ARG, OPT_TLS_CERT},
     {"tls-key", 0, IDMX_REQUIRED_ARG, OPT_TLS_KEY},
     {NULL, 0, 0, 0},
@@ -116,6 +118,7 @@ static const char help_text[] =
     "      --lease-ttl SECONDS   the lease's time to live on it (default 10, at least 2)\n"
     "      --segments URL        serve dense per-tag sequences (INCR, /v1/segment/TAG)\n"
     "                            from a segment store: sqlite:PATH or postgresql://...\n"
+    "      --segment-tags N      segment tags served at most (default 4096)\n"
     "      --layout L            snowflake layout: preset or spec (default twitter)\n"
     "      --epoch E             override the layout's epoch (Unix ms or RFC 3339)\n"
     "      --max-rewind MS       wait out clock steps back of up to MS ms; refuse\n"
@@ -168,6 +171,7 @@ static void defaults(idms_options *o)
     o->reserve_ms = 1000;
     o->header_timeout_ms = 10000;
     o->lease_ttl_ms = 10000;
+    o->segment_tags = IDMS_SEG_TAGS_DEFAULT;
     if (idmc_local_default_dir(o->node_registry, sizeof o->node_registry) != 0)
         o->node_registry[0] = '\0';
     o->max_buffered = UINT64_C(64) << 20;
@@ -368,6 +372,11 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
             return -1;
         }
         return copy_text(o->segments, sizeof o->segments, name, v, err, err_cap);
+    case OPT_SEGMENT_TAGS:
+        if (idmx_parse_whole(name, v, &idmx_range_segment_tags, &x, err, err_cap) != 0)
+            return -1;
+        o->segment_tags = (size_t)x;
+        return 0;
     case OPT_LEASE_TTL:
         if (idmx_parse_whole(name, v, &idmx_range_lease_ttl, &x, err, err_cap) != 0)
             return -1;

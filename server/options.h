@@ -6,6 +6,7 @@
 #define IDMS_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct idms_options {
@@ -20,6 +21,7 @@ typedef struct idms_options {
     char coord[1024];        /* --coord URL: etcd or ZooKeeper; "" = the host's registry */
     int64_t lease_ttl_ms;    /* --lease-ttl, in ms */
     char segments[1024];     /* --segments URL: the segment store; "" = none */
+    size_t segment_tags;     /* --segment-tags: live tags at most (segments.h) */
     char layout[256];
     char epoch[64];
     int64_t max_rewind_ms;

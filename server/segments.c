@@ -1,6 +1,7 @@
 /*
  * segments.c - the segment mint service (segments.h): tags and their
- * allocators on the loop, the store thread that leases ranges for them.
+ * allocators on the loop, in the tag table (tagtable.h), and the store
+ * thread that looks them up and leases ranges for them.
  */
 #include "idmintd.h"
 #include "idmint_segstore.h"
@@ -12,38 +13,46 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
 
-/* How long the store's "no such tag" is believed before asking again (a
- * tag created meanwhile with `idmint segment create` is then found). */
-#define MISSING_TTL_MS 1000
-#define RETRY_MS 1000
 /* IDs taken from the allocator per call while a reply is assembled. */
 #define TAKE_CHUNK 512
 
-static uint64_t hash(const char *s, size_t len)
+static const char *name_of(const idms_seg_tag *t)
 {
-    uint64_t h = 1469598103934665603u; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    return h;
+    return t->entry.name;
 }
 
 /* ---- the store thread --------------------------------------------------- */
 
 /* Under mu. */
-static void push_job(idms_segments *g, idms_seg_tag *t)
+static void push_job(idms_seg_queue *q, idms_seg_tag *t)
 {
     t->qnext = NULL;
-    if (g->jobs_tail != NULL)
-        g->jobs_tail->qnext = t;
+    if (q->tail != NULL)
+        q->tail->qnext = t;
     else
-        g->jobs = t;
-    g->jobs_tail = t;
+        q->head = t;
+    q->tail = t;
 }
 
-/* One job, outside mu: look the tag up (want 0) and lease its first range,
- * or lease want IDs. */
-static void run_job(idms_segments *g, idms_seg_tag *t, uint64_t want, idms_seg_tag *res)
+/* Under mu: the first job, or NULL. */
+static idms_seg_tag *pop_job(idms_seg_queue *q)
+{
+    idms_seg_tag *t = q->head;
+    if (t == NULL)
+        return NULL;
+    q->head = t->qnext;
+    if (q->head == NULL)
+        q->tail = NULL;
+    return t;
+}
+
+/* One job, outside mu: look the tag up (want 0) and lease its first range
+ * (unless probe: the table has no room for it), or lease want IDs. */
+static void run_job(idms_segments *g, idms_seg_tag *t, uint64_t want, bool probe, idms_seg_tag *res)
 {
     char msg[600] = "";
     if (g->store == NULL) {
@@ -56,17 +65,19 @@ static void run_job(idms_segments *g, idms_seg_tag *t, uint64_t want, idms_seg_t
     }
     if (want == 0) {
         idmc_tag_info info;
-        res->rc = idmc_store_show(g->store, t->name, &info, msg, sizeof msg);
+        res->rc = idmc_store_show(g->store, name_of(t), &info, msg, sizeof msg);
         if (res->rc != 0) {
             snprintf(res->msg, sizeof res->msg, "%s", msg);
             return;
         }
         res->step = info.step;
         res->max_step = info.max_step;
+        if (probe)
+            return;
         want = info.step;
     }
     res->count = want;
-    res->rc = idmc_store_lease(g->store, t->name, want, &res->first, &res->got_stride, msg,
+    res->rc = idmc_store_lease(g->store, name_of(t), want, &res->first, &res->got_stride, msg,
                                sizeof msg);
     if (res->rc != 0)
         snprintf(res->msg, sizeof res->msg, "%s", msg);
@@ -77,19 +88,21 @@ static void thread_main(void *arg)
     idms_segments *g = arg;
     uv_mutex_lock(&g->mu);
     while (!g->stop) {
-        idms_seg_tag *t = g->jobs;
+        /* The ranges of tags in use first: a flood of lookups does not
+         * hold up their refills. */
+        idms_seg_tag *t = pop_job(&g->leases);
+        if (t == NULL)
+            t = pop_job(&g->lookups);
         if (t == NULL) {
             uv_cond_wait(&g->cv, &g->mu);
             continue;
         }
-        g->jobs = t->qnext;
-        if (g->jobs == NULL)
-            g->jobs_tail = NULL;
         uint64_t want = t->want;
+        bool probe = t->probe;
         uv_mutex_unlock(&g->mu);
         idms_seg_tag res;
         memset(&res, 0, sizeof res);
-        run_job(g, t, want, &res);
+        run_job(g, t, want, probe, &res);
         if (res.rc == IDMC_ERROR && g->store != NULL) {
             /* The next job reconnects (a fresh handle: whatever state the
              * old connection was left in goes with it). */
@@ -114,26 +127,57 @@ static void thread_main(void *arg)
 
 /* ---- the loop side ------------------------------------------------------ */
 
+/* A tag is held (never evicted) while it has an allocator or a job. */
+static void repin(idms_segments *g, idms_seg_tag *t)
+{
+    idms_tagtable_pin(&g->table, &t->entry, t->seg != NULL || t->queued);
+}
+
 static void queue(idms_segments *g, idms_seg_tag *t, uint64_t want)
 {
     if (t->queued)
         return;
     t->queued = true;
     t->want = want;
+    t->probe = want == 0 && g->live >= g->live_max;
+    if (want == 0)
+        g->lookups_total++;
     if (t->seg != NULL)
         idm_segment_fetch_started(t->seg);
+    repin(g, t);
     uv_mutex_lock(&g->mu);
-    push_job(g, t);
+    push_job(want == 0 ? &g->lookups : &g->leases, t);
     uv_cond_signal(&g->cv);
     uv_mutex_unlock(&g->mu);
 }
 
-/* A range is wanted (prefetch at 10% used, or a dry buffer): ask for it. */
-static void maybe_fetch(idms_segments *g, idms_seg_tag *t)
+/* A range is wanted (prefetch at 10% used, or a dry buffer): ask for it.
+ * A tag whose last fetch failed is asked for by the retry timer only
+ * (retry), once a second, not on every request. */
+static void fetch(idms_segments *g, idms_seg_tag *t, bool retry)
 {
     uint64_t want = 0;
-    if (t->state == IDMS_TAG_READY && !t->queued && idm_segment_wants(t->seg, &want))
+    if (t->state == IDMS_TAG_READY && !t->queued && (!t->failing || retry) &&
+        idm_segment_wants(t->seg, &want))
         queue(g, t, want);
+}
+
+/* The retry list: READY tags whose last fetch failed. */
+static void list_failing(idms_segments *g, idms_seg_tag *t, bool on)
+{
+    bool listed = t->fail_next != NULL;
+    if (on == listed)
+        return;
+    if (on) {
+        t->fail_prev = &g->failing;
+        t->fail_next = g->failing.fail_next;
+        g->failing.fail_next->fail_prev = t;
+        g->failing.fail_next = t;
+    } else {
+        t->fail_prev->fail_next = t->fail_next;
+        t->fail_next->fail_prev = t->fail_prev;
+        t->fail_prev = t->fail_next = NULL;
+    }
 }
 
 static void failed(idms_segments *g, idms_seg_tag *t, const char *msg)
@@ -141,20 +185,38 @@ static void failed(idms_segments *g, idms_seg_tag *t, const char *msg)
     idms_server *s = g->server;
     s->metrics.segment_store_errors++;
     if (!t->failing || strcmp(t->why, msg) != 0)
-        idms_log(IDMS_LOG_ERROR, "segment tag %s: %s; serving what is left in memory, trying again "
-                 "every second", t->name, msg);
+        idms_log(IDMS_LOG_ERROR, "segment tag %s: %s; %s, trying again every second", name_of(t),
+                 msg, t->seg != NULL ? "serving what is left in memory" : "not served");
     t->failing = true;
+    t->retry_ms = (int64_t)uv_now(s->loop) + IDMS_SEG_RETRY_MS;
     snprintf(t->why, sizeof t->why, "%s", msg);
     g->store_failing = true;
     snprintf(g->store_why, sizeof g->store_why, "%s", msg);
-    if (t->seg != NULL)
+    if (t->seg != NULL) {
         idm_segment_fetch_failed(t->seg);
+        list_failing(g, t, true);
+    } else {
+        snprintf(g->lookup_failed, sizeof g->lookup_failed, "%s", name_of(t));
+    }
+}
+
+/* The store has the tag, and the table of live tags has no room for it:
+ * what was leased for it (if anything) is not used. */
+static void no_room(idms_segments *g, idms_seg_tag *t)
+{
+    t->state = IDMS_TAG_FULL;
+    t->state_ms = (int64_t)uv_now(g->server->loop);
+    t->failing = false;
 }
 
 static void supplied(idms_segments *g, idms_seg_tag *t)
 {
     idms_server *s = g->server;
     if (t->seg == NULL) {
+        if (t->probe || g->live >= g->live_max) {
+            no_room(g, t);
+            return;
+        }
         idm_segment_config cfg;
         memset(&cfg, 0, sizeof cfg);
         cfg.step = t->step;
@@ -165,6 +227,7 @@ static void supplied(idms_segments *g, idms_seg_tag *t)
             failed(g, t, err.msg[0] ? err.msg : "cannot make the tag's allocator");
             return;
         }
+        g->live++;
         idm_segment_fetch_started(t->seg);
     }
     idm_seg_range range = {t->first, t->count, t->got_stride};
@@ -179,10 +242,10 @@ static void supplied(idms_segments *g, idms_seg_tag *t)
     t->leases++;
     t->state = IDMS_TAG_READY;
     if (t->failing)
-        idms_log(IDMS_LOG_INFO, "segment tag %s: the store answers again", t->name);
+        idms_log(IDMS_LOG_INFO, "segment tag %s: the store answers again", name_of(t));
     t->failing = false;
     t->why[0] = '\0';
-    g->store_failing = false;
+    list_failing(g, t, false);
     s->metrics.segment_leases++;
 }
 
@@ -193,6 +256,8 @@ static void on_async(uv_async_t *a)
     idms_seg_tag *list = g->results;
     g->results = NULL;
     uv_mutex_unlock(&g->mu);
+    /* Every tag in the list has been queued, so is pinned until repin:
+     * an eviction meanwhile cannot free one of them. */
     for (idms_seg_tag *t = list, *next; t != NULL; t = next) {
         next = t->qnext;
         uv_mutex_lock(&g->mu);
@@ -200,23 +265,26 @@ static void on_async(uv_async_t *a)
         t->done = false;
         uv_mutex_unlock(&g->mu);
         t->queued = false;
+        if (rc == 0 || rc == IDMC_NOTAG) {
+            /* The store answers. */
+            g->store_failing = false;
+            g->lookup_failed[0] = '\0';
+        }
         if (rc == 0) {
             supplied(g, t);
+        } else if (rc == IDMC_NOTAG && t->seg != NULL) {
+            /* Deleted from the store while in use: what is in memory is
+             * still ours to hand out; no more comes. */
+            failed(g, t, "the tag is gone from the store");
         } else if (rc == IDMC_NOTAG) {
             t->state = IDMS_TAG_MISSING;
-            t->missing_at_ms = (int64_t)uv_now(g->server->loop);
+            t->state_ms = (int64_t)uv_now(g->server->loop);
             t->failing = false;
-            if (t->seg != NULL) {
-                /* Deleted from the store while in use: what is in memory
-                 * is still ours to hand out; no more comes. */
-                idm_segment_fetch_failed(t->seg);
-                t->state = IDMS_TAG_READY;
-                failed(g, t, "the tag is gone from the store");
-            }
         } else {
             failed(g, t, t->msg);
         }
-        maybe_fetch(g, t);
+        fetch(g, t, false);
+        repin(g, t);
     }
     idms_conn_wake_segment(g->server);
 }
@@ -226,15 +294,30 @@ static void on_retry(uv_timer_t *timer)
     idms_segments *g = timer->data;
     if (g->server->draining)
         return;
-    for (int b = 0; b < IDMS_SEG_BUCKETS; b++)
-        for (idms_seg_tag *t = g->buckets[b]; t != NULL; t = t->next) {
-            if (!t->failing || t->queued)
-                continue;
-            if (t->seg == NULL)
-                queue(g, t, 0);
-            else
-                maybe_fetch(g, t);
-        }
+    /* Only the tags whose fetch failed: no scan of the table. A tag whose
+     * lookup failed is asked again by the next request for it (not before
+     * its retry_ms), and the last one here, so that /readyz comes back by
+     * itself when no request comes. */
+    for (idms_seg_tag *t = g->failing.fail_next, *next; t != &g->failing; t = next) {
+        next = t->fail_next;
+        fetch(g, t, true);
+    }
+    if (g->lookup_failed[0] != '\0') {
+        idms_seg_tag *t = (idms_seg_tag *)idms_tagtable_find(&g->table, g->lookup_failed,
+                                                             strlen(g->lookup_failed));
+        if (t == NULL || t->state != IDMS_TAG_LOADING)
+            g->lookup_failed[0] = '\0';
+        else
+            queue(g, t, 0);
+    }
+}
+
+static void evict(void *ctx, idms_tag_entry *e)
+{
+    (void)ctx;
+    idms_seg_tag *t = (idms_seg_tag *)e;
+    idm_segment_free(t->seg);
+    free(t);
 }
 
 int idms_segments_open(idms_server *s)
@@ -244,10 +327,25 @@ int idms_segments_open(idms_server *s)
     if (s->opt.segments[0] == '\0')
         return 0;
     g->enabled = true;
+    g->live_max = s->opt.segment_tags;
+    g->failing.fail_prev = g->failing.fail_next = &g->failing;
     char msg[600];
     int rc = idmc_store_open(s->opt.segments, &g->store, msg, sizeof msg);
     if (rc == IDMC_USAGE || rc == IDMC_READONLY) {
         fprintf(stderr, "idmintd: --segments %s: %s\n", s->opt.segments, msg);
+        return 1;
+    }
+    /* The hash's key, so that no client can choose names of one bucket. */
+    uint64_t key[2];
+    if (getrandom(key, sizeof key, 0) != (ssize_t)sizeof key) {
+        key[0] = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+        key[1] = (uint64_t)(uintptr_t)&key ^ (uint64_t)clock();
+    }
+    if (idms_tagtable_init(&g->table, g->live_max + IDMS_SEG_CACHE_MAX, IDMS_SEG_CACHE_MAX, key,
+                           evict, NULL) != 0) {
+        fprintf(stderr, "idmintd: --segments: out of memory for the tag table\n");
+        idmc_store_close(g->store);
+        g->store = NULL;
         return 1;
     }
     if (rc != 0) {
@@ -278,7 +376,7 @@ int idms_segments_start(idms_server *s)
     uv_unref((uv_handle_t *)&g->async);
     uv_timer_init(s->loop, &g->retry);
     g->retry.data = g;
-    uv_timer_start(&g->retry, on_retry, RETRY_MS, RETRY_MS);
+    uv_timer_start(&g->retry, on_retry, IDMS_SEG_RETRY_MS, IDMS_SEG_RETRY_MS);
     uv_unref((uv_handle_t *)&g->retry);
     if (uv_thread_create(&g->thread, thread_main, g) != 0) {
         idms_log(IDMS_LOG_ERROR, "cannot start the segment store thread");
@@ -303,33 +401,7 @@ void idms_segments_close(idms_server *s)
     }
     idmc_store_close(g->store);
     g->store = NULL;
-    for (int b = 0; b < IDMS_SEG_BUCKETS; b++) {
-        for (idms_seg_tag *t = g->buckets[b], *next; t != NULL; t = next) {
-            next = t->next;
-            idm_segment_free(t->seg);
-            free(t);
-        }
-        g->buckets[b] = NULL;
-    }
-}
-
-static idms_seg_tag *lookup(idms_segments *g, const char *name, size_t len, bool add)
-{
-    uint64_t b = hash(name, len) % IDMS_SEG_BUCKETS;
-    for (idms_seg_tag *t = g->buckets[b]; t != NULL; t = t->next)
-        if (strlen(t->name) == len && memcmp(t->name, name, len) == 0)
-            return t;
-    if (!add || g->tags >= IDMS_SEG_TAGS_MAX)
-        return NULL;
-    idms_seg_tag *t = calloc(1, sizeof *t);
-    if (t == NULL)
-        return NULL;
-    memcpy(t->name, name, len);
-    t->name[len] = '\0';
-    t->next = g->buckets[b];
-    g->buckets[b] = t;
-    g->tags++;
-    return t;
+    idms_tagtable_destroy(&g->table);
 }
 
 /* ---- replies ------------------------------------------------------------ */
@@ -412,14 +484,8 @@ bool idms_segment_check(const idms_server *s, const char *tag, size_t tag_len, u
                        "postgresql://...)");
         return false;
     }
-    char name[IDMC_TAG_MAX + 1], why[160];
-    if (tag_len > IDMC_TAG_MAX) {
-        refuse(r, 400, "invalid tag: at most 64 bytes of [a-z0-9_.-]");
-        return false;
-    }
-    memcpy(name, tag, tag_len);
-    name[tag_len] = '\0';
-    if (!idmc_tag_valid(name, why, sizeof why)) {
+    char why[160];
+    if (!idmc_tag_valid(tag, tag_len, why, sizeof why)) {
         refuse(r, 400, "invalid tag: %s", why);
         return false;
     }
@@ -430,6 +496,62 @@ bool idms_segment_check(const idms_server *s, const char *tag, size_t tag_len, u
     return true;
 }
 
+/* Whether c may cause one more store lookup this second (counted); if
+ * not, r parks it until the second is over (the connection reads no
+ * further meanwhile: the flood's cost is the flooder's). */
+static bool lookup_allowed(idms_conn *c, int64_t now, idms_mint_result *r)
+{
+    idms_segments *g = &c->server->segments;
+    if (c->seg_lookups == 0 || now - c->seg_window_ms >= 1000) {
+        c->seg_window_ms = now;
+        c->seg_lookups = 0;
+    }
+    if (c->seg_lookups < IDMS_SEG_LOOKUPS_PER_S) {
+        c->seg_lookups++;
+        return true;
+    }
+    /* Counted once per second that it waits for (it may look again
+     * before the second is quite over). */
+    if (c->seg_lookups == IDMS_SEG_LOOKUPS_PER_S) {
+        c->seg_lookups++;
+        g->lookup_waits++;
+    }
+    idm_clock clock = idm_clock_system();
+    int64_t wall_ns = 0;
+    if (clock.now_ns(clock.ctx, &wall_ns) != IDM_OK)
+        wall_ns = 0;
+    /* A millisecond past the second's end: conn.c rounds the wait down. */
+    c->park = IDMS_PARK_TIME;
+    c->park_until_ns = wall_ns + (c->seg_window_ms + 1000 + 1 - now) * 1000000;
+    r->status = IDMS_MINT_PARKED;
+    return false;
+}
+
+/* Whether a request for t asks the store: a name not believed any more,
+ * or a lookup that failed a retry period ago. */
+static bool needs_lookup(const idms_seg_tag *t, int64_t now)
+{
+    switch (t->state) {
+    case IDMS_TAG_MISSING:
+    case IDMS_TAG_FULL:
+        return now - t->state_ms >= IDMS_SEG_MISSING_TTL_MS;
+    case IDMS_TAG_LOADING:
+        return !t->queued && (!t->failing || now >= t->retry_ms);
+    default:
+        return false;
+    }
+}
+
+static void refuse_full(idms_segments *g, idms_seg_tag *t, idms_mint_result *r)
+{
+    if (g->refused_full++ == 0)
+        idms_log(IDMS_LOG_WARN, "the segment tag table is full (%zu tags, --segment-tags): tag %s "
+                 "and any other not asked for before get 503 until a restart with a larger "
+                 "table", g->live, name_of(t));
+    refuse(r, 503, "the segment tag table is full: %zu tags in use (--segment-tags %zu); tag %s "
+                   "is not served", g->live, g->live_max, name_of(t));
+}
+
 void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t count, int style,
                        idms_buf *out, idms_mint_result *r)
 {
@@ -438,38 +560,48 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
     idms_mint_job *j = &c->job;
     if (!idms_segment_check(s, tag, tag_len, count, r))
         return;
-    char name[IDMC_TAG_MAX + 1];
-    memcpy(name, tag, tag_len);
-    name[tag_len] = '\0';
-    idms_seg_tag *t = lookup(g, tag, tag_len, true);
-    if (t == NULL) {
-        refuse(r, 503, "too many tags asked for (at most %d)", IDMS_SEG_TAGS_MAX);
+    int64_t now = (int64_t)uv_now(s->loop);
+    idms_seg_tag *t = (idms_seg_tag *)idms_tagtable_find(&g->table, tag, tag_len);
+    if (t == NULL || needs_lookup(t, now)) {
+        if (!lookup_allowed(c, now, r))
+            return;
+        if (t == NULL) {
+            t = calloc(1, sizeof *t);
+            if (t == NULL) {
+                refuse(r, 503, "out of memory for segment tag %.64s", tag);
+                return;
+            }
+            idms_tagtable_add(&g->table, &t->entry, tag, tag_len);
+        }
+        t->state = IDMS_TAG_LOADING;
+        queue(g, t, 0);
+        park_for(c, r);
         return;
     }
-    int64_t now = (int64_t)uv_now(s->loop);
-    if (t->state == IDMS_TAG_MISSING && now - t->missing_at_ms >= MISSING_TTL_MS)
-        t->state = IDMS_TAG_LOADING;
+    const char *name = name_of(t);
     if (t->state == IDMS_TAG_MISSING) {
         refuse(r, 404, "no tag '%s' in the segment store (create it with idmint segment "
                        "create %s --store ...)", name, name);
         return;
     }
+    if (t->state == IDMS_TAG_FULL) {
+        refuse_full(g, t, r);
+        return;
+    }
     if (t->state == IDMS_TAG_LOADING) {
-        if (t->failing && !t->queued) {
-            refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s is not loaded",
-                   t->why, name);
-            queue(g, t, 0);
+        if (t->queued) {
+            park_for(c, r);
             return;
         }
-        queue(g, t, 0);
-        park_for(c, r);
+        refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s is not loaded",
+               t->why, name);
         return;
     }
     if (style == IDMS_SEG_RESP_INCRBY) {
         uint64_t last = 0, stride = 1;
         idm_error err = {0};
         int rc = idm_segment_take_run(t->seg, count, &last, &stride, &err);
-        maybe_fetch(g, t);
+        fetch(g, t, false);
         if (rc == IDM_OK) {
             t->served += count;
             idms_buf_printf(out, ":%" PRIu64 "\r\n", last);
@@ -497,7 +629,7 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
         idm_error err = {0};
         int rc = idm_segment_take(t->seg, ids, (size_t)count, &got, &err);
         t->served += got;
-        maybe_fetch(g, t);
+        fetch(g, t, false);
         if (rc == IDM_OK) {
             render(out, style, ids, got, true, true);
             return;
@@ -520,7 +652,7 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
         if (rc != IDM_OK)
             break;
     }
-    maybe_fetch(g, t);
+    fetch(g, t, false);
     if (j->done < count) {
         if (t->failing) {
             refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s has no IDs left "
@@ -546,15 +678,22 @@ bool idms_segments_ready(const idms_server *s, char *why, size_t cap)
     const idms_segments *g = &s->segments;
     if (!g->enabled)
         return true;
-    for (int b = 0; b < IDMS_SEG_BUCKETS; b++)
-        for (const idms_seg_tag *t = g->buckets[b]; t != NULL; t = t->next) {
-            if (!t->failing)
-                continue;
-            if (t->seg == NULL || idm_segment_available(t->seg) == 0) {
-                snprintf(why, cap, "segment tag %s has no IDs left and the store cannot be "
-                                   "reached: %.400s", t->name, t->why);
-                return false;
-            }
+    if (g->refused_full > 0 && g->live >= g->live_max) {
+        snprintf(why, cap, "the segment tag table is full: %zu tags in use (--segment-tags %zu); "
+                           "tags not asked for before get 503", g->live, g->live_max);
+        return false;
+    }
+    if (g->lookup_failed[0] != '\0') {
+        snprintf(why, cap, "segment tag %s has no IDs left and the store cannot be reached: "
+                           "%.400s", g->lookup_failed, g->store_why);
+        return false;
+    }
+    /* The retry list only: the tags whose fetch failed. */
+    for (const idms_seg_tag *t = g->failing.fail_next; t != &g->failing; t = t->fail_next)
+        if (idm_segment_available(t->seg) == 0) {
+            snprintf(why, cap, "segment tag %s has no IDs left and the store cannot be "
+                               "reached: %.400s", name_of(t), t->why);
+            return false;
         }
     return true;
 }
@@ -575,8 +714,9 @@ void idms_segments_metrics(const idms_server *s, idms_buf *out)
         "# TYPE idmint_segment_available gauge\n"};
     for (int k = 0; k < 4; k++) {
         idms_buf_puts(out, heads[k]);
-        for (int b = 0; b < IDMS_SEG_BUCKETS; b++)
-            for (const idms_seg_tag *t = g->buckets[b]; t != NULL; t = t->next) {
+        for (const idms_tag_entry *e = g->table.pinned.next; e != &g->table.pinned;
+             e = e->next) {
+                const idms_seg_tag *t = (const idms_seg_tag *)e;
                 if (t->seg == NULL)
                     continue;
                 uint64_t v = k == 0   ? t->leases
@@ -588,7 +728,7 @@ void idms_segments_metrics(const idms_server *s, idms_buf *out)
                                 : k == 1 ? "idmint_segment_step"
                                 : k == 2 ? "idmint_segment_ids_total"
                                          : "idmint_segment_available",
-                                t->name, v);
+                                name_of(t), v);
             }
     }
     idms_buf_printf(out,
@@ -596,4 +736,32 @@ void idms_segments_metrics(const idms_server *s, idms_buf *out)
                     "# TYPE idmint_segment_store_errors_total counter\n"
                     "idmint_segment_store_errors_total %" PRIu64 "\n",
                     s->metrics.segment_store_errors);
+    idms_buf_printf(
+        out,
+        "# HELP idmint_segment_tags Tags in the table: live (an allocator, at most "
+        "--segment-tags), looking (a lookup at the store), cached (missing or failed names, "
+        "evicted least recently used first).\n"
+        "# TYPE idmint_segment_tags gauge\n"
+        "idmint_segment_tags{state=\"live\"} %zu\n"
+        "idmint_segment_tags{state=\"looking\"} %zu\n"
+        "idmint_segment_tags{state=\"cached\"} %zu\n"
+        "# HELP idmint_segment_tags_max The most live tags (--segment-tags).\n"
+        "# TYPE idmint_segment_tags_max gauge\n"
+        "idmint_segment_tags_max %zu\n"
+        "# HELP idmint_segment_lookups_total Tags looked up in the segment store.\n"
+        "# TYPE idmint_segment_lookups_total counter\n"
+        "idmint_segment_lookups_total %" PRIu64 "\n"
+        "# HELP idmint_segment_lookup_waits_total Requests that waited because their connection "
+        "had caused its share of lookups for the second.\n"
+        "# TYPE idmint_segment_lookup_waits_total counter\n"
+        "idmint_segment_lookup_waits_total %" PRIu64 "\n"
+        "# HELP idmint_segment_tags_evicted_total Cached names evicted from the tag table.\n"
+        "# TYPE idmint_segment_tags_evicted_total counter\n"
+        "idmint_segment_tags_evicted_total %" PRIu64 "\n"
+        "# HELP idmint_segment_tags_refused_total Requests refused because the table of live "
+        "tags was full.\n"
+        "# TYPE idmint_segment_tags_refused_total counter\n"
+        "idmint_segment_tags_refused_total %" PRIu64 "\n",
+        g->live, g->table.n_pinned - g->live, g->table.n_cached, g->live_max, g->lookups_total,
+        g->lookup_waits, g->table.evicted, g->refused_full);
 }

@@ -11,8 +11,37 @@
  * parks with what it has until the next range arrives (in request order:
  * the connection reads nothing meanwhile). When the store cannot be
  * reached, requests are served from the buffers; once those are dry they
- * get 503 (RESP: an error) and /readyz is false, and the store thread keeps
- * trying (every second) until the database answers again.
+ * get 503 (RESP: an error) and /readyz is false, and the store is asked
+ * again once a second (the retry timer: a tag whose store call failed is
+ * not asked again before it), until the database answers again.
+ *
+ * Tags are bytes: every front end hands idms_segment_mint the tag as
+ * (pointer, length) - RESP's bulk string, HTTP's path segment or bizType
+ * percent-decoded with a %00 kept as a NUL byte - and idmc_tag_valid checks
+ * each byte, so a NUL or any byte outside [a-z0-9_.-] is refused (400)
+ * naming the byte and its position; the table compares length and bytes.
+ *
+ * The tag table (tagtable.h), bounded two ways:
+ *
+ *   live     tags with an allocator (at most --segment-tags, default
+ *            IDMS_SEG_TAGS_DEFAULT), and tags with a job at the store
+ *            thread: never evicted. A tag of the store asked for once the
+ *            live tags fill the table gets 503 ("the segment tag table is
+ *            full") and /readyz is false, saying so, until a restart with
+ *            a larger --segment-tags: a real limit, reached only with tags
+ *            that exist.
+ *   cached   names the store said it has not (404 from the cache for
+ *            IDMS_SEG_MISSING_TTL_MS, without asking the store again) and
+ *            lookups that failed: at most IDMS_SEG_CACHE_MAX, the least
+ *            recently used evicted.
+ *
+ * A flood of names costs the one who floods: a connection may cause at
+ * most IDMS_SEG_LOOKUPS_PER_S store lookups (names not in the table, or
+ * not believed any more) per second; its next such request waits (parked,
+ * the connection read no further) until the second is over. Leases of
+ * live tags go to the store thread ahead of lookups, and each connection
+ * has at most one lookup there at a time (it parks on it), so tags in use
+ * are refilled while a flood of unknown names arrives.
  *
  * Not installed.
  */
@@ -23,6 +52,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "tagtable.h"
+
 struct idms_server;
 struct idms_conn;
 struct idms_buf;
@@ -30,8 +61,11 @@ struct idms_mint_result;
 struct idm_segment;
 struct idmc_store;
 
-#define IDMS_SEG_BUCKETS 64
-#define IDMS_SEG_TAGS_MAX 4096 /* tags looked up at most (also unknown ones, cached) */
+#define IDMS_SEG_TAGS_DEFAULT 4096    /* --segment-tags: live tags at most */
+#define IDMS_SEG_CACHE_MAX 4096       /* names cached as missing (or failed) at most */
+#define IDMS_SEG_MISSING_TTL_MS 1000  /* how long "no such tag" is believed */
+#define IDMS_SEG_LOOKUPS_PER_S 1000   /* store lookups a connection may cause per second */
+#define IDMS_SEG_RETRY_MS 1000        /* a failed store call is made again after this */
 
 /* Reply styles of the segment routes. */
 enum {
@@ -44,19 +78,26 @@ enum {
     IDMS_SEG_RESP_INCRBY    /* RESP integer: the last of count consecutive IDs (INCRBY) */
 };
 
-enum { IDMS_TAG_LOADING = 0, IDMS_TAG_READY = 1, IDMS_TAG_MISSING = 2 };
+enum {
+    IDMS_TAG_LOADING = 0, /* being looked up, or its lookup failed */
+    IDMS_TAG_READY = 1,   /* has an allocator (seg) */
+    IDMS_TAG_MISSING = 2, /* the store has no such tag (believed for the TTL) */
+    IDMS_TAG_FULL = 3     /* the store has it, the live table had no room (as long) */
+};
 
 typedef struct idms_seg_tag {
-    struct idms_seg_tag *next; /* in its bucket */
-    char name[65];
+    idms_tag_entry entry;      /* first: the name, the place in the table */
     int state;                 /* IDMS_TAG_* */
-    int64_t missing_at_ms;     /* when the store said it has no such tag (looked up again later) */
+    int64_t state_ms;          /* MISSING, FULL: since when (loop ms) */
+    int64_t retry_ms;          /* failing: not asked again before (loop ms) */
     struct idm_segment *seg;   /* READY */
     uint64_t stride;
     bool queued;               /* a job for it is with the store thread */
     uint64_t want;             /* the job's lease size (0: look the tag up first) */
+    bool probe;                /* the job only looks the tag up (the table was full) */
     bool failing;              /* the last job for it failed */
     char why[600];
+    struct idms_seg_tag *fail_prev, *fail_next; /* READY and failing: the retry list */
     uint64_t leases, served;
     /* The store thread's result, under the segments' mutex. */
     bool done;
@@ -66,13 +107,19 @@ typedef struct idms_seg_tag {
     struct idms_seg_tag *qnext; /* in the job or result queue */
 } idms_seg_tag;
 
+/* A FIFO of jobs, under mu. */
+typedef struct idms_seg_queue {
+    idms_seg_tag *head, *tail;
+} idms_seg_queue;
+
 typedef struct idms_segments {
     struct idms_server *server;
     bool enabled;               /* --segments given */
     char kind[16];              /* "sqlite", "postgresql" */
-    idms_seg_tag *buckets[IDMS_SEG_BUCKETS];
-    uint64_t tags;
-    /* The store thread and its queue. */
+    idms_tagtable table;        /* every tag asked for (tagtable.h) */
+    size_t live, live_max;      /* tags with an allocator; --segment-tags */
+    idms_seg_tag failing;       /* head of the retry list (READY tags whose fetch failed) */
+    /* The store thread and its queues. */
     struct idmc_store *store;   /* the thread's (opened at start, again after failures) */
     uv_thread_t thread;
     bool thread_started;
@@ -81,11 +128,13 @@ typedef struct idms_segments {
     uv_async_t async;
     uv_timer_t retry;           /* failing tags are tried again every second */
     bool stop;
-    idms_seg_tag *jobs, *jobs_tail; /* loop -> thread */
+    idms_seg_queue leases;      /* loop -> thread: ranges for live tags (first) */
+    idms_seg_queue lookups;     /* loop -> thread: tags not loaded yet */
     idms_seg_tag *results;      /* thread -> loop */
-    uint64_t store_errors;
     bool store_failing;         /* the last store call failed */
     char store_why[600];
+    char lookup_failed[IDMS_TAG_NAME_MAX + 1]; /* a tag whose lookup failed since (readyz) */
+    uint64_t lookups_total, lookup_waits, refused_full;
 } idms_segments;
 
 /* Before the loop runs: opens the store (its table made when missing).
@@ -100,8 +149,9 @@ void idms_segments_close(struct idms_server *s);
 /* The segment mint service, as idms_mint is for the other formats
  * (mint.h): count IDs of tag for c into out in style (IDMS_SEG_*), or a
  * park (r->status IDMS_MINT_PARKED, c->park IDMS_PARK_SEGMENT), or a
- * refusal (400 bad count, 404 unknown tag, 503 store unreachable and no
- * IDs left). */
+ * refusal (400 bad tag or count, 404 unknown tag, 503 store unreachable
+ * and no IDs left, or the table of live tags full). tag is tag_len bytes
+ * (not a C string: a NUL inside is refused). */
 void idms_segment_mint(struct idms_conn *c, const char *tag, size_t tag_len, uint64_t count,
                        int style, struct idms_buf *out, struct idms_mint_result *r);
 
@@ -110,7 +160,8 @@ void idms_segment_mint(struct idms_conn *c, const char *tag, size_t tag_len, uin
 bool idms_segment_check(const struct idms_server *s, const char *tag, size_t tag_len,
                         uint64_t count, struct idms_mint_result *r);
 /* Whether every tag that was asked for can be served (false: a tag ran
- * dry while the store fails); why says why not. */
+ * dry, or could not be looked up, while the store fails; or the table of
+ * live tags is full and a tag was refused for it); why says why not. */
 bool idms_segments_ready(const struct idms_server *s, char *why, size_t cap);
 /* The /metrics lines. */
 void idms_segments_metrics(const struct idms_server *s, struct idms_buf *out);

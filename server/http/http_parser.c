@@ -573,9 +573,9 @@ static int decode_one(const char *src, size_t len, size_t *i, int plus)
 }
 
 /* Decodes src[0..len) into dst (cap bytes, NUL-terminated). Returns the
- * length, or -1 (dst "" when cap > 0) for a malformed escape, a NUL byte or
- * no room. */
-static ptrdiff_t decode(const char *src, size_t len, char *dst, size_t cap, int plus)
+ * length, or -1 (dst "" when cap > 0) for a malformed escape, a NUL byte
+ * (unless nul_ok) or no room. */
+static ptrdiff_t decode(const char *src, size_t len, char *dst, size_t cap, int plus, int nul_ok)
 {
     if (cap == 0) {
         return -1;
@@ -584,7 +584,7 @@ static ptrdiff_t decode(const char *src, size_t len, char *dst, size_t cap, int 
     size_t i = 0;
     while (i < len) {
         int b = decode_one(src, len, &i, plus);
-        if (b <= 0 || n + 1 >= cap) {
+        if (b < 0 || (b == 0 && !nul_ok) || n + 1 >= cap) {
             dst[0] = '\0';
             return -1;
         }
@@ -596,7 +596,12 @@ static ptrdiff_t decode(const char *src, size_t len, char *dst, size_t cap, int 
 
 ptrdiff_t idms_http_percent_decode(const char *src, size_t len, char *dst, size_t cap)
 {
-    return decode(src, len, dst, cap, 0);
+    return decode(src, len, dst, cap, 0, 0);
+}
+
+ptrdiff_t idms_http_percent_decode_bytes(const char *src, size_t len, char *dst, size_t cap)
+{
+    return decode(src, len, dst, cap, 0, 1);
 }
 
 /* 1 when the encoded name enc[0..len) decodes to exactly key. */
@@ -699,8 +704,8 @@ int idms_http_query_check(const char *query, size_t len, const char *const *name
     return 0;
 }
 
-int idms_http_query_get(const char *query, size_t len, const char *key, char *dst, size_t cap,
-                        size_t *out_len)
+static int query_get(const char *query, size_t len, const char *key, char *dst, size_t cap,
+                     size_t *out_len, int nul_ok)
 {
     if (out_len != NULL) {
         *out_len = 0;
@@ -709,7 +714,7 @@ int idms_http_query_get(const char *query, size_t len, const char *key, char *ds
     while (next_pair(query, len, &i, &start, &eq, &end)) {
         if (name_matches(query + start, eq - start, key)) {
             size_t vstart = eq < end ? eq + 1 : end;
-            ptrdiff_t n = decode(query + vstart, end - vstart, dst, cap, 1);
+            ptrdiff_t n = decode(query + vstart, end - vstart, dst, cap, 1, nul_ok);
             if (n < 0) {
                 return -1;
             }
@@ -723,6 +728,18 @@ int idms_http_query_get(const char *query, size_t len, const char *key, char *ds
         dst[0] = '\0';
     }
     return 0;
+}
+
+int idms_http_query_get(const char *query, size_t len, const char *key, char *dst, size_t cap,
+                        size_t *out_len)
+{
+    return query_get(query, len, key, dst, cap, out_len, 0);
+}
+
+int idms_http_query_get_bytes(const char *query, size_t len, const char *key, char *dst,
+                              size_t cap, size_t *out_len)
+{
+    return query_get(query, len, key, dst, cap, out_len, 1);
 }
 
 /* ---- Accept ------------------------------------------------------------ */

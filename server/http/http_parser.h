@@ -194,6 +194,15 @@ int idms_http_query_get(const char *query, size_t len, const char *key, char *ds
                         size_t *out_len);
 
 /*
+ * idms_http_query_get for a value that is checked as bytes afterwards (a
+ * segment tag: idmc_tag_valid): the same, except that a %00 decodes to a
+ * NUL byte in dst (counted in *out_len) instead of failing, so that the
+ * checker can name it. Thread-safe: yes.
+ */
+int idms_http_query_get_bytes(const char *query, size_t len, const char *key, char *dst,
+                              size_t cap, size_t *out_len);
+
+/*
  * Percent-decodes a path segment src[0..len) into dst (cap bytes, always
  * NUL-terminated when cap > 0). '+' stays '+'. Returns the decoded length,
  * or -1 for a malformed escape ('%' not followed by two hex digits), a
@@ -202,6 +211,14 @@ int idms_http_query_get(const char *query, size_t len, const char *key, char *ds
  * dst[cap - 1]. Thread-safe: yes.
  */
 ptrdiff_t idms_http_percent_decode(const char *src, size_t len, char *dst, size_t cap);
+
+/*
+ * idms_http_percent_decode for a segment that is checked as bytes
+ * afterwards (a segment tag): a %00 decodes to a NUL byte in dst (counted
+ * in the length) instead of failing. -1 only for a malformed escape or no
+ * room. Thread-safe: yes.
+ */
+ptrdiff_t idms_http_percent_decode_bytes(const char *src, size_t len, char *dst, size_t cap);
 
 /*
  * Decides between JSON and text/plain from an Accept header value

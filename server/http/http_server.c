@@ -666,7 +666,8 @@ static int route_leaf(idms_conn *c, bool head, const char *query, size_t query_l
 }
 
 /* A segment route's reply: count IDs of tag in style (segments.h). HEAD
- * makes the checks a GET would and mints nothing. */
+ * makes the checks a GET would and mints nothing. tag is the decoded
+ * bytes (a %00 a NUL among them), which idms_segment_check checks. */
 static int segment_reply(idms_conn *c, bool head, int rt, const char *tag, size_t tag_len,
                          uint64_t count, int style, const char *type, response *r)
 {
@@ -700,12 +701,29 @@ static bool count_param(const char *query, size_t query_len, const char *name, u
     return true;
 }
 
-static int route_segment(idms_conn *c, const idms_http_request *req, bool head, const char *tag,
-                         size_t tag_len, const char *query, size_t query_len, response *r)
+/* A tag's path segment percent-decoded into dst (IDMS_HTTP_MAX_TARGET + 1
+ * bytes: any segment fits), a %00 kept as a NUL byte for the tag's check
+ * to name; false (r a 400) for a malformed escape. */
+static bool tag_segment(const char *seg, size_t seg_len, char *dst, size_t *len, response *r)
+{
+    ptrdiff_t n = idms_http_percent_decode_bytes(seg, seg_len, dst, IDMS_HTTP_MAX_TARGET + 1);
+    if (n < 0) {
+        json_error(r, 400, "invalid tag: a malformed %-escape");
+        return false;
+    }
+    *len = (size_t)n;
+    return true;
+}
+
+static int route_segment(idms_conn *c, const idms_http_request *req, bool head, const char *seg,
+                         size_t seg_len, const char *query, size_t query_len, response *r)
 {
     uint64_t count;
+    char tag[IDMS_HTTP_MAX_TARGET + 1];
+    size_t tag_len;
     if (!query_ok(query, query_len, segment_params, "count", r) ||
-        !count_param(query, query_len, "count", &count, r))
+        !count_param(query, query_len, "count", &count, r) ||
+        !tag_segment(seg, seg_len, tag, &tag_len, r))
         return IDMS_ROUTE_SEGMENT;
     const char *accept = NULL;
     size_t accept_len = 0;
@@ -717,10 +735,13 @@ static int route_segment(idms_conn *c, const idms_http_request *req, bool head, 
 }
 
 /* Meituan Leaf's segment mode: one ID, the bare decimal. */
-static int route_segment_leaf(idms_conn *c, bool head, const char *tag, size_t tag_len,
+static int route_segment_leaf(idms_conn *c, bool head, const char *seg, size_t seg_len,
                               const char *query, size_t query_len, response *r)
 {
-    if (!query_ok(query, query_len, no_params, "no query parameters", r))
+    char tag[IDMS_HTTP_MAX_TARGET + 1];
+    size_t tag_len;
+    if (!query_ok(query, query_len, no_params, "no query parameters", r) ||
+        !tag_segment(seg, seg_len, tag, &tag_len, r))
         return IDMS_ROUTE_SEGMENT_LEAF;
     return segment_reply(c, head, IDMS_ROUTE_SEGMENT_LEAF, tag, tag_len, 1, IDMS_SEG_BARE,
                          "text/plain; charset=utf-8", r);
@@ -737,7 +758,7 @@ static int route_tinyid(idms_conn *c, bool head, const char *which, size_t which
         return IDMS_ROUTE_TINYID;
     char tag[IDMC_TAG_MAX + 2];
     size_t tag_len = 0;
-    int got = idms_http_query_get(query, query_len, "bizType", tag, sizeof tag, &tag_len);
+    int got = idms_http_query_get_bytes(query, query_len, "bizType", tag, sizeof tag, &tag_len);
     if (got <= 0) {
         json_error(r, 400, got == 0 ? "bizType is needed (the segment tag)"
                                     : "invalid bizType: at most 64 bytes of [a-z0-9_.-]");

@@ -168,7 +168,7 @@ static void test_bad_names(void)
                                       "x%",     "a*b",    NULL};
     for (int i = 0; bad[i] != NULL; i++) {
         msg[0] = '\0';
-        if (idmc_tag_valid(bad[i], msg, sizeof msg))
+        if (idmc_tag_valid(bad[i], strlen(bad[i]), msg, sizeof msg))
             TEST_FAIL_("'%s' was accepted as a tag", bad[i]);
         ASSERT_TRUE(msg[0] != '\0');
         ASSERT_RC(idmc_store_create(st, bad[i], NULL, msg, sizeof msg), IDMC_USAGE);
@@ -180,12 +180,21 @@ static void test_bad_names(void)
     char longest[IDMC_TAG_MAX + 2];
     memset(longest, 'a', sizeof longest);
     longest[IDMC_TAG_MAX] = '\0';
-    ASSERT_TRUE(idmc_tag_valid(longest, msg, sizeof msg));
-    longest[IDMC_TAG_MAX] = 'a';
-    longest[IDMC_TAG_MAX + 1] = '\0';
-    ASSERT_TRUE(!idmc_tag_valid(longest, msg, sizeof msg));
+    ASSERT_TRUE(idmc_tag_valid(longest, IDMC_TAG_MAX, msg, sizeof msg));
+    ASSERT_TRUE(!idmc_tag_valid(longest, IDMC_TAG_MAX + 1, msg, sizeof msg));
     ASSERT_TRUE(strstr(msg, "64") != NULL);
-    ASSERT_TRUE(idmc_tag_valid("a-z.0_9", msg, sizeof msg));
+    ASSERT_TRUE(idmc_tag_valid("a-z.0_9", 7, msg, sizeof msg));
+    /* Bytes, not a C string: a NUL inside is refused where it is, and the
+     * refusal names the byte and its position, never the name. */
+    ASSERT_TRUE(!idmc_tag_valid("a\0b", 3, msg, sizeof msg));
+    ASSERT_TRUE(strstr(msg, "byte 0x00 at 1 ") != NULL);
+    ASSERT_TRUE(idmc_tag_valid("a\0b", 1, msg, sizeof msg));
+    ASSERT_TRUE(!idmc_tag_valid("okay\r\nX", 7, msg, sizeof msg));
+    ASSERT_TRUE(strstr(msg, "byte 0x0d at 4 ") != NULL);
+    ASSERT_TRUE(strchr(msg, '\r') == NULL && strchr(msg, '\n') == NULL);
+    ASSERT_TRUE(!idmc_tag_valid("Upper", 5, msg, sizeof msg));
+    ASSERT_TRUE(strstr(msg, "byte 0x55 ('U') at 0 ") != NULL);
+    ASSERT_TRUE(!idmc_tag_valid("", 0, msg, sizeof msg));
     /* An SQL-looking name is refused before any SQL runs; were it not,
      * bound parameters would still keep it a value. */
     ASSERT_RC(idmc_store_create(st, "x'); DROP TABLE idmint_segments; --", NULL, msg, sizeof msg),

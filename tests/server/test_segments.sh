@@ -89,6 +89,68 @@ check "/metrics: leases and the step per tag" \
     -O '.*idmint_segment_leases_total\{tag="orders"\} [1-9][0-9]*.*idmint_segment_step\{tag="orders"\} [0-9]+.*' \
     --sh "curl -s $BASE/metrics | tr '\n' ' '"
 
+# ---- tags are bytes; floods of names -------------------------------------------------------
+seg create fresh1 --store "$STORE" || start_failed "segment create failed"
+seg create fresh2 --store "$STORE" || start_failed "segment create failed"
+seg create fresh3 --store "$STORE" || start_failed "segment create failed"
+seg create fresh4 --store "$STORE" || start_failed "segment create failed"
+# A RESP bulk string is bytes: "a\0b" is three of them, not the tag "a".
+out=$(printf '*2\r\n$4\r\nINCR\r\n$3\r\na\0b\r\n*1\r\n$4\r\nQUIT\r\n' | raw "$RESP_PORT" 15 | tr -d '\r')
+expect "RESP INCR of a tag holding a NUL byte: refused, naming the byte and its position" \
+    "$out" =~ "^-ERR invalid tag: .*byte 0x00 at 1 .*"$'\n'"\+OK$"
+check "... INCRBY too" -O "ERR invalid tag: .*byte 0x00 at 3 .*" \
+    --sh "printf '*3\r\n\$6\r\nINCRBY\r\n\$5\r\nabc\0d\r\n\$1\r\n2\r\n*1\r\n\$4\r\nQUIT\r\n' | timeout 10 socat -t5 - TCP:127.0.0.1:$RESP_PORT | head -n 1 | tr -d '\r' | sed 's/^-//'"
+check "... afterwards a tag of the store not asked for before is served over RESP" -O '[0-9]+' \
+    -- redis-cli -p "$RESP_PORT" INCR fresh1
+http "... and over HTTP" -n 1 -L '[0-9]+' -- /v1/segment/fresh1
+http "HTTP: the tag's path segment is percent-decoded (fr%65sh2 is fresh2)" -n 1 -L '[0-9]+' \
+    -- /v1/segment/fr%65sh2
+http "... a %00 in it is refused the same way, naming the byte and its position" \
+    -s 400 -O '.*invalid tag: .*byte 0x00 at 1 .*' -- /v1/segment/a%00b
+http "... on Leaf's route too" -s 400 -O '.*invalid tag: .*byte 0x00 at 1 .*' -- /api/segment/get/a%00b
+http "... and in tinyid's bizType" -s 400 -O '.*invalid tag: .*byte 0x00 at 2 .*' \
+    -- '/tinyid/id/nextIdSimple?bizType=ab%00'
+http "... any byte outside the rule is named with its position" -s 400 \
+    -O '.*invalid tag: .*byte 0x2f .*at 5 .*' -- /v1/segment/fresh%2f1
+# A name refused a moment ago is answered from the cache, without the store:
+# 20 asks pipelined over one connection cost one lookup (two if a second
+# passes between them).
+l0=$(metric idmint_segment_lookups_total)
+awk 'BEGIN { for (i = 0; i < 20; i++) printf "*2\r\n$4\r\nINCR\r\n$7\r\nnosuch2\r\n"; printf "*1\r\n$4\r\nQUIT\r\n" }' \
+    >"$T_DIR/again.resp"
+n=$(raw "$RESP_PORT" 15 <"$T_DIR/again.resp" | grep -c "no tag 'nosuch2'")
+expect "An unknown tag asked 20 times: 20 errors naming it" "$n" = 20
+l1=$(metric idmint_segment_lookups_total)
+expect "... and at most two store lookups (the rest from the cache of missing tags)" \
+    "$((${l1:-0} - ${l0:-0})):${l1:-none}" =~ '^[12]:[0-9]+$'
+# A flood of names that are not in the store (more than the cache of
+# missing tags holds, over one connection) evicts only missing names: the
+# tags of the store are served meanwhile and after, and the server stays
+# ready. The flooder pays: its connection waits for its share of lookups.
+awk 'BEGIN { for (i = 0; i < 5000; i++) { t = "junk" i; printf "*2\r\n$4\r\nINCR\r\n$%d\r\n%s\r\n", length(t), t }
+             printf "*1\r\n$4\r\nQUIT\r\n" }' >"$T_DIR/flood.resp"
+raw "$RESP_PORT" 120 <"$T_DIR/flood.resp" >"$T_DIR/flood.out" &
+flood=$!
+track $flood
+wait_until 60 bash -c "[ \$(tr -cd '\n' <'$T_DIR/flood.out' | wc -c) -ge 1500 ]"
+check "While a flood of unknown names goes on, a tag in use is served over RESP" -O '[0-9]+' \
+    -- redis-cli -p "$RESP_PORT" INCR orders
+check "... and a tag of the store not asked for before" -O '[0-9]+' -- redis-cli -p "$RESP_PORT" INCR fresh2
+http "... also over HTTP" -n 1 -L '[0-9]+' -- /v1/segment/fresh3
+wait $flood
+n=$(grep -c "^-ERR no tag 'junk[0-9]*' in the segment store" "$T_DIR/flood.out")
+expect "The flood of 5000 unknown names: each answered 404 (none refused for a full table)" "$n" = 5000
+check "... then a tag of the store not asked for before is served over RESP" -O '[0-9]+' \
+    -- redis-cli -p "$RESP_PORT" INCR fresh4
+http "... and over HTTP" -O '[0-9]+' -- /api/segment/get/fresh4
+http "... and /readyz is 200 (the table of live tags is not full)" -- /readyz
+n=$(metric idmint_segment_lookup_waits_total)
+expect "... the flooder's connection waited for its share of lookups" "${n:-none}" =~ '^[1-9][0-9]*$'
+n=$(metric idmint_segment_tags_evicted_total)
+expect "... missing names were evicted from the cache" "${n:-none}" =~ '^[1-9][0-9]*$'
+n=$(metric 'idmint_segment_tags{state="cached"}')
+expect "... which holds at most 4096" "${n:-none}" -le 4096
+
 # ---- two servers on one store, under load --------------------------------------------
 one b
 "$LOADCLIENT" --http "127.0.0.1:${PORT[a]}" --path '/v1/segment/orders?count=10' --conns 4 \
@@ -153,6 +215,64 @@ if [ "$BACKEND" = pg ]; then
     stop_server
 fi
 
+# ---- a failing store is tried again once a second, not in a loop ---------------------------
+# SQLite: the table swapped for one of other columns (every statement then
+# fails at once, and so does reopening); PostgreSQL: the server stopped.
+if [ "$BACKEND" = sqlite ]; then
+    PACE_STORE=sqlite:$T_DIR/pace.db
+    break_store() {
+        sqlite3 "$T_DIR/pace.db" 'ALTER TABLE idmint_segments RENAME TO saved; CREATE TABLE idmint_segments (x TEXT)'
+    }
+    mend_store() {
+        sqlite3 "$T_DIR/pace.db" 'DROP TABLE idmint_segments; ALTER TABLE saved RENAME TO idmint_segments'
+    }
+else
+    PACE_STORE=$STORE
+    break_store() {
+        stop_pg immediate
+    }
+    mend_store() {
+        resume_pg
+    }
+fi
+seg create pace --store "$PACE_STORE" --step 10 --max-step 10 || start_failed "segment create failed"
+start_server --segments "$PACE_STORE" --state-dir "$T_DIR/state.pace"
+curl -s "$BASE/v1/segment/pace" >/dev/null
+# Both buffers leased (the second at 10% of the first used).
+wait_until 10 bash -c "[ \"\$(curl -s $BASE/metrics | awk '\$1 == \"idmint_segment_leases_total{tag=\\\"pace\\\"}\" { print \$2 }')\" = 2 ]"
+e0=$(metric idmint_segment_store_errors_total)
+break_store
+# Nine left in the first buffer and ten in the second: taking eleven asks
+# for the next range (at 10% of the second used).
+curl -s "$BASE/v1/segment/pace?count=11" >/dev/null
+wait_until 10 bash -c "[ \"\$(curl -s $BASE/metrics | awk '\$1 == \"idmint_segment_store_errors_total\" { print \$2 }')\" -gt $e0 ]"
+t0=$(now_ms)
+sleep 3
+e1=$(metric idmint_segment_store_errors_total)
+secs=$((($(now_ms) - t0 + 999) / 1000))
+expect "A failing store: the tag's next range is asked for about once a second (failures since the first, in ${secs} s)" \
+    "$((e1 - e0))" -le $((secs + 2))
+expect "... and still asked for (not given up)" "$((e1 - e0))" -ge 2
+mend_store
+wait_until 15 bash -c "[ \"\$(curl -s $BASE/metrics | awk '\$1 == \"idmint_segment_leases_total{tag=\\\"pace\\\"}\" { print \$2 }')\" = 3 ]"
+n=$(metric 'idmint_segment_leases_total{tag="pace"}')
+expect "... the store back: the range is leased, by itself" "$n" = 3
+http "... and the tag served" -n 1 -L '[0-9]+' -- '/v1/segment/pace?count=1'
+stop_server
+# A lookup that failed is asked again once a second too: /readyz comes back
+# by itself, with no request for the tag meanwhile.
+break_store
+start_server --segments "$PACE_STORE" --state-dir "$T_DIR/state.pace2"
+http "A tag looked up while the store fails: 503" -s 503 -O '.*segment store cannot be reached.*' \
+    -- /v1/segment/pace
+http "... and not ready" -s 503 -O '.*segment tag pace has no IDs left.*' -- /readyz
+mend_store
+wait_until 15 bash -c "curl -fs -o /dev/null $BASE/readyz"
+http "... the store back: ready again by itself" -- /readyz
+n=$(metric 'idmint_segment_leases_total{tag="pace"}')
+expect "... the tag's first range leased meanwhile" "$n" = 1
+stop_server
+
 # ---- stores that cannot be used ------------------------------------------------------------
 seg create orders --store "sqlite:$T_DIR/ro.db"
 chmod 0444 "$T_DIR/ro.db"
@@ -185,5 +305,22 @@ expect "Strides: the odd store hands out odd IDs only" \
 expect "... the even store even ones" \
     "$(awk '$1 % 2 != 0' "$T_DIR/even.ids" | wc -l):$(wc -l <"$T_DIR/even.ids")" = 0:500
 expect "... and the two never collide" "$(cat "$T_DIR/odd.ids" "$T_DIR/even.ids" | sort | uniq -d | wc -l)" = 0
+
+# ---- the table of live tags is bounded (--segment-tags) --------------------------------------
+start_server --segments "$STORE" --state-dir "$T_DIR/state.full" --segment-tags 3
+for t in orders invoices fresh1; do
+    curl -s -o /dev/null "$BASE/v1/segment/$t"
+done
+http "--segment-tags 3, three tags served: ready (no tag was refused)" -- /readyz
+http "A fourth tag: 503, the table of live tags is full" -s 503 \
+    -O '.*the segment tag table is full: 3 tags .*--segment-tags.*' -- /v1/segment/fresh2
+check "... RESP: an error saying so" -O "ERR .*the segment tag table is full.*" \
+    -- redis-cli -p "$RESP_PORT" INCR fresh3
+http "... /readyz is 503 and says why" -s 503 -O '.*the segment tag table is full: 3 tags .*' -- /readyz
+http "... the tags in the table are still served" -n 1 -L '[0-9]+' -- /v1/segment/orders
+check "... over RESP too" -O '[0-9]+' -- redis-cli -p "$RESP_PORT" INCR invoices
+http "... and an unknown name is still 404" -s 404 -O '.*no tag .nosuch3. in the segment store.*' \
+    -- /v1/segment/nosuch3
+stop_server
 
 finish

@@ -680,6 +680,30 @@ static void http_percent_decode_cases(void)
     ASSERT_EQ_INT(none[0], '#');
 }
 
+/* The byte variants (segment tags, checked as bytes after): a %00 is a
+ * NUL byte in the result, counted in its length; the rest as above. */
+static void http_decode_bytes_keeps_nul(void)
+{
+    char dst[16];
+    char *copy = test_exact_copy("a%00b", 5);
+    ASSERT_EQ_INT(idms_http_percent_decode_bytes(copy, 5, dst, sizeof dst), 3);
+    ASSERT_TRUE(memcmp(dst, "a\0b", 4) == 0);
+    ASSERT_EQ_INT(idms_http_percent_decode_bytes(copy, 5, dst, 3), -1);
+    ASSERT_EQ_STR(dst, "");
+    free(copy);
+    copy = test_exact_copy("a%0", 3);
+    ASSERT_EQ_INT(idms_http_percent_decode_bytes(copy, 3, dst, sizeof dst), -1);
+    free(copy);
+    copy = test_exact_copy("x=1&bizType=ab%00+c", 19);
+    size_t n = 99;
+    ASSERT_EQ_INT(idms_http_query_get_bytes(copy, 19, "bizType", dst, sizeof dst, &n), 1);
+    ASSERT_EQ_U64(n, 5);
+    ASSERT_TRUE(memcmp(dst, "ab\0 c", 6) == 0);
+    ASSERT_EQ_INT(idms_http_query_get(copy, 19, "bizType", dst, sizeof dst, &n), -1);
+    ASSERT_EQ_INT(idms_http_query_get_bytes(copy, 19, "nope", dst, sizeof dst, &n), 0);
+    free(copy);
+}
+
 static int accepts(const char *value)
 {
     char *copy = test_exact_copy(value, strlen(value));
@@ -750,6 +774,7 @@ static const struct test_case tests[] = {
     TEST(http_query_get_finds_and_decodes),
     TEST(http_query_get_refuses_bad_values),
     TEST(http_percent_decode_cases),
+    TEST(http_decode_bytes_keeps_nul),
     TEST(http_accepts_json_cases),
     {0},
 };
