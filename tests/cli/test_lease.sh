@@ -163,7 +163,7 @@ check "a registry that is not ours is refused (exit 1)" \
 FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketime.so.1 | head -n 1)
 # libfaketime and a sanitizer's runtime do not go together: the case runs
 # where the preload works (the plain build).
-if [ -f "$FAKETIME_LIB" ] && LD_PRELOAD=$FAKETIME_LIB FAKETIME=+0 "$IDMINT" --version >/dev/null 2>&1; then
+if [ -f "$FAKETIME_LIB" ] && LD_PRELOAD=$FAKETIME_LIB FAKETIME=+0 timeout 10 "$IDMINT" --version >/dev/null 2>&1; then
     export FAKETIME_LIB
     check "a new holder mints nothing at or below the slot's mark (an earlier holder's clock ahead)" \
         -o ok -e "^idmint: node 0: waiting [0-9.]+ s for the clock to pass the slot's mark" --sh '

@@ -125,7 +125,7 @@ export FAKETIME_LIB
 # libfaketime and a sanitizer's runtime do not go together: the hand-over
 # case runs where the preload works (the plain build).
 FAKETIME_OK=0
-if [ -f "$FAKETIME_LIB" ] && LD_PRELOAD=$FAKETIME_LIB FAKETIME=+0 "$IDMINT" --version >/dev/null 2>&1; then
+if [ -f "$FAKETIME_LIB" ] && LD_PRELOAD=$FAKETIME_LIB FAKETIME=+0 timeout 10 "$IDMINT" --version >/dev/null 2>&1; then
     FAKETIME_OK=1
 elif [ -z "${IDM_SANITIZE:-}" ]; then
     # Without a sanitizer it must work (scripts/test.sh installs it).
