@@ -8,15 +8,21 @@
 # written.
 #
 # Runs as root: it creates a user (idmint-test, removed again if it made
-# it), and runs in a mount namespace of its own with a fresh tmpfs on /run,
-# so that the host's real registry is neither used nor changed.
+# it), and runs in a mount namespace of its own with a fresh tmpfs on /run
+# and a network namespace of its own (the nodes' abstract socket names are
+# per network namespace), so that the host's real registry is neither used
+# nor changed.
 # Usage: bash tests/server/test_registry.sh IDMINTD IDMINT LOADCLIENT
 if [ "$(id -u)" != 0 ]; then
     echo "test_registry.sh: needs root (it creates a user and a private /run)" >&2
     exit 1
 fi
 if [ -z "${IDM_PRIVATE_RUN:-}" ]; then
-    exec unshare -m --propagation private env IDM_PRIVATE_RUN=1 bash "$0" "$@"
+    exec unshare -m -n --propagation private env IDM_PRIVATE_RUN=1 bash "$0" "$@"
+fi
+if ! ip link set lo up; then
+    echo "test_registry.sh: cannot bring up loopback in a network namespace" >&2
+    exit 1
 fi
 if ! mount -t tmpfs -o mode=0755,size=16m idmint-test-run /run; then
     echo "test_registry.sh: cannot mount a private /run" >&2
