@@ -5,7 +5,10 @@
 # being minted, /readyz stays 200, the mark is back and not below what was
 # handed out); STATE_DIR/lock removed is noticed and made again, and a
 # second idmintd on the directory is still refused (the exclusion is a lock
-# on the directory itself), so the first's mark is never lowered; on a full
+# on the directory itself), so the first's mark is never lowered; a lock
+# file or directory made again and held by another process (as another
+# idmintd would) stops the server minting, without writing or shrinking
+# the mark at its stop; on a full
 # filesystem (a small tmpfs, mounted here as root) the error says "No space
 # left on device" and service comes back once there is room; a mark past
 # the layout's end refuses the start, naming the file and how to clear it,
@@ -132,27 +135,35 @@ expect "... the first stops cleanly (exit 0)" "$SRV_STATUS" = 0
 mark=$(hwm_mark "$SD")
 expect "... leaving a mark not below what it handed out (${mark:-none} >= ${last_ms:-?})" "${mark:-0}" -ge "${last_ms:-1}"
 
-# --- STATE_DIR/lock removed and taken by another process ----------------------------------
-# As an older idmintd (which locks only the file) would: flock(1) makes a
-# new lock file and holds it. The running one learns that another uses its
-# directory: it stops minting past its durable mark, and does not shrink
-# the mark at its stop.
+# --- STATE_DIR/lock, or the directory, taken by another process -------------------------
+# As another idmintd would (an older one locks only the file): flock(1)
+# makes it again and holds a lock on it. The running one learns that
+# another uses its directory: it stops minting past its durable mark, and
+# does not shrink (or write) the mark at its stop.
+
+# hold_new PATH file|dir: removes PATH and has flock(1) make it again and
+# lock it. The running server may be first to make it again: then flock -n
+# gives up at once, and it is tried again.
+held() { [ -e "$T_DIR/held" ] || ! running "$holder"; }
+hold_new() {
+    local _
+    rm -f "$T_DIR/held"
+    for _ in 1 2 3 4 5; do
+        rm -rf "$1"
+        [ "$2" = dir ] && mkdir "$1" 2>/dev/null
+        flock -n "$1" sh -c ": >'$T_DIR/held'; exec sleep 60" &
+        holder=$!
+        track $holder
+        wait_until 5 held
+        [ -e "$T_DIR/held" ] && return 0
+    done
+    return 1
+}
 
 SD=$T_DIR/state_taken
 start_server --reserve 1000 --state-dir "$SD" --node-registry "$T_DIR/nodes_taken"
-http "a server for the taken case mints" -L "$SNOWFLAKE" -n 100 -- '/v1/ids/snowflake?count=100'
-# The running server may make the lock file again before flock(1) does:
-# then flock -n gives up at once, and it is tried again.
-held() { [ -e "$T_DIR/held" ] || ! running "$holder"; }
-for _ in 1 2 3 4 5; do
-    rm -f "$SD/lock"
-    flock -n "$SD/lock" sh -c ": >'$T_DIR/held'; exec sleep 60" &
-    holder=$!
-    track $holder
-    wait_until 5 held
-    [ -e "$T_DIR/held" ] && break
-done
-check "(another process holds a new STATE_DIR/lock)" -s 0 -- test -e "$T_DIR/held"
+http "a server for the taken cases mints" -L "$SNOWFLAKE" -n 100 -- '/v1/ids/snowflake?count=100'
+check "(another process holds a new STATE_DIR/lock)" -- hold_new "$SD/lock" file
 wait_until 5 not_ready
 http "STATE_DIR/lock taken by another process: /readyz is 503, saying another idmintd holds it" -s 503 \
     -O ".*$SD/lock.*another idmintd.*" -- /readyz
@@ -166,6 +177,21 @@ check "... the mark file is left as it was (no more writes)" -o "$mark" -- hwm_m
 stop_server TERM
 expect "... it still stops cleanly (exit 0)" "$SRV_STATUS" = 0
 check "... without shrinking the mark at its stop" -o "$mark" -- hwm_mark "$SD"
+kill "$holder" 2>/dev/null
+
+SD=$T_DIR/state_taken_dir
+start_server --reserve 1000 --state-dir "$SD" --node-registry "$T_DIR/nodes_taken_dir"
+http "a server whose directory is then replaced mints" -L "$SNOWFLAKE" -n 100 -- '/v1/ids/snowflake?count=100'
+check "(another process holds a new STATE_DIR)" -- hold_new "$SD" dir
+wait_until 5 not_ready
+http "the state directory replaced by one another process holds: /readyz is 503, saying so" -s 503 \
+    -O ".*state directory $SD was replaced, and another idmintd holds the new one.*" -- /readyz
+durable=$(metric idmint_hwm_persisted_unix_ms)
+wait_until 5 past "$durable"
+http "... past its durable mark, snowflakes get 503" -s 503 -O '.*another idmintd.*' -- /v1/ids/snowflake
+stop_server TERM
+expect "... it still stops cleanly (exit 0)" "$SRV_STATUS" = 0
+check "... having written nothing in the other's directory" -o '' -- ls -A "$SD"
 kill "$holder" 2>/dev/null
 
 # --- a full filesystem ----------------------------------------------------------------------
