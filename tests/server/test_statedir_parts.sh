@@ -160,19 +160,28 @@ hold_new() {
     return 1
 }
 
+# taken NAME PATH file|dir WHY: a server on $SD, then PATH made again and
+# held by another process: the server is not ready, saying WHY (an ERE),
+# and past its durable mark refuses snowflakes and UUIDv7 naming the other
+# idmintd. It is left running; mark is what STATE_DIR/hwm then holds.
+taken() {
+    start_server --reserve 1000 --state-dir "$SD" --node-registry "$T_DIR/nodes_${SD##*/}"
+    http "$1: a server mints" -L "$SNOWFLAKE" -n 100 -- '/v1/ids/snowflake?count=100'
+    check "$1: (another process holds a new $2)" -- hold_new "$2" "$3"
+    wait_until 5 not_ready
+    http "$1: /readyz is 503, saying another idmintd holds it" -s 503 -O ".*$4.*" -- /readyz
+    check "$1: ... logged" -O ".*$4.*" -- grep -m 1 'another idmintd' "$SRV_LOG"
+    mark=$(hwm_mark "$SD")
+    local durable
+    durable=$(metric idmint_hwm_persisted_unix_ms)
+    wait_until 5 past "$durable"
+    http "$1: past its durable mark, snowflakes get 503 naming it" -s 503 -O '.*another idmintd.*' -- /v1/ids/snowflake
+    http "$1: ... and UUIDv7 too" -s 503 -O '.*another idmintd.*' -- /v1/ids/uuidv7
+}
+
 SD=$T_DIR/state_taken
-start_server --reserve 1000 --state-dir "$SD" --node-registry "$T_DIR/nodes_taken"
-http "a server for the taken cases mints" -L "$SNOWFLAKE" -n 100 -- '/v1/ids/snowflake?count=100'
-check "(another process holds a new STATE_DIR/lock)" -- hold_new "$SD/lock" file
-wait_until 5 not_ready
-http "STATE_DIR/lock taken by another process: /readyz is 503, saying another idmintd holds it" -s 503 \
-    -O ".*$SD/lock.*another idmintd.*" -- /readyz
-check "... logged" -O ".*$SD/lock was replaced, and another idmintd holds the new one.*" -- grep -m 1 'another idmintd' "$SRV_LOG"
-durable=$(metric idmint_hwm_persisted_unix_ms)
-mark=$(hwm_mark "$SD")
-wait_until 5 past "$durable"
-http "... past its durable mark, snowflakes get 503 naming it" -s 503 -O '.*another idmintd.*' -- /v1/ids/snowflake
-http "... and UUIDv7 too" -s 503 -O '.*another idmintd.*' -- /v1/ids/uuidv7
+taken "STATE_DIR/lock taken by another process" "$SD/lock" file \
+    "$SD/lock was replaced, and another idmintd holds the new one"
 check "... the mark file is left as it was (no more writes)" -o "$mark" -- hwm_mark "$SD"
 stop_server TERM
 expect "... it still stops cleanly (exit 0)" "$SRV_STATUS" = 0
@@ -180,15 +189,8 @@ check "... without shrinking the mark at its stop" -o "$mark" -- hwm_mark "$SD"
 kill "$holder" 2>/dev/null
 
 SD=$T_DIR/state_taken_dir
-start_server --reserve 1000 --state-dir "$SD" --node-registry "$T_DIR/nodes_taken_dir"
-http "a server whose directory is then replaced mints" -L "$SNOWFLAKE" -n 100 -- '/v1/ids/snowflake?count=100'
-check "(another process holds a new STATE_DIR)" -- hold_new "$SD" dir
-wait_until 5 not_ready
-http "the state directory replaced by one another process holds: /readyz is 503, saying so" -s 503 \
-    -O ".*state directory $SD was replaced, and another idmintd holds the new one.*" -- /readyz
-durable=$(metric idmint_hwm_persisted_unix_ms)
-wait_until 5 past "$durable"
-http "... past its durable mark, snowflakes get 503" -s 503 -O '.*another idmintd.*' -- /v1/ids/snowflake
+taken "the state directory replaced by one another process holds" "$SD" dir \
+    "the state directory $SD was replaced, and another idmintd holds the new one"
 stop_server TERM
 expect "... it still stops cleanly (exit 0)" "$SRV_STATUS" = 0
 check "... having written nothing in the other's directory" -o '' -- ls -A "$SD"
