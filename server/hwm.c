@@ -2,25 +2,43 @@
  * hwm.c - the state directory and its time high-water mark (see hwm.h for
  * the guarantee).
  *
- * Files in STATE_DIR (mode 0700, created if missing):
- *   lock  held with flock(LOCK_EX | LOCK_NB) for the server's life: a
- *         second idmintd on the directory refuses to start before it has
- *         touched anything else. The kernel drops the lock of a process
- *         that dies, so a crash never leaves the directory taken.
+ * STATE_DIR (mode 0700, created if missing) is held for the server's life
+ * with flock(LOCK_EX | LOCK_NB) on the directory itself: the exclusion,
+ * which a cleaner cannot delete (it would have to remove the directory,
+ * and a new one is a new inode, noticed below). A second idmintd on the
+ * directory refuses to start before it has touched anything else; the
+ * kernel drops the lock of a process that dies, so a crash never leaves
+ * the directory taken. In it:
+ *   lock  flock'd too (what an older idmintd takes as the exclusion), with
+ *         the holder's pid.
  *   hwm   16 bytes: "IDMHWM01" and the mark, a little-endian int64 of Unix
  *         ms. Allocated at creation (posix_fallocate), so rewriting it in
- *         place never needs a new block on a full filesystem; it and its
- *         directory are fsynced when new.
+ *         place never needs a new block on a full filesystem; at creation
+ *         it, its directory and the directory's parent are fsynced.
+ * At start-up the mark is read, and the first one written only once the
+ * generators have taken the mark found (idms_hwm_commit): a start refused
+ * (a mark past the layout's end, say) leaves the directory as it was.
  *
  * A write (pwrite + fdatasync) runs on libuv's thread pool; the loop
  * thread raises the generators' ceilings only in its completion callback,
- * once the bytes are on disk. Only one write is in flight. The worker then
- * also checks that the file is still the one at STATE_DIR/hwm (a deleted
- * or replaced directory would make the write worthless); if not, it makes
- * the directory, the lock and the file afresh, and the write counts only
- * once they are durable. A failure is logged once, makes /readyz false
- * and is retried every second while there is demand; requests that reach
- * the ceiling meanwhile get 503.
+ * once the bytes are on disk. Only one write is in flight. The worker
+ * first checks (and every second without a write, too) that what it holds
+ * is still where a restart looks and still its own (keep_dir); the write
+ * counts only once that is so:
+ *   - hwm removed (or replaced): made again under the directory's lock,
+ *     held throughout, with the mark being written; fsynced with the
+ *     directory. A file put in its place is taken over, unless its mark is
+ *     above ours (then another idmintd writes it).
+ *   - lock removed: made again and locked.
+ *   - the directory removed or replaced (another inode at the path): made
+ *     again and locked anew, with lock and hwm.
+ * A lock refused there means another idmintd has the directory: this one
+ * stops minting past its durable mark for good (not ready, no more writes,
+ * no shrinking at exit), so that neither can lower the other's mark. Any
+ * other failure (ENOSPC making hwm again, a file where the directory was)
+ * is logged once with its reason, makes /readyz false and is retried every
+ * second while there is demand; requests that reach the ceiling meanwhile
+ * get 503.
  */
 #include "idmintd.h"
 #include "idmint_coord.h"
@@ -48,11 +66,6 @@ int64_t idms_clock_ms(void)
     return ns / 1000000;
 }
 
-static void path_of(const idms_hwm *h, const char *name, char *dst, size_t cap)
-{
-    snprintf(dst, cap, "%s/%s", h->dir, name);
-}
-
 static int mkdirs(const char *path)
 {
     char tmp[1100];
@@ -70,62 +83,74 @@ static int mkdirs(const char *path)
     return 0;
 }
 
-static int fsync_dir(const char *dir)
+static void close_keeping_errno(int fd)
+{
+    int e = errno;
+    close(fd);
+    errno = e;
+}
+
+/* Opens STATE_DIR and locks it: the exclusion, on the directory's inode,
+ * which no cleaner can delete while it is in use. -1 with errno
+ * (EWOULDBLOCK: another idmintd holds it). */
+static int lock_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    int rc = fsync(fd);
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
-}
-
-/* Opens and locks STATE_DIR/lock. -1 with errno (EWOULDBLOCK: held). */
-static int take_lock(const idms_hwm *h)
-{
-    char path[1100];
-    path_of(h, "lock", path, sizeof path);
-    int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
+        close_keeping_errno(fd);
         return -1;
-    }
-    /* The holder's pid, for people: the lock itself is what counts. */
-    char pid[32];
-    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
-        /* Not fatal: the lock is held. */
     }
     return fd;
 }
 
-/* Opens STATE_DIR/hwm, creating it (allocated, fsynced with its directory)
- * when missing. -1 with errno; *fresh tells whether it was created. */
-static int open_mark(const idms_hwm *h, bool *fresh)
+/* Opens and locks STATE_DIR/lock (dir: the directory's descriptor), which
+ * an older idmintd takes as the exclusion, and which shows the holder's
+ * pid. -1 with errno (EWOULDBLOCK: held). */
+static int lock_file(int dir)
 {
-    char path[1100];
-    path_of(h, "hwm", path, sizeof path);
-    *fresh = false;
-    int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0 || errno != ENOENT)
-        return fd;
-    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = openat(dir, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close_keeping_errno(fd);
+        return -1;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+        /* Not fatal: the pid is for people, the locks are what count. */
+    }
+    return fd;
+}
+
+/* Creates STATE_DIR/hwm, allocated (so that rewriting it in place never
+ * needs a block), and makes its name durable: the directory and the
+ * directory's own entry in its parent are fsynced. -1 with errno. */
+static int create_mark(int dir)
+{
+    int fd = openat(dir, "hwm", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
     int rc = posix_fallocate(fd, 0, MARK_LEN);
     if (rc != 0) {
         close(fd);
-        unlink(path);
+        unlinkat(dir, "hwm", 0);
         errno = rc;
         return -1;
     }
-    *fresh = true;
+    int parent = openat(dir, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fsync(dir) != 0 || parent < 0 || fsync(parent) != 0) {
+        int e = errno;
+        if (parent >= 0)
+            close(parent);
+        close(fd);
+        unlinkat(dir, "hwm", 0);
+        errno = e;
+        return -1;
+    }
+    close(parent);
     return fd;
 }
 
@@ -147,65 +172,159 @@ static int write_mark(int fd, int64_t mark)
     return fdatasync(fd);
 }
 
-/* Whether fd is still the file at STATE_DIR/hwm. */
-static bool still_there(const idms_hwm *h, int fd)
+/* The mark in an open hwm file: 0 with *mark (0 for a file allocated but
+ * never written: a crash while creating it), or -1 when it is no mark of
+ * ours (*len: the bytes read). */
+static int read_mark(int fd, int64_t *mark, ssize_t *len)
 {
-    char path[1100];
-    path_of(h, "hwm", path, sizeof path);
+    uint8_t rec[MARK_LEN];
+    ssize_t r = pread(fd, rec, sizeof rec, 0);
+    *mark = 0;
+    *len = r;
+    if (r == (ssize_t)sizeof rec && memcmp(rec, "IDMHWM01", 8) == 0) {
+        uint64_t v = 0;
+        for (int i = 0; i < 8; i++)
+            v |= (uint64_t)rec[8 + i] << (8 * i);
+        /* A mark beyond 48-bit Unix ms (year 10889) is no mark of ours. */
+        if (v < (UINT64_C(1) << 48)) {
+            *mark = (int64_t)v;
+            return 0;
+        }
+    }
+    bool zero = r == (ssize_t)sizeof rec;
+    for (ssize_t i = 0; zero && i < r; i++)
+        zero = rec[i] == 0;
+    return zero ? 0 : -1;
+}
+
+/* Whether fd is the file at name (relative to dir, not followed if a
+ * symbolic link; or, with dir AT_FDCWD and follow, the path name). */
+static bool is_at(int fd, int dir, const char *name, bool follow)
+{
     struct stat a, b;
-    return fstat(fd, &a) == 0 && a.st_nlink > 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
-           a.st_ino == b.st_ino;
+    return fstat(fd, &a) == 0 &&
+           fstatat(dir, name, &b, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 /* ---- the write, on the thread pool ------------------------------------- */
 
-static void remake(idms_hwm *h)
+enum { REMADE_DIR = 1, REMADE_LOCK = 2, REMADE_MARK = 4, REPLACED_MARK = 8 };
+
+/* STATE_DIR/hwm again, in the directory dir we hold: a new file, or the
+ * one someone put in its place, either way with the mark being written.
+ * A file in its place with a mark above it was written by another idmintd
+ * (ours only rise): it is left alone, and h->work_taken set. -1 with
+ * h->work_why. */
+static int remake_mark(idms_hwm *h, int dir)
 {
-    /* The directory vanished or was replaced: make it again, with a lock
-     * of our own, and a new file. */
-    if (mkdirs(h->dir) != 0) {
-        snprintf(h->work_why, sizeof h->work_why, "the state directory %s is gone and cannot be "
-                 "made again: %s", h->dir, strerror(errno));
-        return;
+    int fd = openat(dir, "hwm", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        int64_t found;
+        ssize_t len;
+        if (read_mark(fd, &found, &len) == 0 && found > h->target_ms) {
+            snprintf(h->work_why, sizeof h->work_why, "%s/hwm was replaced by a file with a higher "
+                     "mark (%" PRId64 " Unix ms): another idmintd writes in this state directory",
+                     h->dir, found);
+            h->work_taken = true;
+            close(fd);
+            return -1;
+        }
+        h->work_remade |= REPLACED_MARK;
+    } else if (errno == ENOENT) {
+        fd = create_mark(dir);
+        h->work_remade |= REMADE_MARK;
     }
-    int lock = take_lock(h);
-    if (lock < 0) {
-        snprintf(h->work_why, sizeof h->work_why, "the state directory %s was replaced and %s",
-                 h->dir, errno == EWOULDBLOCK ? "another idmintd now holds it"
-                                              : strerror(errno));
-        return;
-    }
-    bool fresh;
-    int fd = open_mark(h, &fresh);
-    if (fd < 0 || write_mark(fd, h->target_ms) != 0 || fsync_dir(h->dir) != 0) {
-        snprintf(h->work_why, sizeof h->work_why, "cannot write the time high-water mark in %s: %s",
-                 h->dir, strerror(errno));
+    /* A file put there by rename needs its name made durable too. */
+    if (fd < 0 || write_mark(fd, h->target_ms) != 0 ||
+        ((h->work_remade & REPLACED_MARK) && fsync(dir) != 0)) {
+        snprintf(h->work_why, sizeof h->work_why, "%s/hwm was %s and cannot be made again: %s",
+                 h->dir, h->work_remade & REMADE_MARK ? "removed" : "replaced", strerror(errno));
         if (fd >= 0)
             close(fd);
-        close(lock);
-        return;
+        return -1;
     }
-    close(h->fd);
-    close(h->lock_fd);
-    h->fd = fd;
+    return fd;
+}
+
+/* what (the directory, or its lock file) was not found as we left it, and
+ * could not be made again and locked: another idmintd holds it
+ * (EWOULDBLOCK: h->work_taken), or errno says why. */
+static void lock_failed(idms_hwm *h, const char *what)
+{
+    if (errno == EWOULDBLOCK) {
+        snprintf(h->work_why, sizeof h->work_why, "%s was replaced, and another idmintd holds the "
+                 "new one", what);
+        h->work_taken = true;
+    } else {
+        snprintf(h->work_why, sizeof h->work_why, "%s is gone and cannot be made again: %s", what,
+                 strerror(errno));
+    }
+}
+
+/* Makes sure that the mark being written is where a restart reads it, and
+ * that the directory is still ours: a removed lock file or mark is made
+ * again under the directory's lock, held throughout; a directory removed
+ * or replaced is made again and locked anew. A lock refused means another
+ * idmintd has the directory now (h->work_taken). Fills h->work_why on
+ * failure; then the descriptors are left as they were. */
+static void keep_dir(idms_hwm *h)
+{
+    int dir = h->dir_fd, lock = h->lock_fd, fd = h->fd;
+    char what[1100];
+    if (!is_at(dir, AT_FDCWD, h->dir, true)) {
+        if (mkdirs(h->dir) != 0 || (dir = lock_dir(h->dir)) < 0) {
+            snprintf(what, sizeof what, "the state directory %s", h->dir);
+            lock_failed(h, what);
+            return;
+        }
+        h->work_remade |= REMADE_DIR;
+    }
+    if (dir != h->dir_fd || !is_at(lock, dir, "lock", false)) {
+        lock = lock_file(dir);
+        if (lock < 0) {
+            snprintf(what, sizeof what, "%s/lock", h->dir);
+            lock_failed(h, what);
+            goto undo;
+        }
+        h->work_remade |= REMADE_LOCK;
+    }
+    if (dir != h->dir_fd || !is_at(fd, dir, "hwm", false)) {
+        fd = remake_mark(h, dir);
+        if (fd < 0)
+            goto undo;
+    }
+    if (fd != h->fd)
+        close(h->fd);
+    if (lock != h->lock_fd)
+        close(h->lock_fd);
+    if (dir != h->dir_fd)
+        close(h->dir_fd);
+    h->dir_fd = dir;
     h->lock_fd = lock;
-    h->work_why[0] = '\0';
-    h->work_remade = true;
+    h->fd = fd;
+    return;
+undo:
+    if (lock >= 0 && lock != h->lock_fd)
+        close(lock);
+    if (dir != h->dir_fd)
+        close(dir);
+    h->work_remade = 0;
 }
 
 static void on_work(uv_work_t *w)
 {
     idms_hwm *h = w->data;
     h->work_why[0] = '\0';
-    h->work_remade = false;
-    if (h->work_check_only) {
-        /* The periodic look: is the durable mark still where a restart
-         * would read it? */
-        if (!still_there(h, h->fd))
-            remake(h);
+    h->work_remade = 0;
+    h->work_taken = false;
+    /* First, also for the periodic look: is the mark still where a restart
+     * would read it, and the directory still ours? (A write into a file
+     * another idmintd now shares could lower its mark.) */
+    keep_dir(h);
+    if (h->work_why[0] != '\0' || h->work_check_only)
         return;
-    }
-    if (write_mark(h->fd, h->target_ms) != 0) {
+    if (!(h->work_remade & (REMADE_MARK | REPLACED_MARK)) && write_mark(h->fd, h->target_ms) != 0) {
         snprintf(h->work_why, sizeof h->work_why, "cannot write the time high-water mark %s/hwm: %s",
                  h->dir, strerror(errno));
         return;
@@ -217,8 +336,6 @@ static void on_work(uv_work_t *w)
                  "cannot record the time high-water mark in the node's slot: %s", strerror(errno));
         return;
     }
-    if (!still_there(h, h->fd))
-        remake(h);
 }
 
 static void request_write(idms_server *s, int64_t target);
@@ -231,15 +348,34 @@ static void on_retry(uv_timer_t *t)
         request_write(s, idms_clock_ms() + s->opt.reserve_ms);
 }
 
+/* What keep_dir made again, said once. */
+static void log_remade(const idms_hwm *h)
+{
+    char mark[IDM_RFC3339_CAP];
+    if (idm_time_format(h->target_ms, mark, sizeof mark) != IDM_OK)
+        snprintf(mark, sizeof mark, "%" PRId64, h->target_ms);
+    if (h->work_remade & REMADE_DIR) {
+        idms_log(IDMS_LOG_WARN, "the state directory %s was removed or replaced: made it again, "
+                 "with the lock and the mark (%s)", h->dir, mark);
+        return;
+    }
+    if (h->work_remade & REMADE_LOCK)
+        idms_log(IDMS_LOG_WARN, "%s/lock was removed: made it again and locked it (the lock on the "
+                 "directory itself, held throughout, is what keeps other idmintd processes out)",
+                 h->dir);
+    if (h->work_remade & (REMADE_MARK | REPLACED_MARK))
+        idms_log(IDMS_LOG_WARN, "%s/hwm was %s: made it again under the lock held, with the mark "
+                 "(%s)", h->dir, h->work_remade & REMADE_MARK ? "removed" : "replaced", mark);
+}
+
 static void on_work_done(uv_work_t *w, int status)
 {
     idms_hwm *h = w->data;
     idms_server *s = h->server;
     h->in_flight = false;
+    if (status == 0)
+        log_remade(h);
     if (status == 0 && h->work_why[0] == '\0') {
-        if (h->work_remade)
-            idms_log(IDMS_LOG_WARN, "the state directory %s was removed or replaced: made it again, "
-                     "with the lock and the mark", h->dir);
         if (!h->work_check_only)
             s->metrics.reserve_writes++;
         if (h->target_ms > h->durable_ms) {
@@ -252,6 +388,16 @@ static void on_work_done(uv_work_t *w, int status)
             h->why[0] = '\0';
             idms_log(IDMS_LOG_INFO, "the time high-water mark is durable again");
         }
+    } else if (status == 0 && h->work_taken) {
+        /* For good: whatever this one writes now could lower the other's
+         * mark, and the other's stop could lower this one's. No more
+         * writes, and none at exit (h->failing). */
+        s->metrics.reserve_errors++;
+        h->taken = true;
+        h->failing = true;
+        snprintf(h->why, sizeof h->why, "%s", h->work_why);
+        idms_log(IDMS_LOG_ERROR, "%s; not ready, and no ID past %" PRId64 " (Unix ms) until "
+                 "restarted; the mark is left as it is", h->work_why, h->durable_ms);
     } else {
         s->metrics.reserve_errors++;
         if (!h->failing)
@@ -272,7 +418,7 @@ static void on_work_done(uv_work_t *w, int status)
 static void queue_work(idms_server *s, int64_t target, bool check_only)
 {
     idms_hwm *h = &s->hwm;
-    if (h->in_flight)
+    if (h->in_flight || h->taken)
         return;
     h->target_ms = target;
     h->work_check_only = check_only;
@@ -321,73 +467,109 @@ bool idms_hwm_ready(idms_server *s, char *why, size_t cap)
     return false;
 }
 
-static int read_mark(idms_hwm *h, int64_t *mark)
+/* A resume mark past the layout's last time unit: no snowflake could ever
+ * be minted above it, and the generator refuses it. Said here, before
+ * anything is written, with where the mark is and what to do. Returns 0,
+ * or 1 after logging. */
+static int check_layout_end(idms_server *s, int64_t file_mark)
 {
-    uint8_t rec[MARK_LEN];
-    ssize_t r = pread(h->fd, rec, sizeof rec, 0);
-    *mark = 0;
-    if (r == (ssize_t)sizeof rec && memcmp(rec, "IDMHWM01", 8) == 0) {
-        uint64_t v = 0;
-        for (int i = 0; i < 8; i++)
-            v |= (uint64_t)rec[8 + i] << (8 * i);
-        /* A mark beyond 48-bit Unix ms (year 10889) is no mark of ours. */
-        if (v < (UINT64_C(1) << 48)) {
-            *mark = (int64_t)v;
-            return 0;
-        }
-    }
-    bool zero = r == (ssize_t)sizeof rec;
-    for (ssize_t i = 0; zero && i < r; i++)
-        zero = rec[i] == 0;
-    if (zero) /* allocated but never written: a crash while creating it */
-        return 0;
-    idms_log(IDMS_LOG_ERROR,
-             "%s/hwm is damaged (%zd bytes, not an idmintd high-water mark); remove it only "
-             "if no IDs were minted after the clock's current time",
-             h->dir, r);
-    return -1;
+    const idm_sf_layout *l = &s->layout;
+    int64_t last = idm_sf_layout_max_unix_ms(l), mark = s->hwm.resume_ms;
+    if (mark == 0 || mark <= last || mark - last < l->unit_ms)
+        return 0; /* none, or one the layout can mint above */
+    char when[IDM_RFC3339_CAP], end[IDM_RFC3339_CAP];
+    if (idm_time_format(mark, when, sizeof when) != IDM_OK)
+        snprintf(when, sizeof when, "%" PRId64, mark);
+    if (idm_time_format(last + l->unit_ms, end, sizeof end) != IDM_OK)
+        snprintf(end, sizeof end, "%" PRId64, last + l->unit_ms);
+    if (mark == file_mark)
+        idms_log(IDMS_LOG_ERROR, "the time high-water mark in %s/hwm, %s (Unix ms %" PRId64 "), is "
+                 "past the end of layout %s (%s): no snowflake could be minted above it, and nothing "
+                 "was written. If no IDs were minted after the clock's current time (a clock far "
+                 "ahead wrote it), remove %s/hwm; otherwise use a --layout or --epoch that reaches "
+                 "past the mark", s->hwm.dir, when, mark, s->layout_name, end, s->hwm.dir);
+    else
+        idms_log(IDMS_LOG_ERROR, "the time high-water mark recorded in the slot of node %" PRIu64
+                 ", %s (Unix ms %" PRId64 "), is past the end of layout %s (%s): no snowflake could "
+                 "be minted above it, and nothing was written; use a --layout or --epoch that "
+                 "reaches past the mark (idmint lease list shows the slot)", s->node.node, when,
+                 mark, s->layout_name, end);
+    return 1;
 }
 
 int idms_hwm_open(idms_server *s)
 {
     idms_hwm *h = &s->hwm;
     h->server = s;
-    h->fd = h->lock_fd = -1;
+    h->fd = h->lock_fd = h->dir_fd = -1;
     h->durable_ms = INT64_MAX;
     if (s->opt.state_dir[0] == '\0')
         return 0;
     h->enabled = true;
+    h->durable_ms = 0; /* nothing is, until idms_hwm_commit */
     snprintf(h->dir, sizeof h->dir, "%s", s->opt.state_dir);
     if (mkdirs(h->dir) != 0) {
         idms_log(IDMS_LOG_ERROR, "cannot create state directory %s: %s", h->dir, strerror(errno));
         return 1;
     }
-    h->lock_fd = take_lock(h);
+    h->dir_fd = lock_dir(h->dir);
+    if (h->dir_fd >= 0)
+        h->lock_fd = lock_file(h->dir_fd);
     if (h->lock_fd < 0) {
         if (errno == EWOULDBLOCK)
             idms_log(IDMS_LOG_ERROR, "state directory %s is in use by another idmintd (it holds "
-                     "%s/lock); give each server its own --state-dir", h->dir, h->dir);
+                     "%s%s); give each server its own --state-dir", h->dir,
+                     h->dir_fd < 0 ? "a lock on the directory" : h->dir,
+                     h->dir_fd < 0 ? "" : "/lock");
         else
             idms_log(IDMS_LOG_ERROR, "cannot lock state directory %s: %s", h->dir, strerror(errno));
         return 1;
     }
-    bool fresh;
-    h->fd = open_mark(h, &fresh);
-    if (h->fd < 0) {
+    /* A missing file is made by idms_hwm_commit. */
+    h->fd = openat(h->dir_fd, "hwm", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (h->fd < 0 && errno != ENOENT) {
         idms_log(IDMS_LOG_ERROR, "cannot open %s/hwm: %s", h->dir, strerror(errno));
         return 1;
     }
-    if (!fresh && read_mark(h, &h->resume_ms) != 0)
+    int64_t file_mark = 0;
+    ssize_t len;
+    if (h->fd >= 0 && read_mark(h->fd, &file_mark, &len) != 0) {
+        idms_log(IDMS_LOG_ERROR,
+                 "%s/hwm is damaged (%zd bytes, not an idmintd high-water mark); remove it only "
+                 "if no IDs were minted after the clock's current time",
+                 h->dir, len);
         return 1;
+    }
+    h->resume_ms = file_mark;
     /* An earlier holder of the node may have minted up to its slot's mark
      * (another state directory): resume above that too. */
     int64_t slot_mark = idms_node_mark_ms(s);
     if (slot_mark > h->resume_ms)
         h->resume_ms = slot_mark;
+    if (check_layout_end(s, file_mark) != 0)
+        return 1;
+    idm_error err = {0};
+    if (h->resume_ms > 0 && idm_gen_resume_after(s->gen, h->resume_ms, &err) != IDM_OK) {
+        idms_log(IDMS_LOG_ERROR, "cannot resume after the mark %" PRId64 ": %s", h->resume_ms,
+                 err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+int idms_hwm_commit(idms_server *s)
+{
+    idms_hwm *h = &s->hwm;
+    if (!h->enabled)
+        return 0;
+    if (h->fd < 0 && (h->fd = create_mark(h->dir_fd)) < 0) {
+        idms_log(IDMS_LOG_ERROR, "cannot create %s/hwm: %s", h->dir, strerror(errno));
+        return 1;
+    }
     /* The first mark, durable before anything is minted. */
     int64_t now = idms_clock_ms(), base = h->resume_ms > now ? h->resume_ms : now;
     h->target_ms = base + s->opt.reserve_ms;
-    if (write_mark(h->fd, h->target_ms) != 0 || (fresh && fsync_dir(h->dir) != 0)) {
+    if (write_mark(h->fd, h->target_ms) != 0) {
         idms_log(IDMS_LOG_ERROR, "cannot write the time high-water mark %s/hwm: %s", h->dir,
                  strerror(errno));
         return 1;
@@ -399,12 +581,6 @@ int idms_hwm_open(idms_server *s)
     }
     s->metrics.reserve_writes++;
     h->durable_ms = h->target_ms;
-    idm_error err = {0};
-    if (h->resume_ms > 0 && idm_gen_resume_after(s->gen, h->resume_ms, &err) != IDM_OK) {
-        idms_log(IDMS_LOG_ERROR, "cannot resume after the mark %" PRId64 ": %s", h->resume_ms,
-                 err.msg);
-        return 1;
-    }
     idms_node_apply_ceiling(s);
     idm_gen_set_ceiling(s->gen, h->durable_ms);
     return 0;
@@ -443,15 +619,32 @@ void idms_hwm_close(idms_server *s)
     idms_hwm *h = &s->hwm;
     if (!h->enabled)
         return;
-    if (h->fd >= 0) {
+    if (h->fd >= 0 && !h->failing) {
         int64_t used = idms_hwm_used_ms(s);
-        if (!h->failing && used < h->durable_ms && write_mark(h->fd, used) == 0)
-            idms_log(IDMS_LOG_INFO, "time high-water mark set to the last time used");
+        /* Where a restart reads it: what was removed since the last look
+         * is made again (with the mark to leave), as on the thread pool. */
+        h->target_ms = used < h->durable_ms ? used : h->durable_ms;
+        h->work_why[0] = '\0';
+        h->work_remade = 0;
+        keep_dir(h);
+        if (h->work_why[0] != '\0') {
+            idms_log(IDMS_LOG_ERROR, "%s; the mark is left as it is", h->work_why);
+        } else {
+            log_remade(h);
+            if (used < h->durable_ms && write_mark(h->fd, used) == 0)
+                idms_log(IDMS_LOG_INFO, "time high-water mark set to the last time used");
+        }
+    }
+    if (h->fd >= 0) {
         close(h->fd);
         h->fd = -1;
     }
     if (h->lock_fd >= 0) {
         close(h->lock_fd);
         h->lock_fd = -1;
+    }
+    if (h->dir_fd >= 0) {
+        close(h->dir_fd);
+        h->dir_fd = -1;
     }
 }

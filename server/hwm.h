@@ -13,8 +13,10 @@
  * loss never repeats (snowflakes) or reorders (UUIDv7, ULID, KSUID) what
  * was handed out, for a clock set back by up to the reserve.
  *
- * The directory is held with a lock file (flock, dropped by the kernel
- * when the holder dies): one idmintd per state directory. Not installed.
+ * The directory is held with a lock on the directory itself and on its
+ * lock file (flock, dropped by the kernel when the holder dies): one
+ * idmintd per state directory; what is removed under a running server is
+ * made again (hwm.c). Not installed.
  */
 #ifndef IDMS_HWM_H
 #define IDMS_HWM_H
@@ -29,34 +31,41 @@ struct idmc_slot;
 typedef struct idms_hwm {
     struct idms_server *server;
     bool enabled;         /* a --state-dir is configured */
-    int lock_fd, fd;      /* STATE_DIR/lock (held), STATE_DIR/hwm */
+    int dir_fd;           /* STATE_DIR, locked: the exclusion */
+    int lock_fd, fd;      /* STATE_DIR/lock (locked too), STATE_DIR/hwm */
     char dir[1024];
     int64_t resume_ms;    /* the mark found at start-up, 0 = none */
     int64_t durable_ms;   /* the mark last made durable: the ceiling */
     int64_t target_ms;    /* the mark being written */
     bool in_flight;       /* a write is on the thread pool */
     bool failing;         /* the last write failed: not ready */
+    bool taken;           /* another idmintd has the directory: for good */
     char why[1400];       /* why it failed */
     bool retry_armed;
     uv_work_t work;
     uv_timer_t retry;      /* after a failure, every second */
     uv_timer_t check;      /* every second: is the mark still there? */
     bool work_check_only;  /* the work only checks (and remakes) */
-    bool work_remade;      /* the work made the directory again */
+    unsigned work_remade;  /* what the work made again (hwm.c's REMADE_*) */
+    bool work_taken;       /* the work found another idmintd there */
     /* The node's slot (node.h) the write also records the mark in, taken
      * from s->node on the loop when the write is queued. */
     struct idmc_slot *work_slot;
     /* Results of the write, for the loop thread. */
-    int work_errno;
     char work_why[1400];
 } idms_hwm;
 
 /* Takes the state directory (creating it, mode 0700), refusing when
- * another idmintd holds it; reads the mark and makes the first one durable
- * (synchronously: the loop is not running yet), then sets the generators'
- * resume point and ceilings. Must run after the generators exist. Returns
- * 0, or 1 after logging why. */
+ * another idmintd holds it; reads the mark (and the node's slot's), refuses
+ * one past the layout's end, and sets the generators' resume point. Writes
+ * no mark: the snowflake generator and the hybrid logical clock are made
+ * with resume_ms next, and idms_hwm_commit writes once they have taken it.
+ * Must run after the generators exist. Returns 0, or 1 after logging why. */
 int idms_hwm_open(struct idms_server *s);
+/* Makes the first mark durable, in the state directory and in the node's
+ * slot (synchronously: the loop is not running yet), and sets the
+ * generators' ceilings to it. Returns 0, or 1 after logging why. */
+int idms_hwm_commit(struct idms_server *s);
 /* Starts the loop-side machinery (the retry timer). */
 void idms_hwm_start(struct idms_server *s);
 /* Minting has reached now_ms: starts a background write when less than

@@ -87,12 +87,16 @@ static int setup_generators(idms_server *s)
     /* The mark found on disk (and in the node's slot) is where snowflakes
      * resume; read it first. While no node is held yet, the generator is
      * made for the range's first node and never used: mint.c refuses
-     * snowflakes until node.c holds a node and makes it anew for it. */
+     * snowflakes until node.c holds a node and makes it anew for it. The
+     * first mark is written only once every generator has taken the one
+     * found: a start refused leaves the state directory as it was. */
     if (idms_hwm_open(s) != 0)
         return 1;
     if (idms_make_snowflake(s, s->node.held ? s->node.node : s->node.lo) != 0)
         return 1;
     if (idms_hlc_open(s) != 0)
+        return 1;
+    if (idms_hwm_commit(s) != 0)
         return 1;
     char when[IDM_RFC3339_CAP] = "none", durable[IDM_RFC3339_CAP] = "none";
     if (s->hwm.resume_ms > 0 && idm_time_format(s->hwm.resume_ms, when, sizeof when) != IDM_OK)

@@ -117,6 +117,12 @@ struct idm_snowflake {
 
 static int load_state(idm_snowflake *g, uint64_t *word, int64_t *last, idm_error *err);
 
+static void time_text(int64_t unix_ms, char *dst, size_t cap)
+{
+    if (idm_time_format(unix_ms, dst, cap) != IDM_OK)
+        snprintf(dst, cap, "Unix ms %" PRId64, unix_ms);
+}
+
 void idm_snowflake_config_init(idm_snowflake_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -167,6 +173,16 @@ int idm_snowflake_new(idm_snowflake **out, const idm_snowflake_config *cfg, idm_
                          cfg->resume_unix_ms);
     int64_t end_ms = idm__sf_layout_end_ms(l);
     int64_t last_valid_ms = end_ms == INT64_MAX ? INT64_MAX : end_ms - 1;
+    if (last_valid_ms < 0) {
+        /* An epoch so early that the whole range lies before 1970. */
+        char end_text[IDM_RFC3339_CAP + 16], epoch_text[IDM_RFC3339_CAP + 16];
+        time_text(end_ms, end_text, sizeof end_text);
+        time_text(l->epoch_ms, epoch_text, sizeof epoch_text);
+        return idm__fail(err, IDM_EINVAL, 0,
+                         "the layout's time range ends at %s, before 1970: its epoch %s is too "
+                         "early for a %u-bit time field of %" PRId64 " ms units; choose a later epoch",
+                         end_text, epoch_text, (unsigned)l->bits[IDM_SF_TIME], l->unit_ms);
+    }
     if (cfg->resume_unix_ms > last_valid_ms)
         return idm__fail(err, IDM_EINVAL, 0,
                          "resume_unix_ms %" PRId64 " is past the layout's last time unit",
@@ -286,11 +302,6 @@ static int64_t ms_to_ns(int64_t ms)
 }
 
 /* Writes unix_ms as RFC 3339, or as plain Unix ms if the year is too far. */
-static void time_text(int64_t unix_ms, char *dst, size_t cap)
-{
-    if (idm_time_format(unix_ms, dst, cap) != IDM_OK)
-        snprintf(dst, cap, "Unix ms %" PRId64, unix_ms);
-}
 
 static int fail_time_range(const idm_snowflake *g, int64_t now_ms, idm_error *err)
 {

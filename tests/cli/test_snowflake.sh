@@ -117,6 +117,12 @@ check "bad option value: an epoch the layout cannot take (its range would pass 6
     -s 2 -- "$IDMINT" gen snowflake --node 1 --epoch 9223372036854775807
 check "bad option value: --epoch yesterday" \
     -o '' -e "^idmint: .*yesterday" -s 2 -- "$IDMINT" gen snowflake --node 1 --epoch yesterday
+check "bad option value: an epoch so early that the layout's range ends before 1970 is refused as such" \
+    -o '' -e "^idmint: .*layout's time range ends at 0069-.*, before 1970" \
+    -s 2 -- "$IDMINT" gen snowflake --node 1 --epoch 0000-01-01T00:00:00Z
+check "... also when it ends in 1969 (--epoch 1900-01-01T00:00:00Z)" \
+    -o '' -e "^idmint: .*layout's time range ends at 1969-.*, before 1970" \
+    -s 2 -- "$IDMINT" gen snowflake --node 1 --epoch 1900-01-01T00:00:00Z
 check "an epoch in the future is refused when minting (status 1)" \
     -o '' -e '^idmint: .*epoch' -s 1 -- "$IDMINT" gen snowflake --node 1 --epoch 4102444800000
 

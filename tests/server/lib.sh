@@ -91,13 +91,19 @@ T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/idmint-server.XXXXXX")
 PIDS=()
 SRV_PID=
 
-cleanup() {
-    [ -n "${KEEP_T_DIR:-}" ] && { echo "kept $T_DIR" >&2; return; }
+# kill_tracked: kills every process started here (track) by its PID, and
+# reaps them.
+kill_tracked() {
     local p
     for p in "${PIDS[@]}"; do
         kill -KILL "$p" 2>/dev/null
     done
     wait 2>/dev/null
+}
+
+cleanup() {
+    [ -n "${KEEP_T_DIR:-}" ] && { echo "kept $T_DIR" >&2; return; }
+    kill_tracked
     rm -rf "$T_DIR"
 }
 trap cleanup EXIT

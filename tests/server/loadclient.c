@@ -865,7 +865,8 @@ int main(int argc, char **argv)
     if (ids_file != NULL && fclose(ids_file) != 0)
         die("cannot write the --ids file");
 
-    qsort(id_offs, n_ids, sizeof *id_offs, by_string);
+    if (n_ids > 0) /* none received: id_offs is NULL, which qsort may not take */
+        qsort(id_offs, n_ids, sizeof *id_offs, by_string);
     for (size_t i = 1; i < n_ids; i++) {
         if (strcmp(arena + id_offs[i - 1], arena + id_offs[i]) == 0 && n_dups++ < 5)
             fprintf(stderr, "loadclient: duplicate ID %s\n", arena + id_offs[i]);

@@ -119,8 +119,12 @@ http "... /readyz is 200" -- /readyz
 http "... snowflakes are served" -L "$SNOWFLAKE" -n 3 -- '/v1/ids/snowflake?count=3'
 
 log_lines=$(wc -l <"$SRV_LOG")
-rm -rf "$SD"
-: >"$SD" # a file where the directory was: it cannot be made again
+# A file where the directory was: it cannot be made again. (idmintd may
+# make the directory again between the two steps: then they are retried.)
+for _ in 1 2 3 4 5; do
+    rm -rf "$SD"
+    : 2>/dev/null >"$SD" && break
+done
 not_ready_now() {
     curl -s -o /dev/null "$BASE/v1/ids/snowflake?count=1000"
     [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz")" = 503 ]
