@@ -541,6 +541,7 @@ int idms_hwm_open(idms_server *s)
         return 1;
     }
     h->resume_ms = file_mark;
+    h->file_mark_ms = file_mark;
     /* An earlier holder of the node may have minted up to its slot's mark
      * (another state directory): resume above that too. */
     int64_t slot_mark = idms_node_mark_ms(s);

@@ -35,6 +35,7 @@ typedef struct idms_hwm {
     int lock_fd, fd;      /* STATE_DIR/lock (locked too), STATE_DIR/hwm */
     char dir[1024];
     int64_t resume_ms;    /* the mark found at start-up, 0 = none */
+    int64_t file_mark_ms; /* of which STATE_DIR/hwm's own (the rest: the node's slot) */
     int64_t durable_ms;   /* the mark last made durable: the ceiling */
     int64_t target_ms;    /* the mark being written */
     bool in_flight;       /* a write is on the thread pool */

@@ -218,6 +218,9 @@ static const char *resume_source(const idms_server *s)
     const idms_node *n = &s->node;
     if (n->reclaim_ms > 0 && n->reclaim_ms >= s->hwm.resume_ms)
         return "this process's own IDs before it claimed its node again";
+    /* The same mark in both (a restart on the node it held): the run's. */
+    if (s->hwm.file_mark_ms > 0 && s->hwm.file_mark_ms >= s->hwm.resume_ms)
+        return "the previous run, recorded in the state directory";
     if (n->claim_mark_ms > 0 && n->claim_mark_ms >= s->hwm.resume_ms)
         return "the node's previous holder, recorded in its slot";
     return "the previous run, recorded in the state directory";

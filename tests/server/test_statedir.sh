@@ -162,7 +162,7 @@ before=$(curl -s "$BASE/v1/ids/snowflake")
 stop_server KILL
 start_server --reserve 3000 --state-dir "$SD"
 http "restarted after kill -9 before the mark: /readyz is 503 and says it waits for the high-water mark" \
-    -s 503 -O '.*high-water mark.*' -- /readyz
+    -s 503 -O '.*high-water mark of the previous run, recorded in the state directory.*' -- /readyz
 readyz_body=$(curl -s "$BASE/readyz")
 expect "... not that the clock moved back" "$(grep -ciE 'clock (moved|is) .*back|behind the latest time' <<<"$readyz_body")" = 0
 http "... a snowflake request then gets 503 saying it waits for the high-water mark" \
