@@ -44,12 +44,13 @@ curl() {
 }
 export -f curl
 
-# Connections per flood: 6,000, fewer when the open-file limit (the
-# attack client's and idmintd's, each raised to the hard limit) is lower.
+# Connections per flood: 6,000, fewer when the open-file limit is lower
+# (the attack client's and idmintd's, each raised to the hard limit:
+# idmintd wants --max-connections, N + 100, for each of its two ports).
 N=6000
 hard=$(ulimit -Hn)
-if [ "$hard" != unlimited ] && [ "$hard" -lt $((N + 200)) ]; then
-    N=$((hard - 200))
+if [ "$hard" != unlimited ] && [ "$hard" -lt $((2 * N + 300)) ]; then
+    N=$(((hard - 300) / 2))
 fi
 if [ "$N" -lt 1000 ]; then
     echo "skipped: the open-file limit ($hard) allows fewer than 1,000 connections"
