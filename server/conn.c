@@ -9,12 +9,16 @@
  * share at a time; a connection keeps only what is left unanswered, at
  * most the protocol's max_request of an incomplete request (a request that
  * would need more is answered with an error and the connection closed) or
- * one read of requests waiting behind a park or a full batch. Reading
- * pauses while replies wait for a slow reader and the connection holds
- * half its share, and the adapters and the mint service stop a batch, or a
- * part of a large reply, at a quarter (idms_conn_part). Memory given back to the allocator is
- * returned to the system (malloc_trim) once the buffered bytes have
- * fallen well below their peak.
+ * one read of requests waiting behind a park or a full batch (a read after
+ * an incomplete request lands in the shared buffer too, behind a copy of
+ * it). Reading pauses while replies wait for a slow reader and the
+ * connection holds half its share, and the adapters and the mint service
+ * stop a batch, or a part of a large reply, at a quarter (idms_conn_part).
+ * With TLS a quarter of the budget is for handshakes in progress
+ * (handshake slots, below) and the shares divide the rest. Memory given
+ * back to the allocator is returned to the system (malloc_trim) once the
+ * bytes counted - buffered, TLS state, connection structures - have fallen
+ * well below their peak.
  *
  * Deadlines: a request must be complete within --header-timeout of its
  * first byte (and a body the adapter skips must arrive within it), else
@@ -29,6 +33,16 @@
  * (send_buf). The session may hold more plaintext than the buffer had room
  * for: tls_deliver moves it in as the connection reads on. A handshake
  * must be complete within --header-timeout of the accept.
+ *
+ * Handshake slots: a session gets its SSL object once the client's first
+ * record is complete (tls.c; before, it holds only what was sent) and a
+ * slot is free: at most tls_handshake_max handshakes are in progress, a
+ * quarter of --max-buffered at IDMS_TLS_HANDSHAKE_BYTES each. The others
+ * wait, not read, oldest first; a slot freed (a handshake completed,
+ * failed or closed) goes to the first of them, whose handshake starts in
+ * its turn. Their deadline runs on: a connection still waiting at
+ * --header-timeout closes as a stalled handshake does. What the sessions
+ * hold (idms_tls_held) is counted in buffered_tls.
  *
  * Work per connection is bounded too: one batch of replies (IDMS_OUT_BATCH,
  * or up to a park) per event. What is left - the rest of a pipeline whose
@@ -46,6 +60,7 @@
 #include "idmintd.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -79,9 +94,47 @@ static char shared_in[READ_CHUNK];
 
 static void conn_close(idms_conn *c);
 static void read_again(idms_conn *c);
+static void tls_count(idms_conn *c);
+static void tls_start(idms_conn *c);
+static void tls_deliver(idms_conn *c);
 static void take_turn(idms_conn *c);
 static void linger(idms_conn *c);
 static void on_read_linger(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+
+/* A connection's links for a queue (at offset off: turn_link, hs_link). */
+static idms_conn_link *link_of(idms_conn *c, size_t off)
+{
+    return (idms_conn_link *)((char *)c + off);
+}
+
+static void queue_push(idms_conn_queue *q, idms_conn *c, size_t off)
+{
+    idms_conn_link *l = link_of(c, off);
+    l->next = NULL;
+    l->prev = q->tail;
+    if (q->tail != NULL)
+        link_of(q->tail, off)->next = c;
+    else
+        q->head = c;
+    q->tail = c;
+}
+
+static void queue_remove(idms_conn_queue *q, idms_conn *c, size_t off)
+{
+    idms_conn_link *l = link_of(c, off);
+    if (l->prev != NULL)
+        link_of(l->prev, off)->next = l->next;
+    else
+        q->head = l->next;
+    if (l->next != NULL)
+        link_of(l->next, off)->prev = l->prev;
+    else
+        q->tail = l->prev;
+    l->prev = l->next = NULL;
+}
+
+#define TURN_LINK offsetof(idms_conn, turn_link)
+#define HS_LINK   offsetof(idms_conn, hs_link)
 
 static void on_turn_idle(uv_idle_t *h)
 {
@@ -99,19 +152,14 @@ static void on_turn_check(uv_check_t *h)
     /* The turn's budget starts here; what the next timers and poll spend
      * counts against it too, until the next check. */
     s->turn_work_ns = 0;
-    while (s->turn_head != NULL && s->turn_head->queued_turn <= turn &&
+    while (s->turn_queue.head != NULL && s->turn_queue.head->queued_turn <= turn &&
            s->turn_work_ns < TURN_BUDGET_NS) {
-        idms_conn *c = s->turn_head;
-        s->turn_head = c->turn_next;
-        if (s->turn_head != NULL)
-            s->turn_head->turn_prev = NULL;
-        else
-            s->turn_tail = NULL;
-        c->turn_next = c->turn_prev = NULL;
+        idms_conn *c = s->turn_queue.head;
+        queue_remove(&s->turn_queue, c, TURN_LINK);
         c->queued = false;
         take_turn(c);
     }
-    if (s->turn_head == NULL) {
+    if (s->turn_queue.head == NULL) {
         uv_idle_stop(&s->turn_idle);
         uv_check_stop(&s->turn_check);
     }
@@ -124,13 +172,7 @@ static void turn_push(idms_conn *c)
         return;
     c->queued = true;
     c->queued_turn = s->turn;
-    c->turn_next = NULL;
-    c->turn_prev = s->turn_tail;
-    if (s->turn_tail != NULL)
-        s->turn_tail->turn_next = c;
-    else
-        s->turn_head = c;
-    s->turn_tail = c;
+    queue_push(&s->turn_queue, c, TURN_LINK);
     uv_idle_start(&s->turn_idle, on_turn_idle);
     uv_check_start(&s->turn_check, on_turn_check);
 }
@@ -140,26 +182,35 @@ static void turn_remove(idms_conn *c)
     idms_server *s = c->server;
     if (!c->queued)
         return;
-    if (c->turn_prev != NULL)
-        c->turn_prev->turn_next = c->turn_next;
-    else
-        s->turn_head = c->turn_next;
-    if (c->turn_next != NULL)
-        c->turn_next->turn_prev = c->turn_prev;
-    else
-        s->turn_tail = c->turn_prev;
-    c->turn_next = c->turn_prev = NULL;
+    queue_remove(&s->turn_queue, c, TURN_LINK);
     c->queued = false;
 }
 
-/* Every second: once the bytes buffered have fallen to a quarter of a
- * peak of at least TRIM_MIN_PEAK, what the allocator keeps of them goes
- * back to the system (glibc keeps freed heap memory otherwise: 1.18 GB
- * stayed after the clients of a flood had left). */
+/* The bytes counted for giving memory back: buffered input and replies,
+ * TLS state, and the connection structures. */
+static uint64_t counted(const idms_server *s)
+{
+    return s->buffered_in + s->buffered_out + s->buffered_tls +
+           s->metrics.connections_open * sizeof(idms_conn);
+}
+
+static void note_buffered(idms_server *s)
+{
+    uint64_t total = counted(s);
+    if (total > s->buffered_peak)
+        s->buffered_peak = total;
+}
+
+/* Every second: once the bytes counted have fallen to a quarter of a peak
+ * of at least TRIM_MIN_PEAK, what the allocator keeps of them goes back to
+ * the system (glibc keeps freed heap memory otherwise: 1.18 GB stayed
+ * after the clients of a flood had left, and 448 MB after 9,000 TLS
+ * half-handshakes, which buffer nothing). */
 static void on_trim(uv_timer_t *t)
 {
     idms_server *s = t->data;
-    uint64_t now = s->buffered_in + s->buffered_out;
+    note_buffered(s); /* connections that came and sent nothing count too */
+    uint64_t now = counted(s);
     if (s->buffered_peak < TRIM_MIN_PEAK || now > s->buffered_peak / 4)
         return;
 #if defined(__GLIBC__)
@@ -170,6 +221,12 @@ static void on_trim(uv_timer_t *t)
 
 void idms_conn_init(idms_server *s)
 {
+    if (s->tls_ctx != NULL) {
+        s->tls_reserve = s->opt.max_buffered / 4;
+        s->tls_handshake_max = s->tls_reserve / IDMS_TLS_HANDSHAKE_BYTES;
+        if (s->tls_handshake_max < 1)
+            s->tls_handshake_max = 1;
+    }
     uv_idle_init(s->loop, &s->turn_idle);
     uv_check_init(s->loop, &s->turn_check);
     s->turn_idle.data = s;
@@ -198,7 +255,7 @@ size_t idms_conn_share(const idms_conn *c)
 {
     const idms_server *s = c->server;
     uint64_t open = s->metrics.connections_open > 0 ? s->metrics.connections_open : 1;
-    uint64_t share = s->opt.max_buffered / open;
+    uint64_t share = (s->opt.max_buffered - s->tls_reserve) / open;
     if (share < IDMS_SHARE_MIN)
         share = IDMS_SHARE_MIN;
     if (share > IDMS_SHARE_MAX)
@@ -227,13 +284,6 @@ static bool full(const idms_conn *c)
     return c->out_queued > 0 && held(c) >= idms_conn_share(c) / 2;
 }
 
-static void note_buffered(idms_server *s)
-{
-    uint64_t total = s->buffered_in + s->buffered_out;
-    if (total > s->buffered_peak)
-        s->buffered_peak = total;
-}
-
 /* The connection's own input buffer becomes p, of cap bytes (NULL, 0: none). */
 static void set_in(idms_conn *c, char *p, size_t cap)
 {
@@ -259,7 +309,8 @@ static void drop_empty_in(idms_conn *c)
 /* After the adapter has looked at a read that landed in the shared
  * buffer: what it left (an incomplete request, or requests waiting behind
  * a park or a full batch) is copied into an allocation of the
- * connection's own, of just that size. */
+ * connection's own, of just that size (a half-sent head of 40 bytes keeps
+ * 40, not a page: thousands of them add up). */
 static void keep_rest(idms_conn *c)
 {
     if (!c->in_shared)
@@ -272,14 +323,13 @@ static void keep_rest(idms_conn *c)
     c->in_len = 0;
     if (len == 0)
         return;
-    size_t cap = len < 4096 ? 4096 : len;
-    char *p = malloc(cap);
+    char *p = malloc(len);
     if (p == NULL) {
         conn_close(c);
         return;
     }
     memcpy(p, rest, len);
-    set_in(c, p, cap);
+    set_in(c, p, len);
     c->in_len = len;
 }
 
@@ -312,6 +362,7 @@ static void on_handle_closed(uv_handle_t *h)
      * the connection; the last one closed frees it. */
     if (--c->handles_open == 0) {
         idms_mint_job_free(&c->job);
+        c->server->buffered_tls -= c->tls_held;
         idms_tls_free(c->tls);
         if (!c->in_shared) {
             free(c->in);
@@ -353,6 +404,7 @@ static void unlink_conn(idms_conn *c)
 }
 
 static void tls_goodbye(idms_conn *c);
+static void tls_release(idms_conn *c);
 
 static void conn_close(idms_conn *c)
 {
@@ -360,6 +412,7 @@ static void conn_close(idms_conn *c)
         return;
     if (c->tls != NULL && !c->lingering)
         tls_goodbye(c);
+    tls_release(c);
     c->closing = true;
     c->server->metrics.connections_open--;
     c->listener->conns_open--;
@@ -425,7 +478,7 @@ static int unread_bytes(idms_conn *c)
  * does not read is idle), not with replies that went out meanwhile. */
 static bool still_idle(idms_conn *c)
 {
-    if (c->turn_more || c->turn_park || c->park != IDMS_PARK_NONE)
+    if (c->turn_more || c->turn_park || c->park != IDMS_PARK_NONE || c->turn_tls || c->tls_waiting)
         return false;
     if (c->writes_pending > 0)
         return uv_stream_get_write_queue_size(&c->sock.stream) >= c->idle_wq;
@@ -448,9 +501,25 @@ static uv_buf_t input_room(idms_conn *c)
         c->in_shared = true;
         return uv_buf_init(shared_in, (unsigned)n);
     }
-    /* After what is left: the buffer grows to the protocol's largest
-     * request (a leftover of complete requests may already be larger). */
     size_t max = c->proto->max_request;
+    if (!c->in_shared && c->in_len < max && max <= sizeof shared_in) {
+        /* An incomplete request is left: it moves into the shared buffer
+         * and the read lands after it, up to the protocol's largest
+         * request; keep_rest then keeps what is left, of just that size.
+         * (Grown in place, its buffer would keep the room.) */
+        memcpy(shared_in, c->in, c->in_len);
+        free(c->in);
+        set_in(c, NULL, 0);
+        c->in = shared_in;
+        c->in_cap = max;
+        c->in_shared = true;
+    }
+    if (c->in_shared)
+        return uv_buf_init(c->in + c->in_len, (unsigned)(c->in_cap - c->in_len));
+    /* Otherwise (a leftover of the protocol's largest request or more:
+     * complete requests waiting behind a park or a full batch): after it,
+     * in its own buffer, grown up to the largest request when the room
+     * left is small. */
     if (c->in_cap - c->in_len < READ_CHUNK / 4 && c->in_len < max) {
         size_t want = c->in_len + READ_CHUNK;
         if (want > max)
@@ -558,6 +627,7 @@ static void send_buf(idms_conn *c, idms_buf *out)
     idms_buf wire;
     idms_buf_init(&wire);
     int rc = idms_tls_write(c->tls, out->data, out->len, &wire);
+    tls_count(c);
     out->len = 0;
     if (rc != 0)
         conn_close(c); /* before the handshake: a client refused at the limit */
@@ -657,9 +727,11 @@ static void on_deadline(uv_timer_t *t)
         refuse_over_limit(c);
         return;
     }
-    if (!c->reading) {
+    if (!c->reading && (c->tls == NULL || idms_tls_established(c->tls))) {
         /* Not read because of us (replies wait for the reader, a park, a
-         * full batch): the client cannot be late. Look again later. */
+         * full batch): the client cannot be late. Look again later. (A
+         * handshake, waiting for a slot or about to start with one, is
+         * timed all the same: the wait is bounded.) */
         watch_request(c, true);
         return;
     }
@@ -715,6 +787,11 @@ static void take_turn(idms_conn *c)
             return;
         }
         touch(c);
+    }
+    if (c->turn_tls) {
+        c->turn_tls = false;
+        tls_start(c);
+        return;
     }
     if (c->turn_park) {
         c->turn_park = false;
@@ -955,6 +1032,81 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
         take_input(c, (size_t)nread);
 }
 
+/* Counts what the connection's TLS session holds anew, after a call that
+ * may have changed it. */
+static void tls_count(idms_conn *c)
+{
+    idms_server *s = c->server;
+    size_t now = idms_tls_held(c->tls);
+    s->buffered_tls = s->buffered_tls - c->tls_held + now;
+    c->tls_held = now;
+    note_buffered(s);
+}
+
+/* The session's first record is complete: its handshake starts now with a
+ * free slot, or waits for one (not read meanwhile; its deadline runs on). */
+static void tls_begin(idms_conn *c)
+{
+    idms_server *s = c->server;
+    if (s->tls_handshakes_open < s->tls_handshake_max) {
+        s->tls_handshakes_open++;
+        c->tls_slot = true;
+        tls_start(c);
+        return;
+    }
+    uv_read_stop(&c->sock.stream);
+    c->reading = false;
+    c->tls_waiting = true;
+    queue_push(&s->hs_queue, c, HS_LINK);
+    s->tls_handshakes_waiting++;
+    uint64_t n = ++s->metrics.tls_handshake_waits;
+    if (log_due(s, &s->tls_wait_logged_s))
+        idms_log(IDMS_LOG_WARN,
+                 "TLS handshakes wait: %" PRIu64 " in progress, as many as --max-buffered "
+                 "allows; %" PRIu64 " waiting (%" PRIu64 " waited so far)",
+                 s->tls_handshakes_open, s->tls_handshakes_waiting, n);
+}
+
+/* Makes the session's SSL object (the connection holds a slot) and runs
+ * the handshake as far as what was sent allows. */
+static void tls_start(idms_conn *c)
+{
+    if (idms_tls_start(c->tls) != 0) {
+        conn_close(c);
+        return;
+    }
+    tls_count(c);
+    if (c->reading)
+        tls_deliver(c);
+    else
+        idms_conn_resume(c); /* it waited for the slot: reads again */
+}
+
+/* The connection's handshake is over (complete, failed, or the connection
+ * closing), or it no longer waits for a slot: a slot it held goes to the
+ * first connection waiting, whose handshake starts in its turn. */
+static void tls_release(idms_conn *c)
+{
+    idms_server *s = c->server;
+    if (c->tls_waiting) {
+        queue_remove(&s->hs_queue, c, HS_LINK);
+        c->tls_waiting = false;
+        s->tls_handshakes_waiting--;
+    }
+    if (!c->tls_slot)
+        return;
+    c->tls_slot = false;
+    s->tls_handshakes_open--;
+    idms_conn *w = s->hs_queue.head;
+    if (w == NULL)
+        return;
+    tls_release(w); /* out of the queue */
+    w->tls_slot = true;
+    s->tls_handshakes_open++;
+    w->turn_tls = true;
+    turn_push(w);
+}
+
 /* A failed handshake (or, later, a bad record): counted, logged at most
  * once a second, and the connection closed (the alert has gone out). */
 static void tls_failed(idms_conn *c)
@@ -984,11 +1136,13 @@ static ptrdiff_t tls_pull(idms_conn *c)
     uint64_t t0 = uv_hrtime(); /* handshakes cost the turn's budget too */
     ptrdiff_t n = idms_tls_read(c->tls, room.base, room.len, &wire);
     s->turn_work_ns += uv_hrtime() - t0;
+    tls_count(c);
     send_wire(c, &wire);
     idms_buf_free(&wire);
     if (!established && idms_tls_established(c->tls)) {
         s->metrics.tls_handshakes++;
         uv_timer_stop(&c->deadline); /* the handshake's; requests get their own */
+        tls_release(c);
     }
     if (c->closing)
         return -1;
@@ -1032,7 +1186,14 @@ static void tls_input(idms_conn *c, size_t nread)
         conn_close(c);
         return;
     }
+    tls_count(c);
     touch(c); /* a handshake in progress is not idleness */
+    if (!idms_tls_started(c->tls)) {
+        keep_rest(c); /* the bytes are the session's now */
+        if (idms_tls_ready(c->tls))
+            tls_begin(c);
+        return;
+    }
     tls_deliver(c);
 }
 
@@ -1063,7 +1224,7 @@ static void on_read_linger(uv_stream_t *stream, ssize_t nread, const uv_buf_t *b
 
 void idms_conn_resume(idms_conn *c)
 {
-    if (c->closing || c->reading || c->lingering)
+    if (c->closing || c->reading || c->lingering || c->tls_waiting)
         return;
     if (c->in_len > 0 && over_budget(c->server)) {
         c->turn_more = true;

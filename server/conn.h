@@ -18,7 +18,8 @@ struct idms_server;
 struct idms_conn;
 struct idms_tls;
 
-/* A connection's share of --max-buffered: the budget divided by the open
+/* A connection's share of --max-buffered: the budget (with TLS, the three
+ * quarters not kept for handshakes in progress) divided by the open
  * connections, from IDMS_SHARE_MIN to IDMS_SHARE_MAX (idms_conn_share).
  * What it buffers - replies not yet written and input not yet answered -
  * stays within about its share: it is not read once they reach half of it,
@@ -67,6 +68,15 @@ extern const idms_proto idms_resp_proto;
 
 /* Why a connection is parked. */
 enum { IDMS_PARK_NONE = 0, IDMS_PARK_TIME = 1, IDMS_PARK_CEILING = 2, IDMS_PARK_SEGMENT = 4 };
+
+/* The links of a connection in one of the server's queues of them (the
+ * turn queue, the handshake queue: conn.c), and such a queue. */
+typedef struct idms_conn_link {
+    struct idms_conn *prev, *next;
+} idms_conn_link;
+typedef struct idms_conn_queue {
+    struct idms_conn *head, *tail;
+} idms_conn_queue;
 
 /* A connection's or a listener's socket: TCP, or a Unix socket for
  * --http unix:PATH (uv_pipe_t). Both are streams. */
@@ -121,6 +131,10 @@ typedef struct idms_conn {
     uint32_t seg_lookups;
     idms_resp_session resp; /* RESP connections: the session (resp_server.c) */
     struct idms_tls *tls;   /* the TLS session (tls.h), NULL without TLS */
+    size_t tls_held;        /* what idms_server.buffered_tls counts for it */
+    bool tls_slot;          /* its handshake holds one of the slots (conn.c) */
+    bool tls_waiting;       /* ... waits for one, in the server's queue */
+    idms_conn_link hs_link; /* that queue */
     struct idms_listener *listener;
     struct idms_conn *prev, *next;
     /* The turn queue (conn.c): work left for the next loop turn, after
@@ -128,10 +142,11 @@ typedef struct idms_conn {
     bool queued;
     bool turn_more; /* resume the buffered requests (the batch was full) */
     bool turn_park; /* look again at a time park due within the ms */
+    bool turn_tls;  /* a handshake slot came: start the handshake */
     bool idle_due;  /* the idle timer fired: close unless input or output moved */
     uint64_t queued_turn;
     size_t idle_wq; /* the write queue's size when the idle timer fired */
-    struct idms_conn *turn_prev, *turn_next;
+    idms_conn_link turn_link;
 } idms_conn;
 
 typedef struct idms_listener {

@@ -94,14 +94,17 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                         protos[p], m->request_timeouts[p]);
     idms_buf_printf(out,
                     "# HELP idmint_buffered_bytes Bytes buffered for the connections: unanswered "
-                    "input and replies waiting to be written (bounded by --max-buffered's shares).\n"
+                    "input and replies waiting to be written (bounded by --max-buffered's shares), "
+                    "and what their TLS sessions hold (handshakes in progress bounded by their "
+                    "slots).\n"
                     "# TYPE idmint_buffered_bytes gauge\n"
                     "idmint_buffered_bytes{direction=\"in\"} %" PRIu64 "\n"
                     "idmint_buffered_bytes{direction=\"out\"} %" PRIu64 "\n"
+                    "idmint_buffered_bytes{direction=\"tls\"} %" PRIu64 "\n"
                     "# HELP idmint_buffered_bytes_max The budget: --max-buffered.\n"
                     "# TYPE idmint_buffered_bytes_max gauge\n"
                     "idmint_buffered_bytes_max %" PRIu64 "\n",
-                    s->buffered_in, s->buffered_out, s->opt.max_buffered);
+                    s->buffered_in, s->buffered_out, s->buffered_tls, s->opt.max_buffered);
     idms_buf_puts(out, "# HELP idmint_auth_failures_total Requests (HTTP) and commands (RESP) "
                        "refused for a missing, malformed or wrong token (--auth-token-file), by "
                        "protocol.\n"
@@ -191,6 +194,25 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "idmint_tls_reloads_total{result=\"ok\"} %" PRIu64 "\n"
                     "idmint_tls_reloads_total{result=\"failed\"} %" PRIu64 "\n",
                     m->tls_handshakes, m->tls_handshake_failures, m->tls_reloads[0], m->tls_reloads[1]);
+    idms_buf_printf(out,
+                    "# HELP idmint_tls_handshakes_in_progress TLS handshakes under way, each "
+                    "holding a slot.\n"
+                    "# TYPE idmint_tls_handshakes_in_progress gauge\n"
+                    "idmint_tls_handshakes_in_progress %" PRIu64 "\n"
+                    "# HELP idmint_tls_handshakes_max Handshake slots: as many handshakes as a "
+                    "quarter of --max-buffered holds (0 without TLS).\n"
+                    "# TYPE idmint_tls_handshakes_max gauge\n"
+                    "idmint_tls_handshakes_max %" PRIu64 "\n"
+                    "# HELP idmint_tls_handshakes_waiting Connections whose ClientHello has come, "
+                    "waiting for a handshake slot.\n"
+                    "# TYPE idmint_tls_handshakes_waiting gauge\n"
+                    "idmint_tls_handshakes_waiting %" PRIu64 "\n"
+                    "# HELP idmint_tls_handshake_waits_total Handshakes that had to wait for a "
+                    "slot.\n"
+                    "# TYPE idmint_tls_handshake_waits_total counter\n"
+                    "idmint_tls_handshake_waits_total %" PRIu64 "\n",
+                    s->tls_handshakes_open, s->tls_handshake_max, s->tls_handshakes_waiting,
+                    m->tls_handshake_waits);
     idms_buf_printf(out,
                     "# HELP idmint_hlc_stamps_total Hybrid logical clock stamps handed out "
                     "(/v1/hlc, HLC).\n"

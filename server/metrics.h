@@ -48,6 +48,7 @@ typedef struct idms_metrics {
     uint64_t reserve_errors;    /* high-water mark writes that failed */
     uint64_t tls_handshakes;         /* TLS handshakes completed */
     uint64_t tls_handshake_failures; /* ... failed (the connection closed) */
+    uint64_t tls_handshake_waits;    /* ... that waited for a slot (conn.c) */
     uint64_t tls_reloads[2];         /* SIGHUP reloads of the certificate: [0] ok, [1] failed */
     uint64_t lease_losses;             /* leases the coordinator reported lost (lease.c) */
     uint64_t lease_expiries;           /* leases whose deadline passed unconfirmed */

@@ -53,16 +53,25 @@ typedef struct idms_server {
      * the idle handle keeps that poll from blocking while it is not empty. */
     uv_check_t turn_check;
     uv_idle_t turn_idle;
-    idms_conn *turn_head, *turn_tail;
+    idms_conn_queue turn_queue;
     uint64_t turn;
     uint64_t turn_work_ns; /* spent on requests since the last check */
     int64_t conn_refusal_logged_s; /* the last second (loop time) a refusal was logged */
     int64_t accept_error_logged_s; /* ... an accept error was logged */
     /* Bytes buffered for the connections (conn.c): their own input
-     * buffers, and replies queued for writing; the peak since memory was
-     * last given back (malloc_trim), checked every second by trim_timer. */
-    uint64_t buffered_in, buffered_out, buffered_peak;
+     * buffers, replies queued for writing, and what their TLS sessions
+     * hold (idms_tls_held); the peak of those and of the connection
+     * structures since memory was last given back (malloc_trim), checked
+     * every second by trim_timer. */
+    uint64_t buffered_in, buffered_out, buffered_tls, buffered_peak;
     uv_timer_t trim_timer;
+    /* Handshake slots (conn.c): with TLS, tls_reserve (a quarter of
+     * --max-buffered) holds tls_handshake_max handshakes in progress at
+     * IDMS_TLS_HANDSHAKE_BYTES each; the connections whose first record is
+     * complete wait for a slot in hs_queue, oldest first. */
+    uint64_t tls_reserve, tls_handshake_max, tls_handshakes_open, tls_handshakes_waiting;
+    idms_conn_queue hs_queue;
+    int64_t tls_wait_logged_s; /* the last second a wait was logged */
     /* --tls-cert and --tls-key loaded (NULL: no TLS); new connections take
      * it, SIGHUP replaces it (each session holds its own reference). */
     SSL_CTX *tls_ctx;

@@ -7,7 +7,13 @@
  * reads ciphertext from the socket as it reads plaintext without TLS, feeds
  * it in (idms_tls_feed), takes plaintext out into its input buffer
  * (idms_tls_read), and sends what comes back (handshake flights, alerts,
- * encrypted replies) through its usual write path. Memory stays bounded:
+ * encrypted replies) through its usual write path. Until the client's
+ * first record (its ClientHello) is complete, a session is no more than the
+ * bytes received: the SSL object and what OpenSSL allocates as soon as it
+ * reads (a record buffer for each direction, the handshake buffer and a
+ * buffering BIO: 73 KB with OpenSSL 3.0 for 15 bytes of a ClientHello)
+ * wait for idms_tls_start, which conn.c calls once it has a handshake slot
+ * for it (conn.h). Memory stays bounded:
  * what is fed is at most one read (which conn.c sizes to its input buffer's
  * free space) plus a partial record; replies are encrypted a record at a
  * time, the output BIO drained after each; a BIO whose buffer grew past
@@ -44,13 +50,19 @@
  * 1.2 may need more; the buffer then grows). */
 #define RECORD_OVERHEAD 64
 #define SMALL_BIO       4096
+/* A TLS record's header: type, version, length (RFC 8446 section 5.1). */
+#define RECORD_HEADER    5
+#define RECORD_HANDSHAKE 22
 
 enum { RUNNING = 0 };
 
 struct idms_tls {
-    SSL *ssl;
+    SSL_CTX *ctx;     /* a reference of its own until the session starts */
+    SSL *ssl;         /* NULL until idms_tls_start */
     BIO *rbio, *wbio; /* owned by ssl */
-    int state;        /* RUNNING, IDMS_TLS_EOF or IDMS_TLS_FAILED */
+    char *hello;      /* before the start: the ciphertext fed, exactly */
+    size_t hello_len;
+    int state; /* RUNNING, IDMS_TLS_EOF or IDMS_TLS_FAILED */
     bool big_in, big_out;
     char why[128];
 };
@@ -244,22 +256,60 @@ static BIO *mem_bio(void)
 idms_tls *idms_tls_new(SSL_CTX *ctx)
 {
     idms_tls *t = calloc(1, sizeof *t);
-    if (t == NULL)
-        return NULL;
-    t->ssl = SSL_new(ctx);
-    t->rbio = mem_bio();
-    t->wbio = mem_bio();
-    if (t->ssl == NULL || t->rbio == NULL || t->wbio == NULL) {
-        BIO_free(t->rbio);
-        BIO_free(t->wbio);
-        SSL_free(t->ssl);
+    if (t == NULL || SSL_CTX_up_ref(ctx) != 1) {
         free(t);
         ERR_clear_error();
         return NULL;
     }
+    t->ctx = ctx;
+    return t;
+}
+
+bool idms_tls_ready(const idms_tls *t)
+{
+    if (t->ssl != NULL || t->hello_len < RECORD_HEADER)
+        return false;
+    const unsigned char *h = (const unsigned char *)t->hello;
+    size_t len = (size_t)h[3] << 8 | h[4];
+    /* Not a handshake record, or longer than a record may be: OpenSSL
+     * says why not (plain text sent to the port: "http request"). */
+    if (h[0] != RECORD_HANDSHAKE || len > RECORD_PLAIN)
+        return true;
+    return t->hello_len >= RECORD_HEADER + len;
+}
+
+bool idms_tls_started(const idms_tls *t)
+{
+    return t->ssl != NULL;
+}
+
+int idms_tls_start(idms_tls *t)
+{
+    if (t->ssl != NULL)
+        return 0;
+    t->ssl = SSL_new(t->ctx);
+    t->rbio = mem_bio();
+    t->wbio = mem_bio();
+    if (t->ssl == NULL || t->rbio == NULL || t->wbio == NULL ||
+        (t->hello_len > 0 &&
+         BIO_write(t->rbio, t->hello, (int)t->hello_len) != (int)t->hello_len)) {
+        BIO_free(t->rbio);
+        BIO_free(t->wbio);
+        SSL_free(t->ssl);
+        t->ssl = NULL;
+        t->rbio = t->wbio = NULL;
+        ERR_clear_error();
+        return -1;
+    }
     SSL_set_bio(t->ssl, t->rbio, t->wbio);
     SSL_set_accept_state(t->ssl);
-    return t;
+    /* The session holds its own reference to the context now. */
+    SSL_CTX_free(t->ctx);
+    t->ctx = NULL;
+    free(t->hello);
+    t->hello = NULL;
+    t->hello_len = 0;
+    return 0;
 }
 
 void idms_tls_free(idms_tls *t)
@@ -267,7 +317,32 @@ void idms_tls_free(idms_tls *t)
     if (t == NULL)
         return;
     SSL_free(t->ssl); /* and both BIOs, and its reference to the context */
+    SSL_CTX_free(t->ctx);
+    free(t->hello);
     free(t);
+}
+
+/* What a memory BIO's buffer takes. */
+static size_t bio_held(BIO *b)
+{
+    BUF_MEM *m = NULL;
+    BIO_get_mem_ptr(b, &m);
+    return m != NULL ? m->max : 0;
+}
+
+size_t idms_tls_held(const idms_tls *t)
+{
+    size_t n = sizeof *t + t->hello_len;
+    if (t->ssl == NULL)
+        return n;
+    n += bio_held(t->rbio) + bio_held(t->wbio);
+    if (!SSL_is_init_finished(t->ssl))
+        return n + IDMS_TLS_HANDSHAKE_BYTES;
+    n += IDMS_TLS_SESSION_BYTES;
+    /* A record begun and not complete keeps its read buffer. */
+    if (SSL_has_pending(t->ssl))
+        n += IDMS_TLS_RECORD_BYTES;
+    return n;
 }
 
 /* A fresh BIO for b if b grew past SMALL_BIO and is empty now, else NULL. */
@@ -297,6 +372,20 @@ static void release_buffers(idms_tls *t)
 
 int idms_tls_feed(idms_tls *t, const char *data, size_t len)
 {
+    if (t->ssl == NULL) {
+        /* Kept exactly, until the session starts. */
+        if (len == 0)
+            return 0;
+        if (len > INT_MAX - t->hello_len)
+            return -1;
+        char *p = realloc(t->hello, t->hello_len + len);
+        if (p == NULL)
+            return -1;
+        memcpy(p + t->hello_len, data, len);
+        t->hello = p;
+        t->hello_len += len;
+        return 0;
+    }
     if (len > INT_MAX || BIO_write(t->rbio, data, (int)len) != (int)len) {
         ERR_clear_error();
         return -1;
@@ -354,6 +443,8 @@ static void settle(idms_tls *t, int rc)
 
 ptrdiff_t idms_tls_read(idms_tls *t, char *dst, size_t cap, idms_buf *wire)
 {
+    if (t->ssl == NULL)
+        return 0; /* not started: nothing to say yet */
     ERR_clear_error();
     bool go_on = t->state == RUNNING;
     if (go_on && !SSL_is_init_finished(t->ssl)) {
@@ -387,17 +478,19 @@ ptrdiff_t idms_tls_read(idms_tls *t, char *dst, size_t cap, idms_buf *wire)
 
 bool idms_tls_pending(const idms_tls *t)
 {
+    if (t->ssl == NULL)
+        return false;
     return t->state != RUNNING || SSL_has_pending(t->ssl) || BIO_ctrl_pending(t->rbio) > 0;
 }
 
 bool idms_tls_established(const idms_tls *t)
 {
-    return SSL_is_init_finished(t->ssl);
+    return t->ssl != NULL && SSL_is_init_finished(t->ssl);
 }
 
 int idms_tls_write(idms_tls *t, const char *data, size_t len, idms_buf *wire)
 {
-    if (t->state == IDMS_TLS_FAILED || !SSL_is_init_finished(t->ssl))
+    if (t->state == IDMS_TLS_FAILED || !idms_tls_established(t))
         return -1;
     ERR_clear_error();
     size_t records = len / RECORD_PLAIN + 1;
@@ -422,7 +515,7 @@ int idms_tls_write(idms_tls *t, const char *data, size_t len, idms_buf *wire)
 
 void idms_tls_shutdown(idms_tls *t, idms_buf *wire)
 {
-    if (t->state == IDMS_TLS_FAILED || !SSL_is_init_finished(t->ssl))
+    if (t->state == IDMS_TLS_FAILED || !idms_tls_established(t))
         return;
     ERR_clear_error();
     /* 0 means ours went and theirs has not come: the connection closes

@@ -5,7 +5,8 @@
  * layer (conn.c) keeps its own non-blocking reads and writes: ciphertext
  * read from the socket goes in, plaintext comes out into the connection's
  * input buffer, and replies come back as ciphertext for the usual write
- * path. Not installed.
+ * path. The SSL object waits for the client's first record (idms_tls_start).
+ * Not installed.
  *
  * Thread-safe: no (the loop thread owns every object here).
  */
@@ -36,9 +37,23 @@ SSL_CTX *idms_tls_ctx_new(const char *cert_file, const char *key_file, char *err
  * 2027-01-01T00:00:00Z"), and whether it has expired already. */
 void idms_tls_ctx_describe(SSL_CTX *ctx, char *dst, size_t cap, bool *expired);
 
+/* What idms_tls_held counts for OpenSSL's heap (measured with OpenSSL 3.0
+ * by tests/unit/test_tls.c, which checks that they cover it): a handshake
+ * in progress (42 to 46 KB stalled after the ClientHello, 62 KB with a
+ * partial record of the client's next flight), an established session
+ * between records (14 KB), and the read buffer of a record begun and not
+ * complete (16.5 KB). conn.c counts handshakes in progress against
+ * --max-buffered at IDMS_TLS_HANDSHAKE_BYTES each. */
+#define IDMS_TLS_HANDSHAKE_BYTES (64u << 10)
+#define IDMS_TLS_SESSION_BYTES   (16u << 10)
+#define IDMS_TLS_RECORD_BYTES    (17u << 10)
+
 typedef struct idms_tls idms_tls;
 
-/* A server session of ctx for one connection, or NULL (out of memory). */
+/* A server session of ctx for one connection, or NULL (out of memory). It
+ * holds a reference to ctx and the ciphertext fed until idms_tls_start
+ * makes its SSL object: a client that never completes its first record
+ * costs no more than what it sent. */
 idms_tls *idms_tls_new(SSL_CTX *ctx);
 /* NULL is a no-op. */
 void idms_tls_free(idms_tls *t);
@@ -46,6 +61,22 @@ void idms_tls_free(idms_tls *t);
 /* Takes len bytes of ciphertext read from the socket. Returns 0, or -1
  * when out of memory. */
 int idms_tls_feed(idms_tls *t, const char *data, size_t len);
+
+/* Whether a session not started yet has what it needs to start: the
+ * client's first record (its ClientHello) complete, or a first record
+ * that is no handshake (or too long for one), which the start then
+ * refuses with OpenSSL's reason. */
+bool idms_tls_ready(const idms_tls *t);
+bool idms_tls_started(const idms_tls *t);
+/* Makes the SSL object and hands it what was fed. Until then idms_tls_read
+ * returns 0 and idms_tls_pending false. Returns 0, or -1 when out of
+ * memory. */
+int idms_tls_start(idms_tls *t);
+
+/* The bytes the session holds, as counted in --max-buffered: what was fed
+ * before the start, the memory BIOs' buffers, and OpenSSL's state by the
+ * figures above. */
+size_t idms_tls_held(const idms_tls *t);
 
 /* What idms_tls_read returns besides a count of bytes. */
 enum { IDMS_TLS_EOF = -1, IDMS_TLS_FAILED = -2 };

@@ -13,6 +13,13 @@
  *                    \r \n \t \\ and \xHH stand for their bytes
  *   --fill TEXT N    append TEXT as many whole times as fit in N bytes (at
  *                    least once): a pipeline, or padding
+ *   --tls-hello N    append the first N bytes (0: all) of a ClientHello as
+ *                    OpenSSL's client makes it (TLS 1.2 to 1.3, SNI
+ *                    localhost): a handshake begun and never finished. All
+ *                    connections send the same one (the server cannot tell)
+ *   --split N        send the first N bytes, then the rest once every
+ *                    connection has sent its first part and SPLIT_PAUSE_MS
+ *                    have passed: a request that arrives in two reads
  *   --trickle-ms MS  send one byte every MS ms instead of all at once
  *   --read MODE      never (the default): read nothing, and close with the
  *                    replies unread; after: read a connection's replies
@@ -54,13 +61,15 @@
  *               close by the server, from the connection's first byte
  *
  * Exit status 0, 1 when it cannot run (descriptors, memory, poll), 2 for a
- * usage error. Left out: IPv6, TLS (loopback tests only).
+ * usage error. Left out: IPv6, TLS beyond the ClientHello (loopback tests
+ * only).
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -80,6 +89,9 @@
  * and the segment size of the oldest TCP (RFC 879). */
 #define SMALL_RCVBUF 4096
 #define SMALL_MSS    536
+/* --split: the pause between the two parts, long enough for the server to
+ * have read the first. */
+#define SPLIT_PAUSE_MS 200
 
 enum { READ_NEVER, READ_AFTER, READ_ALWAYS };
 
@@ -106,6 +118,7 @@ static struct {
     char *expect;
     size_t expect_len;
     bool small_window;
+    size_t split; /* --split: the first part's length (0: one part) */
 } opt = {.nconns = 1, .hold_ms = 10000};
 
 static volatile sig_atomic_t stop_flag;
@@ -119,7 +132,8 @@ static void on_term(int sig)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: attack HOST:PORT [--conns N] [--send TEXT] [--fill TEXT N] [--trickle-ms MS]\n"
+            "usage: attack HOST:PORT [--conns N] [--send TEXT] [--fill TEXT N] [--tls-hello N]\n"
+            "              [--split N] [--trickle-ms MS]\n"
             "              [--read never|after|always] [--hold-ms MS] [--expect TEXT] "
             "[--small-window]\n");
     exit(2);
@@ -205,6 +219,34 @@ static void append(const char *p, size_t n, size_t times)
     }
 }
 
+/* --tls-hello N: the first n bytes (0: all) of a ClientHello, made by
+ * OpenSSL's client over memory BIOs. */
+static void append_client_hello(size_t n)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    SSL *ssl = ctx != NULL ? SSL_new(ctx) : NULL;
+    BIO *in = BIO_new(BIO_s_mem()), *out = BIO_new(BIO_s_mem());
+    if (ssl == NULL || in == NULL || out == NULL) {
+        fprintf(stderr, "attack: cannot make a TLS client\n");
+        exit(1);
+    }
+    SSL_set_bio(ssl, in, out);
+    SSL_set_connect_state(ssl);
+    SSL_set_tlsext_host_name(ssl, "localhost");
+    (void)SSL_do_handshake(ssl); /* wants the server's reply */
+    char *hello;
+    long len = BIO_get_mem_data(out, &hello);
+    if (len <= 0) {
+        fprintf(stderr, "attack: OpenSSL made no ClientHello\n");
+        exit(1);
+    }
+    if (n == 0 || n > (size_t)len)
+        n = (size_t)len;
+    append(hello, n, 1);
+    SSL_free(ssl); /* and both BIOs */
+    SSL_CTX_free(ctx);
+}
+
 /* Descriptors for every connection: the soft limit raised to the hard one. */
 static void raise_nofile(int n)
 {
@@ -246,11 +288,15 @@ static bool done_sending(const conn *c)
     return c->off == opt.len || c->write_failed;
 }
 
+/* Where sending stops for now: the end, or with --split the end of the
+ * first part until the second may go. */
+static size_t send_end;
+
 /* Sends what the socket takes, at most max bytes. */
 static void send_some(conn *c, size_t max)
 {
-    while (!done_sending(c) && max > 0) {
-        size_t n = opt.len - c->off < max ? opt.len - c->off : max;
+    while (!done_sending(c) && c->off < send_end && max > 0) {
+        size_t n = send_end - c->off < max ? send_end - c->off : max;
         ssize_t w = send(c->fd, opt.payload + c->off, n, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
@@ -383,6 +429,10 @@ static void parse_args(int argc, char **argv)
                 usage();
             append(t, n, bytes / n > 0 ? bytes / n : 1);
             free(t);
+        } else if (strcmp(a, "--tls-hello") == 0) {
+            append_client_hello((size_t)num_arg(v, 1 << 20));
+        } else if (strcmp(a, "--split") == 0) {
+            opt.split = (size_t)num_arg(v, 1 << 30);
         } else if (strcmp(a, "--trickle-ms") == 0) {
             opt.trickle_ms = num_arg(v, 3600000);
         } else if (strcmp(a, "--read") == 0) {
@@ -403,7 +453,8 @@ static void parse_args(int argc, char **argv)
             usage();
         }
     }
-    if (opt.nconns < 1 || opt.expect_len > FIRST_LINE)
+    if (opt.nconns < 1 || opt.expect_len > FIRST_LINE || (opt.split > 0 && opt.split >= opt.len) ||
+        (opt.split > 0 && opt.trickle_ms > 0))
         usage();
     const char *colon = strrchr(addr, ':');
     if (colon == NULL || colon - addr >= 64)
@@ -443,6 +494,8 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     int64_t start = now_ms(), end = start + opt.hold_ms, next_tick = start, closed_ms_max = 0;
+    int64_t first_part_ms = 0; /* --split: when every first part had gone */
+    send_end = opt.split > 0 ? opt.split : opt.len;
     bool all_sent_said = false;
     while (!stop_flag) {
         int64_t now = now_ms();
@@ -461,9 +514,9 @@ int main(int argc, char **argv)
             if (tick)
                 send_some(c, 1);
             sent_all += c->off == opt.len;
-            sending += !done_sending(c);
+            sending += !done_sending(c) && c->off < send_end;
             short ev = 0;
-            if (!done_sending(c) && opt.trickle_ms == 0)
+            if (!done_sending(c) && c->off < send_end && opt.trickle_ms == 0)
                 ev |= POLLOUT;
             if (reading(c))
                 ev |= POLLIN;
@@ -473,7 +526,16 @@ int main(int argc, char **argv)
                 idx[n++] = i;
             }
         }
-        if (sending == 0 && !all_sent_said) {
+        if (sending == 0 && send_end < opt.len) {
+            /* Every first part has gone: the rest after the pause. */
+            if (first_part_ms == 0)
+                first_part_ms = now;
+            if (now - first_part_ms >= SPLIT_PAUSE_MS) {
+                send_end = opt.len;
+                continue;
+            }
+        }
+        if (sending == 0 && send_end == opt.len && !all_sent_said) {
             all_sent_said = true;
             printf("sent %d\n", sent_all);
             fflush(stdout);
@@ -484,6 +546,8 @@ int main(int argc, char **argv)
         int64_t wait = end - now;
         if (opt.trickle_ms > 0 && next_tick - now < wait)
             wait = next_tick - now;
+        if (first_part_ms > 0 && send_end < opt.len && first_part_ms + SPLIT_PAUSE_MS - now < wait)
+            wait = first_part_ms + SPLIT_PAUSE_MS - now;
         if (wait > 100)
             wait = 100;
         int r = poll(pfds, (nfds_t)n, (int)wait);

@@ -164,7 +164,8 @@ done
 secs=$((($(now_ms) - t0) / 1000 + 1))
 wait_until 10 test "$(metric idmint_tls_handshake_failures_total)" -ge $((failures + 33))
 expect "30 bad handshakes in a burst are all counted" "$(metric idmint_tls_handshake_failures_total)" = $((failures + 33))
-expect "... but logged at most once a second (a burst of $secs s)" $(($(log_lines 'TLS handshake failed') - before)) -le "$secs"
+# A burst of under SECS s spans SECS + 1 seconds of the clock at most.
+expect "... but logged at most once a second (a burst of $secs s)" $(($(log_lines 'TLS handshake failed') - before)) -le $((secs + 1))
 {
     printf 'GET /healthz HTTP/1.1\r\nHost: t\r\nX-Big: '
     head -c 20000 /dev/zero | tr '\0' a
@@ -307,21 +308,24 @@ http "... and others are served meanwhile" -L "$ULID" -n 1 -- /v1/ids/ulid
 exec {keep1}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
 exec {keep2}<>"/dev/tcp/127.0.0.1/$HTTP_PORT"
 sleep 0.3
-check "over --max-connections, a TLS client is closed unanswered (no handshake to carry the 503)" -s 35 -o '' \
-    -- curl -s "$BASE/healthz"
+check "over --max-connections, a TLS client's /healthz is answered all the same (a probe over the limit)" \
+    -o ok -- curl -s "$BASE/healthz"
+check "... and any other request gets the 503, over TLS" \
+    -O '\{"error": "too many open connections"\}.?' -- curl -s "$BASE/v1/ids/ulid"
 exec {keep1}>&-
 exec {keep2}>&-
 sleep 0.3
-expect "... counted as refused at the limit" \
+expect "... counted as refused at the limit (the probe is not)" \
     "$(metric 'idmint_connections_refused_total{protocol="http",reason="limit"}')" = 1
 touch "$T_DIR/stop"
 wait_until 10 test "$(metric 'idmint_connections_open')" = 1
 http "the server serves on" -o ok -- /healthz
 
 # An idle TLS connection's memory (after its handshake): 200 connections
-# held open by one client. (A plain one costs about 8 KiB; OpenSSL's SSL
-# object alone is 7.6 KiB.) Not judged under AddressSanitizer, whose
-# redzones and quarantine are most of what it would measure.
+# held open by one client. docs/idmintd.md gives 16.5 KB (a plain one
+# costs 1.2 KB; OpenSSL keeps 14 KB between records, 7.6 KB of it the SSL
+# object). Not judged under AddressSanitizer, whose redzones and quarantine
+# are most of what it would measure.
 cat >"$T_DIR/hold.py" <<'EOF'
 import socket, ssl, sys, time
 port, ca, n, tls = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4] == "tls"
@@ -348,7 +352,7 @@ rss1=$(rss_kib "$SRV_PID")
 per_conn=$(((rss1 - rss0) * 1024 / 200))
 echo "memory per idle TLS connection (RESP, after PING): $per_conn bytes" >&2
 if ! grep -qa __asan_init "$IDMINTD"; then
-    expect "an idle TLS connection costs less than 64 KiB ($per_conn bytes)" "$per_conn" -lt $((64 * 1024))
+    expect "an idle TLS connection costs less than 24 KiB ($per_conn bytes)" "$per_conn" -lt $((24 * 1024))
 fi
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""tlsio.py - a scripted TLS client for tests/server/test_tls.sh.
+"""tlsio.py - a scripted TLS client for tests/server/test_tls.sh (and
+test_tls_memory.sh).
 
 Usage: python3 tlsio.py PORT CA OUT STEP...
 
