@@ -497,6 +497,14 @@ static int check_layout_end(idms_server *s, int64_t file_mark)
     return 1;
 }
 
+void idms_hwm_resume_above(idms_hwm *h, int64_t ms, int from)
+{
+    if (ms > h->resume_ms) {
+        h->resume_ms = ms;
+        h->resume_from = from;
+    }
+}
+
 int idms_hwm_open(idms_server *s)
 {
     idms_hwm *h = &s->hwm;
@@ -540,13 +548,10 @@ int idms_hwm_open(idms_server *s)
                  h->dir, len);
         return 1;
     }
-    h->resume_ms = file_mark;
-    h->file_mark_ms = file_mark;
+    idms_hwm_resume_above(h, file_mark, IDMS_RESUME_STATE_DIR);
     /* An earlier holder of the node may have minted up to its slot's mark
      * (another state directory): resume above that too. */
-    int64_t slot_mark = idms_node_mark_ms(s);
-    if (slot_mark > h->resume_ms)
-        h->resume_ms = slot_mark;
+    idms_hwm_resume_above(h, idms_node_mark_ms(s), IDMS_RESUME_SLOT);
     if (check_layout_end(s, file_mark) != 0)
         return 1;
     idm_error err = {0};

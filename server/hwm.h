@@ -28,6 +28,9 @@
 struct idms_server;
 struct idmc_slot;
 
+/* Whose mark the generators resume above (what a waiting server names). */
+enum { IDMS_RESUME_NONE, IDMS_RESUME_STATE_DIR, IDMS_RESUME_SLOT, IDMS_RESUME_SELF };
+
 typedef struct idms_hwm {
     struct idms_server *server;
     bool enabled;         /* a --state-dir is configured */
@@ -35,7 +38,7 @@ typedef struct idms_hwm {
     int lock_fd, fd;      /* STATE_DIR/lock (locked too), STATE_DIR/hwm */
     char dir[1024];
     int64_t resume_ms;    /* the mark found at start-up, 0 = none */
-    int64_t file_mark_ms; /* of which STATE_DIR/hwm's own (the rest: the node's slot) */
+    int resume_from;      /* whose mark resume_ms is: IDMS_RESUME_* */
     int64_t durable_ms;   /* the mark last made durable: the ceiling */
     int64_t target_ms;    /* the mark being written */
     bool in_flight;       /* a write is on the thread pool */
@@ -63,6 +66,9 @@ typedef struct idms_hwm {
  * with resume_ms next, and idms_hwm_commit writes once they have taken it.
  * Must run after the generators exist. Returns 0, or 1 after logging why. */
 int idms_hwm_open(struct idms_server *s);
+/* Raises the mark resumed above to ms if it is higher, recording whose it
+ * is (IDMS_RESUME_*); a tie keeps the first source. */
+void idms_hwm_resume_above(idms_hwm *h, int64_t ms, int from);
 /* Makes the first mark durable, in the state directory and in the node's
  * slot (synchronously: the loop is not running yet), and sets the
  * generators' ceilings to it. Returns 0, or 1 after logging why. */

@@ -215,15 +215,14 @@ static bool waiting_for_resume(idms_server *s)
 /* Whose mark the snowflake generator waits to pass (node.h). */
 static const char *resume_source(const idms_server *s)
 {
-    const idms_node *n = &s->node;
-    if (n->reclaim_ms > 0 && n->reclaim_ms >= s->hwm.resume_ms)
+    switch (s->hwm.resume_from) {
+    case IDMS_RESUME_SELF:
         return "this process's own IDs before it claimed its node again";
-    /* The same mark in both (a restart on the node it held): the run's. */
-    if (s->hwm.file_mark_ms > 0 && s->hwm.file_mark_ms >= s->hwm.resume_ms)
-        return "the previous run, recorded in the state directory";
-    if (n->claim_mark_ms > 0 && n->claim_mark_ms >= s->hwm.resume_ms)
+    case IDMS_RESUME_SLOT:
         return "the node's previous holder, recorded in its slot";
-    return "the previous run, recorded in the state directory";
+    default:
+        return "the previous run, recorded in the state directory";
+    }
 }
 
 static void refuse_rewind(idms_server *s, const idm_error *err, int format, idms_mint_result *r)

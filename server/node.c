@@ -168,7 +168,6 @@ int idms_node_claim(idms_server *s)
         if (msg[0] != '\0')
             idms_log(IDMS_LOG_WARN, "%s", msg); /* a slot skipped as unusable */
         held(s, slot);
-        n->claim_mark_ms = idmc_slot_mark_ms(slot);
         if (n->coord == IDMS_NODE_STATIC)
             idms_log(IDMS_LOG_INFO, "node %" PRIu64 " registered on this host (%s)", n->node,
                      n->registry);
@@ -215,12 +214,8 @@ static int install(idms_server *s, uint64_t node, int64_t mark)
     /* A node held before (this one again, after its slot was lost, or
      * another): nothing at or below what the old generator used either. */
     int64_t used = old != NULL ? idm_snowflake_high_water_ms(old) : 0;
-    s->node.claim_mark_ms = mark;
-    s->node.reclaim_ms = used;
-    if (used > s->hwm.resume_ms)
-        s->hwm.resume_ms = used;
-    if (mark > s->hwm.resume_ms)
-        s->hwm.resume_ms = mark;
+    idms_hwm_resume_above(&s->hwm, used, IDMS_RESUME_SELF);
+    idms_hwm_resume_above(&s->hwm, mark, IDMS_RESUME_SLOT);
     if (s->node.coord != IDMS_NODE_COORD && s->hwm.enabled && mark < s->hwm.durable_ms)
         s->hwm.durable_ms = mark;
     if (idms_make_snowflake(s, node) != 0) {

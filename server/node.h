@@ -54,10 +54,6 @@ typedef struct idms_node {
     int work_rc;
     char work_msg[600];
     int64_t max_mark_ms;   /* the layout's last time: a slot's mark past it is unusable */
-    /* The time the current generator resumed above, and why (mint.c's
-     * messages): the slot's mark at the claim, and the high water of the
-     * generator of an earlier claim of this process's (0: none). */
-    int64_t claim_mark_ms, reclaim_ms;
     /* The held slot's file, looked at every second on the thread pool
      * (coord/idmint_coord.h: idmc_slot_check, idmc_slot_repair). */
     uv_timer_t check;
