@@ -174,6 +174,20 @@ IDM_API void idm_gen_set_ceiling(idm_gen *g, int64_t ceiling_unix_ms);
 /* The ceiling in force (INT64_MAX when none). Thread-safe: yes. */
 IDM_API int64_t idm_gen_ceiling(const idm_gen *g);
 
+/* A ceiling handler (idm_gen_set_ceiling_handler, and the snowflake's and
+ * HLC's): called by a blocking minting call that reached the ceiling,
+ * with the ceiling it saw (Unix ms). It returns IDM_OK once it has raised
+ * the ceiling above that (the call then tries again and goes on), or an
+ * error code with err filled, which the call returns. It must not return
+ * IDM_OK without raising the ceiling. mark.h's idm_mark installs one that
+ * makes the next reserve durable. */
+typedef int (*idm_ceiling_fn)(void *ctx, int64_t ceiling_unix_ms, idm_error *err);
+
+/* Installs (fn non-NULL) or removes the ceiling handler of the
+ * time-ordered formats. Without one, a call at the ceiling fails with
+ * IDM_ECEILING. Thread-safe: no (set it before the generator is shared). */
+IDM_API void idm_gen_set_ceiling_handler(idm_gen *g, idm_ceiling_fn fn, void *ctx);
+
 /* The latest timestamp of any time-ordered ID the generator's states have
  * reached (UUIDv7, ULID, KSUID - a KSUID's second counts from its start),
  * in Unix ms, or 0 before any (or when a host-wide state file has become

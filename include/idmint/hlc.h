@@ -132,6 +132,23 @@ IDM_API IDM_NODISCARD int idm_hlc_parse(const char *text, size_t len, uint64_t *
  * Thread-safe: yes (the clock may be shared). */
 IDM_API IDM_NODISCARD int idm_hlc_resume_after(idm_hlc *h, int64_t after_ms, idm_error *err);
 
+/* The ceiling: from the moment this returns, no stamp whose wall_ms is
+ * later than ceiling_unix_ms is handed out; idm_hlc_now and idm_hlc_update
+ * fail with IDM_ECEILING instead, the state unchanged (a remote stamp
+ * beyond it is refused too, even within max_offset_ms). The owner sets it
+ * to what it can promise, a durable time mark (mark.h). INT64_MAX (the
+ * default): none. Thread-safe: yes. */
+IDM_API void idm_hlc_set_ceiling(idm_hlc *h, int64_t ceiling_unix_ms);
+
+/* The ceiling in force (INT64_MAX when none). Thread-safe: yes. */
+IDM_API int64_t idm_hlc_ceiling(const idm_hlc *h);
+
+/* Installs (fn non-NULL) or removes the ceiling handler (gen.h's
+ * idm_ceiling_fn): idm_hlc_now and idm_hlc_update that reach the ceiling
+ * call it and go on once it has raised the ceiling. Thread-safe: no (set it
+ * before the clock is shared). */
+IDM_API void idm_hlc_set_ceiling_handler(idm_hlc *h, idm_ceiling_fn fn, void *ctx);
+
 IDM_END_DECLS
 
 #endif

@@ -17,6 +17,7 @@
 #include "inspect.h"
 #include "keyed.h"
 #include "ksuid.h"
+#include "mark.h"
 #include "rfc3339.h"
 #include "segment.h"
 #include "snowflake.h"
@@ -27,8 +28,8 @@
 
 IDM_BEGIN_DECLS
 
-#define IDM_VERSION_STRING "0.2.0"
-#define IDM_VERSION_NUMBER 0x000200
+#define IDM_VERSION_STRING "0.3.0"
+#define IDM_VERSION_NUMBER 0x000300
 
 /* The library's version string, which may differ from the header's when
  * linked dynamically. Thread-safe: yes. */

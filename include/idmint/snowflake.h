@@ -191,6 +191,14 @@ IDM_API void idm_snowflake_set_ceiling(idm_snowflake *g, int64_t ceiling_unix_ms
 /* The ceiling in force (INT64_MAX when none). Thread-safe: yes. */
 IDM_API int64_t idm_snowflake_ceiling(const idm_snowflake *g);
 
+/* Installs (fn non-NULL) or removes the ceiling handler (gen.h's
+ * idm_ceiling_fn). The blocking calls (next_n, next_text_n) that reach the
+ * ceiling call it and go on once it has raised the ceiling, keeping the IDs
+ * minted before; the try_ calls never call it (they never wait). Without
+ * one, the call stops with IDM_ECEILING. Thread-safe: no (set it before the
+ * generator is shared). */
+IDM_API void idm_snowflake_set_ceiling_handler(idm_snowflake *g, idm_ceiling_fn fn, void *ctx);
+
 /* The generator's progress, to persist and pass back as resume_unix_ms:
  * the latest clock reading it has used, in Unix ms (0 when a host-wide
  * state file has become unusable). Thread-safe: yes. */

@@ -87,6 +87,16 @@ int idm__env_init(struct idm_env *env, const idm_gen_config *cfg, idm_error *err
     return IDM_OK;
 }
 
+int idm__env_init_clock(struct idm_env *env, idm_clock clock, idm_allocator allocator,
+                        idm_error *err)
+{
+    idm_gen_config gc;
+    memset(&gc, 0, sizeof gc);
+    gc.clock = clock;
+    gc.allocator = allocator;
+    return idm__env_init(env, &gc, err);
+}
+
 void *idm__env_alloc(const struct idm_env *env, size_t size, size_t align)
 {
     assert(align > 0 && (align & (align - 1)) == 0);

@@ -18,6 +18,10 @@ struct idm_env {
 
 /* Resolves defaults and validates cfg (which may be NULL). */
 int idm__env_init(struct idm_env *env, const idm_gen_config *cfg, idm_error *err);
+/* The same for objects that take only a clock and an allocator (the HLC,
+ * the mark): zeroed members are the OS's. */
+int idm__env_init_clock(struct idm_env *env, idm_clock clock, idm_allocator allocator,
+                        idm_error *err);
 /* size bytes aligned to align (a power of two: the _Alignof of the object,
  * some of which are 64-byte aligned), or NULL. A pointer the injected
  * allocator returns misaligned is given back and counts as NULL. */

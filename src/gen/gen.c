@@ -207,6 +207,14 @@ void idm_gen_set_ceiling(idm_gen *g, int64_t ceiling_unix_ms)
         atomic_store_explicit(&g->ceiling_ms, ceiling_unix_ms, memory_order_release);
 }
 
+void idm_gen_set_ceiling_handler(idm_gen *g, idm_ceiling_fn fn, void *ctx)
+{
+    if (g != NULL) {
+        g->on_ceiling = fn;
+        g->on_ceiling_ctx = fn != NULL ? ctx : NULL;
+    }
+}
+
 int64_t idm_gen_ceiling(const idm_gen *g)
 {
     return g ? atomic_load_explicit(&((idm_gen *)g)->ceiling_ms, memory_order_acquire) : INT64_MAX;

@@ -38,6 +38,8 @@ struct idm_gen {
     /* The ceiling (idm_gen_set_ceiling): no time-ordered ID with a later
      * timestamp, in Unix ms. INT64_MAX = none. Process-local. */
     _Atomic int64_t ceiling_ms;
+    idm_ceiling_fn on_ceiling; /* idm_gen_set_ceiling_handler, or NULL */
+    void *on_ceiling_ctx;
     struct idm_gen_states own_states;
 };
 
@@ -55,6 +57,20 @@ static inline bool idm__gen_cap_tick(idm_gen *g, int64_t epoch_ms, int64_t unit_
         return false;
     *tick = ((uint64_t)c - (uint64_t)epoch_ms) / (uint64_t)unit_ms;
     return true;
+}
+
+/* After a minting call that returned *rc: true when it reached the
+ * ceiling and the handler raised it (make the call again); otherwise false,
+ * with *rc the handler's error if it failed. */
+static inline bool idm__gen_again(idm_gen *g, int *rc, idm_error *err)
+{
+    if (IDM_LIKELY(*rc != IDM_ECEILING) || g == NULL || g->on_ceiling == NULL)
+        return false;
+    int h = g->on_ceiling(g->on_ceiling_ctx, atomic_load(&g->ceiling_ms), err);
+    if (h == IDM_OK)
+        return true;
+    *rc = h;
+    return false;
 }
 
 /* Call at the start of every minting call: adapts a generator inherited

@@ -83,4 +83,13 @@ void idm__os_state_unlock(int fd);
 void idm__os_state_close(int fd);
 void idm__os_state_unmap(void *base, size_t size);
 
+/* Shared with the mark file (src/mark): open-or-create at path with mode
+ * 0600, refusing what idm__state_open refuses, named as `what` ("state
+ * file", "mark file") in the messages; fsync that retries EINTR and counts
+ * EINVAL (a file system that keeps nothing) as done; fsync of path's
+ * directory. */
+int idm__os_open_vetted(const char *what, const char *path, int *fd, idm_error *err);
+int idm__os_fsync(int fd);
+int idm__os_sync_dir(const char *what, const char *path, idm_error *err);
+
 #endif

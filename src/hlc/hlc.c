@@ -17,6 +17,9 @@ struct idm_hlc {
     _Alignas(64) _Atomic uint64_t state; /* the last stamp, 0 = none */
     struct idm_env env;
     int64_t max_offset_ms;
+    _Atomic int64_t ceiling_ms; /* idm_hlc_set_ceiling; INT64_MAX = none */
+    idm_ceiling_fn on_ceiling;  /* idm_hlc_set_ceiling_handler, or NULL */
+    void *on_ceiling_ctx;
 };
 
 #define LOGICAL_BITS 16
@@ -43,12 +46,8 @@ int idm_hlc_new(idm_hlc **out, const idm_hlc_config *cfg, idm_error *err)
     if (cfg->max_offset_ms < 0)
         return idm__fail(err, IDM_EINVAL, 0, "max_offset_ms must be 0 or more, got %" PRId64,
                          cfg->max_offset_ms);
-    idm_gen_config gc;
-    memset(&gc, 0, sizeof gc);
-    gc.clock = cfg->clock;
-    gc.allocator = cfg->allocator;
     struct idm_env env;
-    int rc = idm__env_init(&env, &gc, err);
+    int rc = idm__env_init_clock(&env, cfg->clock, cfg->allocator, err);
     if (rc != IDM_OK)
         return rc;
     idm_hlc *h = idm__env_alloc(&env, sizeof *h, _Alignof(idm_hlc));
@@ -56,6 +55,7 @@ int idm_hlc_new(idm_hlc **out, const idm_hlc_config *cfg, idm_error *err)
         return idm__fail(err, IDM_ENOMEM, 0, "out of memory for a hybrid logical clock");
     memset(h, 0, sizeof *h);
     atomic_init(&h->state, 0);
+    atomic_init(&h->ceiling_ms, INT64_MAX);
     h->env = env;
     h->max_offset_ms = cfg->max_offset_ms;
     *out = h;
@@ -93,7 +93,22 @@ static int pack(uint64_t l, uint64_t c, uint64_t *word, idm_error *err)
     return IDM_OK;
 }
 
-int idm_hlc_now(idm_hlc *h, uint64_t *stamp, idm_error *err)
+/* Whether a stamp's wall_ms is within the ceiling (checked before it is
+ * published, so a refused event changes nothing). */
+static bool under_ceiling(idm_hlc *h, uint64_t word)
+{
+    return (int64_t)(word >> LOGICAL_BITS) <= atomic_load_explicit(&h->ceiling_ms, memory_order_acquire);
+}
+
+static int fail_ceiling(idm_hlc *h, idm_error *err)
+{
+    return idm__fail(err, IDM_ECEILING, 0,
+                     "the clock's ceiling (Unix ms %" PRId64 ") is reached: no later stamp may be "
+                     "handed out until its owner raises it",
+                     atomic_load(&h->ceiling_ms));
+}
+
+static int now_once(idm_hlc *h, uint64_t *stamp, idm_error *err)
 {
     int64_t pt;
     int rc = wall_now(h, &pt, err);
@@ -106,12 +121,14 @@ int idm_hlc_now(idm_hlc *h, uint64_t *stamp, idm_error *err)
             next = (uint64_t)pt << LOGICAL_BITS;
         else if ((rc = pack(l, (old & LOGICAL_MASK) + 1, &next, err)) != IDM_OK)
             return rc;
+        if (!under_ceiling(h, next))
+            return fail_ceiling(h, err);
     } while (!atomic_compare_exchange_weak(&h->state, &old, next));
     *stamp = next;
     return IDM_OK;
 }
 
-int idm_hlc_update(idm_hlc *h, uint64_t remote, uint64_t *stamp, idm_error *err)
+static int update_once(idm_hlc *h, uint64_t remote, uint64_t *stamp, idm_error *err)
 {
     int64_t pt;
     int rc = wall_now(h, &pt, err);
@@ -142,9 +159,61 @@ int idm_hlc_update(idm_hlc *h, uint64_t remote, uint64_t *stamp, idm_error *err)
             cn = 0;
         if ((rc = pack(lm, cn, &next, err)) != IDM_OK)
             return rc;
+        if (!under_ceiling(h, next))
+            return fail_ceiling(h, err);
     } while (!atomic_compare_exchange_weak(&h->state, &old, next));
     *stamp = next;
     return IDM_OK;
+}
+
+/* A call at the ceiling is made again once the handler raised it. */
+static bool again(idm_hlc *h, int *rc, idm_error *err)
+{
+    if (IDM_LIKELY(*rc != IDM_ECEILING) || h->on_ceiling == NULL)
+        return false;
+    int r = h->on_ceiling(h->on_ceiling_ctx, atomic_load(&h->ceiling_ms), err);
+    if (r == IDM_OK)
+        return true;
+    *rc = r;
+    return false;
+}
+
+int idm_hlc_now(idm_hlc *h, uint64_t *stamp, idm_error *err)
+{
+    int rc;
+    do
+        rc = now_once(h, stamp, err);
+    while (again(h, &rc, err));
+    return rc;
+}
+
+int idm_hlc_update(idm_hlc *h, uint64_t remote, uint64_t *stamp, idm_error *err)
+{
+    int rc;
+    do
+        rc = update_once(h, remote, stamp, err);
+    while (again(h, &rc, err));
+    return rc;
+}
+
+void idm_hlc_set_ceiling(idm_hlc *h, int64_t ceiling_unix_ms)
+{
+    if (h != NULL)
+        atomic_store_explicit(&h->ceiling_ms, ceiling_unix_ms, memory_order_release);
+}
+
+int64_t idm_hlc_ceiling(const idm_hlc *h)
+{
+    return h != NULL ? atomic_load_explicit(&((idm_hlc *)h)->ceiling_ms, memory_order_acquire)
+                     : INT64_MAX;
+}
+
+void idm_hlc_set_ceiling_handler(idm_hlc *h, idm_ceiling_fn fn, void *ctx)
+{
+    if (h != NULL) {
+        h->on_ceiling = fn;
+        h->on_ceiling_ctx = fn != NULL ? ctx : NULL;
+    }
 }
 
 /* A raise, not a set: a concurrent event that has already gone past the

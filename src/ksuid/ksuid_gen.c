@@ -16,7 +16,7 @@
 
 #define KSUID_MAX_S UINT64_C(0xFFFFFFFF)
 
-int idm_ksuid_next_n(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err)
+static int ksuid_next_n_once(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err)
 {
     int64_t now_ms = 0;
     int rc = idm__gen_begin(g, out, n, &now_ms, err);
@@ -82,4 +82,15 @@ int idm_ksuid_observe(idm_gen *g, const idm_ksuid *seen, int64_t max_offset_ms, 
                          "the KSUID seen is the last one of the 32-bit second range");
     idm__raise128(g, &g->states->ksuid, v);
     return IDM_OK;
+}
+
+/* A call that reaches the ceiling is made again once the handler raised
+ * it (gen_core.h): the IDs of the failed attempt are never handed out. */
+int idm_ksuid_next_n(idm_gen *g, idm_ksuid *out, size_t n, idm_error *err)
+{
+    int rc;
+    do
+        rc = ksuid_next_n_once(g, out, n, err);
+    while (idm__gen_again(g, &rc, err));
+    return rc;
 }

@@ -113,6 +113,8 @@ struct idm_snowflake {
      * at or before it. Process-local even for a host-wide generator: it is
      * its owner's promise, not the host's. INT64_MAX = none. */
     _Atomic int64_t ceiling_ms;
+    idm_ceiling_fn on_ceiling; /* idm_snowflake_set_ceiling_handler, or NULL */
+    void *on_ceiling_ctx;
 };
 
 static int load_state(idm_snowflake *g, uint64_t *word, int64_t *last, idm_error *err);
@@ -641,6 +643,16 @@ static int next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool 
             return rc;
     }
     int rc = mint(g, out, n, &written, nowait, retry_ns, err);
+    /* A blocking call goes on once the ceiling handler has raised the
+     * ceiling (gen.h's idm_ceiling_fn); the IDs minted so far are kept. */
+    while (rc == IDM_ECEILING && !nowait && g->on_ceiling != NULL) {
+        rc = g->on_ceiling(g->on_ceiling_ctx, atomic_load(&g->ceiling_ms), err);
+        if (rc != IDM_OK)
+            break;
+        size_t more = 0;
+        rc = mint(g, out + written, n - written, &more, nowait, retry_ns, err);
+        written += more;
+    }
     if (done != NULL)
         *done = written;
     return rc;
@@ -709,6 +721,14 @@ void idm_snowflake_set_ceiling(idm_snowflake *g, int64_t ceiling_unix_ms)
 {
     if (g != NULL)
         atomic_store_explicit(&g->ceiling_ms, ceiling_unix_ms, memory_order_release);
+}
+
+void idm_snowflake_set_ceiling_handler(idm_snowflake *g, idm_ceiling_fn fn, void *ctx)
+{
+    if (g != NULL) {
+        g->on_ceiling = fn;
+        g->on_ceiling_ctx = fn != NULL ? ctx : NULL;
+    }
 }
 
 int64_t idm_snowflake_ceiling(const idm_snowflake *g)

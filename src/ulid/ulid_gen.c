@@ -13,7 +13,7 @@
 
 #define ULID_MAX_MS ((INT64_C(1) << 48) - 1)
 
-int idm_ulid_next_n(idm_gen *g, idm_ulid *out, size_t n, idm_error *err)
+static int ulid_next_n_once(idm_gen *g, idm_ulid *out, size_t n, idm_error *err)
 {
     int64_t now_ms = 0;
     int rc = idm__gen_begin(g, out, n, &now_ms, err);
@@ -62,4 +62,15 @@ int idm_ulid_observe(idm_gen *g, const idm_ulid *seen, int64_t max_offset_ms, id
         return idm__fail(err, IDM_ETIME_RANGE, 0, "the ULID seen is the largest ULID");
     idm__raise128(g, &g->states->ulid, v);
     return IDM_OK;
+}
+
+/* A call that reaches the ceiling is made again once the handler raised
+ * it (gen_core.h): the IDs of the failed attempt are never handed out. */
+int idm_ulid_next_n(idm_gen *g, idm_ulid *out, size_t n, idm_error *err)
+{
+    int rc;
+    do
+        rc = ulid_next_n_once(g, out, n, err);
+    while (idm__gen_again(g, &rc, err));
+    return rc;
 }

@@ -82,7 +82,7 @@ static int reserve_v7(idm_gen *g, size_t n, uint64_t now_ms, uint64_t fresh_coun
     }
 }
 
-int idm_uuidv7_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err)
+static int uuidv7_next_n_once(idm_gen *g, idm_uuid *out, size_t n, idm_error *err)
 {
     int64_t now_ms = 0;
     int rc = idm__gen_begin(g, out, n, &now_ms, err);
@@ -146,4 +146,15 @@ int idm_uuidv7_observe(idm_gen *g, const idm_uuid *seen, int64_t max_offset_ms, 
                          "the UUIDv7 seen is the last one of the 48-bit millisecond range");
     idm__raise64(g, &g->states->v7, word);
     return IDM_OK;
+}
+
+/* A call that reaches the ceiling is made again once the handler raised
+ * it (gen_core.h): the IDs of the failed attempt are never handed out. */
+int idm_uuidv7_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err)
+{
+    int rc;
+    do
+        rc = uuidv7_next_n_once(g, out, n, err);
+    while (idm__gen_again(g, &rc, err));
+    return rc;
 }

@@ -15,9 +15,15 @@ ALL_OUT=$T_DIR/all-output
 : >"$ALL_OUT"
 # run ARGS...: $IDMINT with stdout and stderr also kept for the key check.
 run() {
-    local st
-    "$IDMINT" "$@" 2> >(tee -a "$ALL_OUT.err" >&2) | tee -a "$ALL_OUT"
+    # stderr through a file, not a process substitution: bash does not wait
+    # for one, so under load a check could read stderr before tee wrote it.
+    local st err
+    err=$(mktemp)
+    "$IDMINT" "$@" 2>"$err" | tee -a "$ALL_OUT"
     st=${PIPESTATUS[0]}
+    cat "$err" >>"$ALL_OUT.err"
+    cat "$err" >&2
+    rm -f "$err"
     return "$st"
 }
 export -f run

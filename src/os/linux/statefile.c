@@ -25,19 +25,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int fail_open(const char *path, int e, idm_error *err)
+static int fail_open(const char *what, const char *path, int e, idm_error *err)
 {
     struct stat st;
     if (e == ELOOP && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-        return idm__fail(err, IDM_ESTATE, 0,
-                         "state file %s is a symbolic link; refusing to follow it", path);
+        return idm__fail(err, IDM_ESTATE, 0, "%s %s is a symbolic link; refusing to follow it",
+                         what, path);
     if (e == EISDIR)
-        return idm__fail(err, IDM_ESTATE, 0, "state file %s is a directory, not a regular file",
+        return idm__fail(err, IDM_ESTATE, 0, "%s %s is a directory, not a regular file", what,
                          path);
     if (e == ENOSPC || e == EDQUOT)
-        return idm__fail(err, IDM_ESTATE, 0, "no space left for state file %s: %s", path,
+        return idm__fail(err, IDM_ESTATE, 0, "no space left for %s %s: %s", what, path,
                          strerror(e));
-    return idm__fail(err, IDM_ESTATE, 0, "cannot open state file %s: %s", path, strerror(e));
+    return idm__fail(err, IDM_ESTATE, 0, "cannot open %s %s: %s", what, path, strerror(e));
 }
 
 static const char *file_kind(mode_t mode)
@@ -58,29 +58,27 @@ static const char *file_kind(mode_t mode)
 /* A file that another user planted, or may change, could reset the
  * host's sequence: only a regular file of this user that neither its
  * group nor others may write is used. */
-static int vet(const char *path, const struct stat *st, idm_error *err)
+static int vet(const char *what, const char *path, const struct stat *st, idm_error *err)
 {
     unsigned mode = (unsigned)(st->st_mode & 07777);
     if (!S_ISREG(st->st_mode))
-        return idm__fail(err, IDM_ESTATE, 0, "state file %s is not a regular file (%s)", path,
+        return idm__fail(err, IDM_ESTATE, 0, "%s %s is not a regular file (%s)", what, path,
                          file_kind(st->st_mode));
     if (st->st_uid != geteuid())
-        return idm__fail(err, IDM_ESTATE, 0,
-                         "state file %s belongs to uid %u, not to this user (uid %u)", path,
-                         (unsigned)st->st_uid, (unsigned)geteuid());
+        return idm__fail(err, IDM_ESTATE, 0, "%s %s belongs to uid %u, not to this user (uid %u)",
+                         what, path, (unsigned)st->st_uid, (unsigned)geteuid());
     if (st->st_mode & S_IWOTH)
         return idm__fail(err, IDM_ESTATE, 0,
-                         "state file %s is writable by other users (mode %04o); chmod 600 it", path,
+                         "%s %s is writable by other users (mode %04o); chmod 600 it", what, path,
                          mode);
     if (st->st_mode & S_IWGRP)
         return idm__fail(err, IDM_ESTATE, 0,
-                         "state file %s is writable by its group (mode %04o); chmod 600 it", path,
+                         "%s %s is writable by its group (mode %04o); chmod 600 it", what, path,
                          mode);
     return IDM_OK;
 }
 
-int idm__os_state_open(const char *path, int *fd_out, uint64_t *size, uint64_t *dev, uint64_t *ino,
-                       idm_error *err)
+int idm__os_open_vetted(const char *what, const char *path, int *fd_out, idm_error *err)
 {
     /* O_NONBLOCK and O_NOCTTY: a FIFO or a terminal at path must not
      * block the open or become the controlling terminal before vet()
@@ -90,18 +88,30 @@ int idm__os_state_open(const char *path, int *fd_out, uint64_t *size, uint64_t *
         fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
     } while (fd < 0 && errno == EINTR);
     if (fd < 0)
-        return fail_open(path, errno, err);
+        return fail_open(what, path, errno, err);
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return idm__fail(err, IDM_ESTATE, 0, "cannot stat state file %s: %s", path, strerror(e));
+        return idm__fail(err, IDM_ESTATE, 0, "cannot stat %s %s: %s", what, path, strerror(e));
     }
-    int rc = vet(path, &st, err);
+    int rc = vet(what, path, &st, err);
     if (rc != IDM_OK) {
         close(fd);
         return rc;
     }
+    *fd_out = fd;
+    return IDM_OK;
+}
+
+int idm__os_state_open(const char *path, int *fd_out, uint64_t *size, uint64_t *dev, uint64_t *ino,
+                       idm_error *err)
+{
+    int fd = -1;
+    int rc = idm__os_open_vetted("state file", path, &fd, err);
+    if (rc != IDM_OK)
+        return rc;
+    struct stat st;
     do {
         rc = flock(fd, LOCK_EX);
     } while (rc != 0 && errno == EINTR);
@@ -151,7 +161,7 @@ int idm__os_state_map(int fd, size_t size, void **base, idm_error *err)
     return IDM_OK;
 }
 
-static int fsync_retry(int fd)
+int idm__os_fsync(int fd)
 {
     int rc;
     do {
@@ -163,15 +173,20 @@ static int fsync_retry(int fd)
 
 int idm__os_state_sync(int fd, const char *path, void *base, size_t size, idm_error *err)
 {
-    if (msync(base, size, MS_SYNC) != 0 || fsync_retry(fd) != 0)
+    if (msync(base, size, MS_SYNC) != 0 || idm__os_fsync(fd) != 0)
         return idm__fail(err, IDM_ESTATE, 0, "cannot write state file %s to disk: %s", path,
                          strerror(errno));
+    return idm__os_sync_dir("state file", path, err);
+}
+
+int idm__os_sync_dir(const char *what, const char *path, idm_error *err)
+{
     /* The new directory entry too, or a power loss can drop the file. */
     char dir[4096];
     const char *slash = strrchr(path, '/');
     size_t len = slash == NULL ? 0 : slash == path ? 1 : (size_t)(slash - path);
     if (len >= sizeof dir)
-        return idm__fail(err, IDM_ESTATE, 0, "the directory of state file %s is too long a path",
+        return idm__fail(err, IDM_ESTATE, 0, "the directory of %s %s is too long a path", what,
                          path);
     if (len == 0) {
         dir[0] = '.';
@@ -184,14 +199,13 @@ int idm__os_state_sync(int fd, const char *path, void *base, size_t size, idm_er
     do {
         dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     } while (dfd < 0 && errno == EINTR);
-    int rc = dfd < 0 ? -1 : fsync_retry(dfd);
+    int rc = dfd < 0 ? -1 : idm__os_fsync(dfd);
     int e = errno;
     if (dfd >= 0)
         close(dfd);
     if (rc != 0)
-        return idm__fail(err, IDM_ESTATE, 0,
-                         "cannot write the directory of state file %s to disk: %s", path,
-                         strerror(e));
+        return idm__fail(err, IDM_ESTATE, 0, "cannot write the directory of %s %s to disk: %s",
+                         what, path, strerror(e));
     return IDM_OK;
 }
 

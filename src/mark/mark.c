@@ -1,0 +1,483 @@
+/*
+ * mark.c - the durable time mark (include/idmint/mark.h).
+ *
+ * One mutex orders the mark's own fields (the durable mark, the limit, the
+ * write in flight, the newest slot's sequence); the generators' ceilings
+ * are their own atomic words, stored only by apply(). The rule
+ *
+ *   ceiling = min(durable, limit)
+ *
+ * is apply()'s, and every path that changes either side ends in it.
+ *
+ * A write in flight is a token: idm_mark_want hands it out (in_flight),
+ * idm_mark_commit or idm_mark_abort returns it. The blocking path
+ * (advance, the ceiling handlers' body) takes the token the same way and
+ * waits on `done` while another thread holds it, so a crowd of threads at
+ * the ceiling makes one write, not one each.
+ *
+ * The file I/O of a write (write_file) runs without the mutex: a split
+ * owner runs it on a thread of its own while the owning thread keeps
+ * minting under the old ceiling. It reads and writes only the fields the
+ * token owns (seq) and the descriptor.
+ */
+#include "internal.h"
+#include "mark/markfile.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define MAX_ATTACH 8
+#define MAX_RESERVE_MS 3600000
+#define MARK_MAX_MS ((INT64_C(1) << 48) - 1)
+
+enum { ATT_GEN, ATT_SNOWFLAKE, ATT_HLC };
+
+struct attached {
+    int kind;
+    void *g;
+};
+
+struct idm_mark {
+    pthread_mutex_t mu;
+    pthread_cond_t done; /* a write in flight ended */
+    struct idm_env env;  /* clock and allocator */
+    int fd;
+    uint32_t flags;
+    int64_t reserve_ms;
+    int64_t resume_ms;           /* found at open */
+    _Atomic int64_t durable_ms;  /* on disk */
+    _Atomic int64_t limit_ms;    /* idm_mark_set_limit */
+    _Atomic int64_t ceiling_ms;  /* min(durable, limit), as applied */
+    _Atomic uint64_t writes;
+    bool in_flight;
+    bool failed; /* the last write failed */
+    uint64_t seq; /* the newest slot's (owned by the write token) */
+    size_t n_att;
+    struct attached att[MAX_ATTACH];
+    char path[]; /* NUL-terminated */
+};
+
+void idm_mark_config_init(idm_mark_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->reserve_ms = IDM_MARK_DEFAULT_RESERVE_MS;
+}
+
+static int64_t min64(int64_t a, int64_t b)
+{
+    return a < b ? a : b;
+}
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+/* The one place the ceiling is computed and handed to the generators. */
+static void apply(idm_mark *m)
+{
+    int64_t c = min64(atomic_load(&m->durable_ms), atomic_load(&m->limit_ms));
+    atomic_store(&m->ceiling_ms, c);
+    for (size_t i = 0; i < m->n_att; i++) {
+        switch (m->att[i].kind) {
+        case ATT_GEN:
+            idm_gen_set_ceiling(m->att[i].g, c);
+            break;
+        case ATT_SNOWFLAKE:
+            idm_snowflake_set_ceiling(m->att[i].g, c);
+            break;
+        default:
+            idm_hlc_set_ceiling(m->att[i].g, c);
+            break;
+        }
+    }
+}
+
+int idm_mark_open(idm_mark **out, const char *path, const idm_mark_config *cfg, idm_error *err)
+{
+    if (out == NULL || path == NULL || path[0] == '\0')
+        return idm__fail(err, IDM_EINVAL, 0, "no place to store the mark, or no path");
+    *out = NULL;
+    idm_mark_config defaults;
+    if (cfg == NULL) {
+        idm_mark_config_init(&defaults);
+        cfg = &defaults;
+    }
+    if (cfg->flags & ~(uint32_t)(IDM_MARK_SPLIT | IDM_MARK_SHARED))
+        return idm__fail(err, IDM_EINVAL, 0, "unknown flags 0x%x", (unsigned)cfg->flags);
+    if (cfg->reserve_ms < 1 || cfg->reserve_ms > MAX_RESERVE_MS)
+        return idm__fail(err, IDM_EINVAL, 0,
+                         "reserve_ms must be 1 to %d (an hour), got %" PRId64, MAX_RESERVE_MS,
+                         cfg->reserve_ms);
+    struct idm_env env;
+    int rc = idm__env_init_clock(&env, cfg->clock, cfg->allocator, err);
+    if (rc != IDM_OK)
+        return rc;
+    size_t plen = strlen(path);
+    idm_mark *m = idm__env_alloc(&env, sizeof *m + plen + 1, _Alignof(idm_mark));
+    if (m == NULL)
+        return idm__fail(err, IDM_ENOMEM, 0, "out of memory for a mark");
+    memset(m, 0, sizeof *m);
+    memcpy(m->path, path, plen + 1);
+    m->env = env;
+    m->fd = -1;
+    m->flags = cfg->flags;
+    m->reserve_ms = cfg->reserve_ms;
+    atomic_init(&m->limit_ms, INT64_MAX);
+    bool shared = (cfg->flags & IDM_MARK_SHARED) != 0, fresh = false;
+    rc = idm__os_mark_open(path, !shared, &m->fd, &fresh, err);
+    uint8_t buf[IDM_MARK_FILE_BYTES];
+    size_t len = 0;
+    if (rc == IDM_OK)
+        rc = idm__os_mark_read(m->fd, path, buf, &len, err);
+    int64_t mark = 0;
+    idm_error why = {0};
+    if (rc == IDM_OK && idm_mark_decode(buf, len, &mark, &m->seq, NULL, &why) != IDM_OK)
+        rc = idm__fail(err, IDM_ESTATE, 0,
+                       "mark file %s is damaged: it %s; nothing can be known of the IDs minted "
+                       "under it, so remove it only once the clock is past every ID minted",
+                       path, why.msg);
+    if (shared && m->fd >= 0)
+        idm__os_mark_unlock(m->fd);
+    if (rc != IDM_OK) {
+        idm__os_mark_close(m->fd);
+        idm__env_free(&env, m);
+        return rc;
+    }
+    m->resume_ms = mark;
+    atomic_init(&m->durable_ms, mark);
+    atomic_init(&m->ceiling_ms, mark);
+    pthread_mutex_init(&m->mu, NULL);
+    pthread_cond_init(&m->done, NULL);
+    *out = m;
+    return IDM_OK;
+}
+
+int64_t idm_mark_resume_ms(const idm_mark *m)
+{
+    return m != NULL ? m->resume_ms : 0;
+}
+
+int64_t idm_mark_durable_ms(const idm_mark *m)
+{
+    return m != NULL ? atomic_load(&((idm_mark *)m)->durable_ms) : 0;
+}
+
+int64_t idm_mark_ceiling_ms(const idm_mark *m)
+{
+    return m != NULL ? atomic_load(&((idm_mark *)m)->ceiling_ms) : 0;
+}
+
+uint64_t idm_mark_writes(const idm_mark *m)
+{
+    return m != NULL ? atomic_load(&((idm_mark *)m)->writes) : 0;
+}
+
+int64_t idm_mark_used_ms(const idm_mark *m)
+{
+    if (m == NULL)
+        return 0;
+    int64_t used = m->resume_ms;
+    for (size_t i = 0; i < m->n_att; i++) {
+        int64_t u;
+        switch (m->att[i].kind) {
+        case ATT_GEN:
+            u = idm_gen_high_water_ms(m->att[i].g);
+            break;
+        case ATT_SNOWFLAKE:
+            u = idm_snowflake_high_water_ms(m->att[i].g);
+            break;
+        default: {
+            int64_t wall = 0;
+            idm_hlc_decode(idm_hlc_last(m->att[i].g), &wall, NULL);
+            u = wall;
+            break;
+        }
+        }
+        used = max64(used, u);
+    }
+    return used;
+}
+
+/* ---- the write ------------------------------------------------------------ */
+
+/* Takes the write token (m->mu held); false when another holds it. */
+static bool take_token(idm_mark *m)
+{
+    if (m->in_flight)
+        return false;
+    m->in_flight = true;
+    return true;
+}
+
+static void give_back(idm_mark *m)
+{
+    m->in_flight = false;
+    pthread_cond_broadcast(&m->done);
+}
+
+static int64_t target_for(const idm_mark *m, int64_t need_ms)
+{
+    int64_t now = 0;
+    idm_error ignored;
+    /* A clock that cannot be read: the reserve from what is needed. */
+    if (idm__env_now_ms(&m->env, &now, &ignored) != IDM_OK)
+        now = 0;
+    return min64(max64(now, need_ms) + m->reserve_ms, MARK_MAX_MS);
+}
+
+bool idm_mark_want(idm_mark *m, int64_t need_unix_ms, bool at_ceiling, int64_t *target_ms)
+{
+    if (m == NULL)
+        return false;
+    int64_t durable = atomic_load(&m->durable_ms);
+    /* Ahead of need: once need comes within half a reserve of the mark. */
+    if (!at_ceiling && need_unix_ms < durable - m->reserve_ms / 2)
+        return false;
+    pthread_mutex_lock(&m->mu);
+    bool go = take_token(m);
+    pthread_mutex_unlock(&m->mu);
+    if (go && target_ms != NULL)
+        *target_ms = target_for(m, need_unix_ms);
+    return go;
+}
+
+static int write_file(idm_mark *m, int64_t target_ms, int64_t *durable_ms, idm_error *err)
+{
+    if (target_ms < 0 || target_ms > MARK_MAX_MS)
+        return idm__fail(err, IDM_EINVAL, 0, "a mark must be 0 to 2^48 - 1 ms, got %" PRId64,
+                         target_ms);
+    bool shared = (m->flags & IDM_MARK_SHARED) != 0;
+    int rc = IDM_OK;
+    if (shared) {
+        /* Another process may have written since: adopt a later mark, and
+         * number this write after the newest slot. */
+        rc = idm__os_mark_lock(m->fd, m->path, err);
+        if (rc != IDM_OK)
+            return rc;
+        uint8_t buf[IDM_MARK_FILE_BYTES];
+        size_t len = 0;
+        int64_t found = 0;
+        rc = idm__os_mark_read(m->fd, m->path, buf, &len, err);
+        if (rc == IDM_OK && idm_mark_decode(buf, len, &found, &m->seq, NULL, err) != IDM_OK)
+            rc = idm__fail(err, IDM_ESTATE, 0, "mark file %s was damaged under this process",
+                           m->path);
+        if (rc == IDM_OK && found >= target_ms) {
+            idm__os_mark_unlock(m->fd);
+            *durable_ms = found;
+            return IDM_OK;
+        }
+    }
+    if (rc == IDM_OK) {
+        int64_t now = 0;
+        idm_error ignored;
+        if (idm__env_now_ms(&m->env, &now, &ignored) != IDM_OK)
+            now = 0;
+        struct idm_mark_slot s = {m->seq + 1, target_ms, now, (uint32_t)getpid()};
+        uint8_t bytes[IDM_MARK_SLOT_BYTES];
+        idm__mark_slot_encode(&s, bytes);
+        rc = idm__os_mark_write(m->fd, m->path, (unsigned)(s.seq % 2), bytes, err);
+        if (rc == IDM_OK) {
+            m->seq = s.seq;
+            *durable_ms = target_ms;
+        }
+    }
+    if (shared)
+        idm__os_mark_unlock(m->fd);
+    return rc;
+}
+
+int idm_mark_write(idm_mark *m, int64_t target_ms, int64_t *durable_ms, idm_error *err)
+{
+    if (m == NULL || durable_ms == NULL)
+        return idm__fail(err, IDM_EINVAL, 0, "no mark or no place to store the result");
+    return write_file(m, target_ms, durable_ms, err);
+}
+
+/* m->mu held. */
+static void commit_locked(idm_mark *m, int64_t durable_ms)
+{
+    if (durable_ms > atomic_load(&m->durable_ms))
+        atomic_store(&m->durable_ms, durable_ms);
+    atomic_fetch_add(&m->writes, 1);
+    m->failed = false;
+    apply(m);
+    give_back(m);
+}
+
+void idm_mark_commit(idm_mark *m, int64_t durable_ms)
+{
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&m->mu);
+    commit_locked(m, durable_ms);
+    pthread_mutex_unlock(&m->mu);
+}
+
+void idm_mark_abort(idm_mark *m)
+{
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&m->mu);
+    m->failed = true;
+    give_back(m);
+    pthread_mutex_unlock(&m->mu);
+}
+
+static int fail_limit(const idm_mark *m, idm_error *err)
+{
+    return idm__fail(err, IDM_ECEILING, 0,
+                     "mark %s: the limit Unix ms %" PRId64 " is reached (the owner's other "
+                     "promise, such as a lease): nothing later may be minted until it is raised",
+                     m->path, atomic_load(&((idm_mark *)m)->limit_ms));
+}
+
+int idm_mark_advance(idm_mark *m, int64_t need_unix_ms, idm_error *err)
+{
+    if (m == NULL)
+        return idm__fail(err, IDM_EINVAL, 0, "no mark");
+    pthread_mutex_lock(&m->mu);
+    for (;;) {
+        if (atomic_load(&m->ceiling_ms) >= need_unix_ms) {
+            pthread_mutex_unlock(&m->mu);
+            return IDM_OK; /* raised meanwhile */
+        }
+        if (atomic_load(&m->limit_ms) < need_unix_ms) {
+            pthread_mutex_unlock(&m->mu);
+            return fail_limit(m, err);
+        }
+        if (take_token(m))
+            break;
+        pthread_cond_wait(&m->done, &m->mu);
+    }
+    pthread_mutex_unlock(&m->mu);
+    int64_t target = target_for(m, need_unix_ms), durable = 0;
+    int rc = write_file(m, target, &durable, err);
+    pthread_mutex_lock(&m->mu);
+    if (rc == IDM_OK) {
+        commit_locked(m, durable);
+    } else {
+        m->failed = true;
+        give_back(m);
+    }
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
+/* The blocking mode's ceiling handler (gen.h's idm_ceiling_fn). */
+static int on_ceiling(void *ctx, int64_t ceiling_unix_ms, idm_error *err)
+{
+    int64_t need = ceiling_unix_ms < MARK_MAX_MS ? ceiling_unix_ms + 1 : ceiling_unix_ms;
+    return idm_mark_advance(ctx, need, err);
+}
+
+void idm_mark_set_limit(idm_mark *m, int64_t limit_unix_ms)
+{
+    if (m == NULL)
+        return;
+    pthread_mutex_lock(&m->mu);
+    atomic_store(&m->limit_ms, limit_unix_ms);
+    apply(m);
+    pthread_mutex_unlock(&m->mu);
+}
+
+/* ---- attaching ------------------------------------------------------------ */
+
+static void set_handler(const struct attached *a, idm_ceiling_fn fn, void *ctx)
+{
+    switch (a->kind) {
+    case ATT_GEN:
+        idm_gen_set_ceiling_handler(a->g, fn, ctx);
+        break;
+    case ATT_SNOWFLAKE:
+        idm_snowflake_set_ceiling_handler(a->g, fn, ctx);
+        break;
+    default:
+        idm_hlc_set_ceiling_handler(a->g, fn, ctx);
+        break;
+    }
+}
+
+static int attach(idm_mark *m, int kind, void *g, idm_error *err)
+{
+    if (m == NULL || g == NULL)
+        return idm__fail(err, IDM_EINVAL, 0, "no mark or no generator");
+    if (m->n_att == MAX_ATTACH)
+        return idm__fail(err, IDM_EINVAL, 0, "a mark takes up to %d generators", MAX_ATTACH);
+    struct attached a = {kind, g};
+    if ((m->flags & IDM_MARK_SPLIT) == 0)
+        set_handler(&a, on_ceiling, m);
+    pthread_mutex_lock(&m->mu);
+    m->att[m->n_att++] = a;
+    apply(m);
+    pthread_mutex_unlock(&m->mu);
+    return IDM_OK;
+}
+
+int idm_mark_attach_gen(idm_mark *m, idm_gen *g, idm_error *err)
+{
+    if (m != NULL && g != NULL && m->resume_ms > 0) {
+        int rc = idm_gen_resume_after(g, m->resume_ms, err);
+        if (rc != IDM_OK)
+            return rc;
+    }
+    return attach(m, ATT_GEN, g, err);
+}
+
+int idm_mark_attach_snowflake(idm_mark *m, idm_snowflake *g, idm_error *err)
+{
+    if (m != NULL && g != NULL && idm_snowflake_high_water_ms(g) < m->resume_ms)
+        return idm__fail(err, IDM_EINVAL, 0,
+                         "the snowflake generator was not made to resume after mark %s (Unix ms "
+                         "%" PRId64 "): set resume_unix_ms to idm_mark_resume_ms",
+                         m->path, m->resume_ms);
+    return attach(m, ATT_SNOWFLAKE, g, err);
+}
+
+int idm_mark_attach_hlc(idm_mark *m, idm_hlc *h, idm_error *err)
+{
+    if (m != NULL && h != NULL && m->resume_ms > 0) {
+        int rc = idm_hlc_resume_after(h, m->resume_ms, err);
+        if (rc != IDM_OK)
+            return rc;
+    }
+    return attach(m, ATT_HLC, h, err);
+}
+
+/* ---- closing -------------------------------------------------------------- */
+
+int idm_mark_close(idm_mark *m, idm_error *err)
+{
+    if (m == NULL)
+        return IDM_OK;
+    int rc = IDM_OK;
+    pthread_mutex_lock(&m->mu);
+    while (m->in_flight)
+        pthread_cond_wait(&m->done, &m->mu);
+    bool failed = m->failed;
+    pthread_mutex_unlock(&m->mu);
+    if (failed) {
+        rc = idm__fail(err, IDM_ESTATE, 0,
+                       "the last write of mark file %s failed; it is left as it is (safe: the "
+                       "next run resumes above what it holds)",
+                       m->path);
+    } else if ((m->flags & IDM_MARK_SHARED) == 0) {
+        /* Down to what was used, never below it nor below the file's mark
+         * at open: the next run resumes right above the last ID. */
+        int64_t used = idm_mark_used_ms(m), durable = atomic_load(&m->durable_ms), got = 0;
+        if (used < durable && (rc = write_file(m, used, &got, err)) == IDM_OK) {
+            /* Nothing past the file now, should a generator mint on. */
+            atomic_store(&m->durable_ms, got);
+            apply(m);
+        }
+    }
+    for (size_t i = 0; i < m->n_att; i++)
+        set_handler(&m->att[i], NULL, NULL);
+    idm__os_mark_close(m->fd);
+    pthread_cond_destroy(&m->done);
+    pthread_mutex_destroy(&m->mu);
+    struct idm_env env = m->env;
+    idm__env_free(&env, m);
+    return rc;
+}
