@@ -48,7 +48,8 @@ enum {
     OPT_EXPIRES,
     OPT_KEY_FILE,
     OPT_AFTER,
-    OPT_MAX_OFFSET
+    OPT_MAX_OFFSET,
+    OPT_MARK
 };
 
 /* One option per line. */
@@ -71,6 +72,7 @@ static const idmx_option gen_options[] = {
     {"key-file", 0, IDMX_REQUIRED_ARG, OPT_KEY_FILE},
     {"after", 0, IDMX_REQUIRED_ARG, OPT_AFTER},
     {"max-offset", 0, IDMX_REQUIRED_ARG, OPT_MAX_OFFSET},
+    {"mark", 0, IDMX_REQUIRED_ARG, OPT_MARK},
     {NULL, 0, 0, 0},
 };
 /* clang-format on */
@@ -105,6 +107,12 @@ const char cli_gen_help[] =
     "                       clock than --max-offset\n"
     "      --max-offset MS  how far ahead of the clock --after's ID may be\n"
     "                       (default 500)\n"
+    "      --mark FILE      crash-safe minting: no ID is printed before a time\n"
+    "                       mark at or above it is on disk in FILE, and a run\n"
+    "                       resumes above the mark it finds there, so runs killed\n"
+    "                       at any moment or run with the clock set back never\n"
+    "                       repeat an ID (uuidv7, ulid, ksuid, typeid, snowflake;\n"
+    "                       one run per FILE at a time)\n"
     "  -h, --help           show this help and exit\n"
     "\n"
     "Signed token options (token only; see idmint verify):\n"
@@ -158,6 +166,7 @@ typedef struct gen_opts {
     const char *key_file; /* its key */
     const char *after;
     const char *max_offset;
+    const char *mark; /* --mark FILE */
 } gen_opts;
 
 /* --after's ID, parsed (seen_parse), and --max-offset. */
@@ -564,6 +573,64 @@ static int observe_gen(cli *c, idm_gen *g, const gen_opts *o, const gen_seen *se
     return rc == IDM_OK ? CLI_EXIT_OK : seen_refused(c, o, rc, &err);
 }
 
+/* --mark FILE: the durable mark (mark.h), blocking mode. NULL *out when
+ * no --mark. */
+static int mark_open(cli *c, const gen_opts *o, idm_mark **out)
+{
+    *out = NULL;
+    if (o->mark == NULL) {
+        return CLI_EXIT_OK;
+    }
+    idm_error err = {0};
+    int rc = idm_mark_open(out, o->mark, NULL, &err);
+    if (rc != IDM_OK) {
+        cli_diag(c, "--mark: %s", cli_reason(&err, rc));
+        return CLI_EXIT_FAIL;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Closes the mark once nothing mints any more (it is lowered to the last
+ * time used); st: the run's status so far. */
+static int mark_close(cli *c, idm_mark *m, int st)
+{
+    idm_error err = {0};
+    int rc = idm_mark_close(m, &err);
+    if (rc != IDM_OK) {
+        cli_diag(c, "--mark: %s", cli_reason(&err, rc));
+        return st != CLI_EXIT_OK ? st : CLI_EXIT_FAIL;
+    }
+    return st;
+}
+
+/* A run killed a moment ago leaves its mark up to a reserve ahead of the
+ * clock, and a snowflake cannot be minted below it: the next run waits
+ * that moment out instead of failing. A mark further ahead means the clock
+ * was set back; the generator then refuses (or waits up to --max-rewind). */
+static void mark_wait(int64_t resume_ms)
+{
+    idm_clock clock = idm_clock_system();
+    int64_t now_ns = 0;
+    if (clock.now_ns(clock.ctx, &now_ns) != IDM_OK) {
+        return;
+    }
+    int64_t ahead_ns = resume_ms * 1000000 - now_ns;
+    if (ahead_ns > 0 && ahead_ns <= (int64_t)IDM_MARK_DEFAULT_RESERVE_MS * 1000000) {
+        clock.sleep_ns(clock.ctx, ahead_ns + 1000000);
+    }
+}
+
+/* The lease's part of a snowflake's ceiling: the mark's limit when there
+ * is a mark (which computes min(durable, limit)), else the ceiling. */
+static void lease_ceiling(idm_snowflake *g, idm_mark *m, const cli_node_lease *lease)
+{
+    if (m != NULL) {
+        idm_mark_set_limit(m, cli_node_lease_ceiling(lease));
+    } else {
+        idm_snowflake_set_ceiling(g, cli_node_lease_ceiling(lease));
+    }
+}
+
 static int gen_snowflake(cli *c, const gen_opts *o)
 {
     idm_snowflake_config cfg;
@@ -592,14 +659,33 @@ static int gen_snowflake(cli *c, const gen_opts *o)
         cfg.node = lease.node;
         cfg.resume_unix_ms = lease.claim_mark;
     }
+    idm_mark *mark = NULL;
+    st = mark_open(c, o, &mark);
+    if (st != CLI_EXIT_OK) {
+        if (leased) {
+            cli_node_lease_end(&lease, 0);
+        }
+        return st;
+    }
+    if (mark != NULL && idm_mark_resume_ms(mark) > cfg.resume_unix_ms) {
+        cfg.resume_unix_ms = idm_mark_resume_ms(mark);
+    }
+    if (mark != NULL) {
+        mark_wait(idm_mark_resume_ms(mark));
+    }
     cfg.gen.state_path = o->state;
     idm_snowflake *g = NULL;
     idm_error err = {0};
     int rc = idm_snowflake_new(&g, &cfg, &err);
+    if (rc == IDM_OK && mark != NULL) {
+        rc = idm_mark_attach_snowflake(mark, g, &err);
+    }
     if (rc != IDM_OK) {
         if (leased) {
             cli_node_lease_end(&lease, 0);
         }
+        idm_snowflake_free(g);
+        (void)mark_close(c, mark, CLI_EXIT_FAIL);
         if (rc == IDM_EINVAL) {
             return cli_usage(c, "%s", cli_reason(&err, rc));
         }
@@ -607,7 +693,7 @@ static int gen_snowflake(cli *c, const gen_opts *o)
     }
     held_node held = {&lease, g};
     if (leased) {
-        idm_snowflake_set_ceiling(g, cli_node_lease_ceiling(&lease));
+        lease_ceiling(g, mark, &lease);
         c->on_close = release_on_close;
         c->on_close_ctx = &held;
     }
@@ -624,7 +710,7 @@ static int gen_snowflake(cli *c, const gen_opts *o)
             if (st != CLI_EXIT_OK) {
                 break;
             }
-            idm_snowflake_set_ceiling(g, cli_node_lease_ceiling(&lease));
+            lease_ceiling(g, mark, &lease);
         }
         /* Up to 20 digits and a newline each, and the formatter's NUL. */
         size_t n = (TEXT_CHUNK_BYTES - 1) / 21;
@@ -646,13 +732,17 @@ static int gen_snowflake(cli *c, const gen_opts *o)
             if (st != CLI_EXIT_OK) {
                 break;
             }
-            idm_snowflake_set_ceiling(g, cli_node_lease_ceiling(&lease));
+            lease_ceiling(g, mark, &lease);
             continue;
         }
         if (rc != IDM_OK) {
             char name[IDM_SF_SPEC_CAP];
             cli_layout_name(&cfg.layout, name, sizeof name);
-            cli_diag(c, "cannot mint snowflake (layout %s): %s", name, cli_reason(&err, rc));
+            cli_diag(c, "cannot mint snowflake (layout %s): %s%s", name, cli_reason(&err, rc),
+                     rc == IDM_ECLOCK_REWIND && mark != NULL
+                         ? " (the clock is behind the time --mark's file says was used; mint "
+                           "again once it has passed that, or allow the wait with --max-rewind)"
+                         : "");
             st = CLI_EXIT_FAIL;
             break;
         }
@@ -666,6 +756,7 @@ static int gen_snowflake(cli *c, const gen_opts *o)
         c->on_close_ctx = NULL;
         cli_node_lease_end(&lease, idm_snowflake_high_water_ms(g));
     }
+    st = mark_close(c, mark, st);
     idm_snowflake_free(g);
     return st;
 }
@@ -700,6 +791,16 @@ static int check_applicable(cli *c, const gen_opts *o)
     }
     if (o->state != NULL && !o->format->time_ordered) {
         return cli_usage(c, "option '--state' applies only to time-ordered formats, not %s", name);
+    }
+    if (o->mark != NULL && !o->format->time_ordered) {
+        return cli_usage(c, "option '--mark' applies only to time-ordered formats, not %s", name);
+    }
+    if (o->mark != NULL && o->state != NULL) {
+        return cli_usage(c, "options '--mark' and '--state' do not go together: a mark file "
+                            "belongs to one run at a time, a state file to every process");
+    }
+    if (o->mark != NULL && o->mark[0] == '\0') {
+        return cli_usage(c, "--mark: needs a file");
     }
     if (o->after != NULL && !o->format->time_ordered) {
         return cli_usage(c, "option '--after' applies only to time-ordered formats, not %s", name);
@@ -792,6 +893,9 @@ static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
     case OPT_MAX_OFFSET:
         o->max_offset = p->arg;
         break;
+    case OPT_MARK:
+        o->mark = p->arg;
+        break;
     default:
         return cli_usage(c, "unhandled option '%s'", p->name != NULL ? p->name : "?");
     }
@@ -845,7 +949,13 @@ int cli_gen(cli *c, int argc, char **argv)
             cli_diag(c, "cannot create a generator: %s", cli_reason(&err, rc));
             return CLI_EXIT_FAIL;
         }
-        if (o.after != NULL) {
+        idm_mark *mark = NULL;
+        st = mark_open(c, &o, &mark);
+        if (st == CLI_EXIT_OK && mark != NULL && (rc = idm_mark_attach_gen(mark, g, &err)) != IDM_OK) {
+            cli_diag(c, "--mark: %s", cli_reason(&err, rc));
+            st = CLI_EXIT_FAIL;
+        }
+        if (st == CLI_EXIT_OK && o.after != NULL) {
             st = observe_gen(c, g, &o, &seen);
         }
         switch (st != CLI_EXIT_OK ? -1 : o.format->id) {
@@ -864,6 +974,9 @@ int cli_gen(cli *c, int argc, char **argv)
         default:
             st = gen_text(c, g, &o);
             break;
+        }
+        if (mark != NULL) {
+            st = mark_close(c, mark, st);
         }
         idm_gen_free(g);
     }

@@ -95,8 +95,11 @@ for f in uuidv7 ulid ksuid typeid snowflake; do
               after_all $f '$seen' \"$T_DIR/ids\""
     # EVIDENCE: exit 1 when an ID could not be minted; diagnostics name the
     # offending input and the reason.
-    far=$(id_at "$f" $(($(now_ms) + 2000)))
-    check "gen $f --after an ID 2 s ahead (--max-offset 1000): refused, exit 1, nothing printed" \
+    # 3 s: a KSUID's time is its second's start, so "2 s ahead" could be
+    # only 1.0x s ahead, and less than the limit by the time a loaded
+    # machine runs the command.
+    far=$(id_at "$f" $(($(now_ms) + 3000)))
+    check "gen $f --after an ID 3 s ahead (--max-offset 1000): refused, exit 1, nothing printed" \
         -s 1 -o '' -e "idmint: $far: the [A-Za-z0-9]+ seen is [0-9]+ ms ahead of the local clock, more than the limit of 1000 ms" \
         -- "$IDMINT" gen "$f" $(opts_of "$f") -n 3 --after "$far" --max-offset 1000
     old=$(id_at "$f" $(($(now_ms) - 10000)))
