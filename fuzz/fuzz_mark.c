@@ -38,7 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (seq < UINT64_MAX) {
             uint8_t file[IDM_MARK_FILE_BYTES] = {0};
             memcpy(file, in.text, in.len < sizeof file ? in.len : sizeof file);
-            struct idm_mark_slot next = {seq + 1, (mark + 1) % (INT64_C(1) << 48), written, 1};
+            struct idm_mark_slot next = {seq + 1, (mark + 1) % (INT64_C(1) << 48), written, 1, {0}};
             idm__mark_slot_encode(&next, file + ((seq + 1) % 2) * IDM_MARK_SLOT_STRIDE);
             int64_t m2 = -1;
             uint64_t s2 = 0;

@@ -42,7 +42,8 @@
  * The file (IDM_MARK_FILE_BYTES, made with mode 0600 and allocated at once,
  * so a rewrite in place needs no new block on a full disk) holds two
  * 64-byte slots, at offsets 0 and 512: "IDMMARK1", a sequence number, the
- * mark, the time of the write, the writer's pid, and a CRC-32C of the rest.
+ * mark, the time of the write, the writer's pid, the owner's 16-byte tag
+ * (idm_mark_set_tag), and a CRC-32C of the rest.
  * A write goes to the older slot, so a torn write leaves the newer one
  * valid. As host-wide state files (gen.h), a symbolic link, anything but a
  * regular file, a file of another uid and one its group or others may write
@@ -74,6 +75,7 @@ IDM_BEGIN_DECLS
 
 #define IDM_MARK_FILE_BYTES 1024
 #define IDM_MARK_DEFAULT_RESERVE_MS 1000
+#define IDM_MARK_TAG_BYTES 16
 
 /* Flags of idm_mark_config. */
 enum {
@@ -136,6 +138,24 @@ IDM_API uint64_t idm_mark_writes(const idm_mark *m);
 IDM_API IDM_NODISCARD int idm_mark_attach_gen(idm_mark *m, idm_gen *g, idm_error *err);
 IDM_API IDM_NODISCARD int idm_mark_attach_snowflake(idm_mark *m, idm_snowflake *g, idm_error *err);
 IDM_API IDM_NODISCARD int idm_mark_attach_hlc(idm_mark *m, idm_hlc *h, idm_error *err);
+
+/* The owner's tag: 16 bytes written with every later write (set_tag), and
+ * the tag of the newest slot read (at open, or by a shared write). An
+ * owner records there what the mark cannot know, such as the boot of the
+ * machine its host-wide state was last resumed in (pg_idmint). A shared
+ * mark's write with another tag than the file's is made even when the
+ * file's mark is already high enough. Thread-safe: no (set_tag before the
+ * mark is shared; tag while no write runs). */
+IDM_API void idm_mark_set_tag(idm_mark *m, const uint8_t tag[IDM_MARK_TAG_BYTES]);
+IDM_API void idm_mark_tag(const idm_mark *m, uint8_t tag[IDM_MARK_TAG_BYTES]);
+
+/* For an owner whose snowflake generators keep a host-wide state known to
+ * hold every ID minted under this mark (pg_idmint knows it when the state
+ * file survived and the tag names this boot of the machine): attaching
+ * them then skips the check that they were made to resume above the mark,
+ * so they continue from the state rather than from the later mark.
+ * Thread-safe: no (before attaching). */
+IDM_API void idm_mark_trust_state(idm_mark *m);
 
 /* Sets the limit: the other bound on the ceiling (INT64_MAX, the default:
  * none). Lowering takes effect for calls that start afterwards; a limit

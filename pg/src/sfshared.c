@@ -11,30 +11,34 @@
  *                              compare-and-swap, so a backend killed at any
  *                              instant leaves it consistent. Equivalent
  *                              layouts (a preset and its spec) share it.
- *   snowflake-NODE-HASH.mark   the durable mark: two 96-byte slots, each
- *                              {magic, sequence, mark in Unix ms, boot id,
- *                              CRC-32C}; a write goes to the older slot and
- *                              is fdatasync'ed, so a torn write leaves the
- *                              other slot valid. The file is also the lock
- *                              (flock) that orders writers.
+ *   snowflake-NODE-HASH.idmark the durable mark: libidmint's mark file
+ *                              (include/idmint/mark.h: two checksummed
+ *                              slots, fdatasync, an flock around each write)
+ *                              shared by every backend, its tag the boot of
+ *                              the machine the state was last resumed in.
+ *                              pg_idmint 0.2's snowflake-NODE-HASH.mark (its
+ *                              own 96-byte slots) is read once, carried
+ *                              into the new file and removed.
  *
- * The invariant is idmintd's (server/hwm.h): no snowflake carries a time
- * later than the mark that was on disk when it was minted. Each backend's
- * generator has the mark as its ceiling (idm_snowflake_set_ceiling); one
- * that reaches it takes the lock and adopts a mark another backend wrote
- * since, or writes max(now, latest time used) + pg_idmint.reserve and syncs
- * it - one fdatasync per reserve for the whole server.
+ * The invariant is idmintd's: no snowflake carries a time later than the
+ * mark that was on disk when it was minted. Each backend's generator is
+ * attached to the mark (split mode: it never writes inside a minting
+ * call), which sets its ceiling; one that reaches it calls idm_mark_advance,
+ * which adopts a mark another backend wrote since, or writes
+ * max(now, latest time used + a unit) + pg_idmint.reserve and syncs it -
+ * one fdatasync per reserve for the whole server.
  *
- * Where a backend's generator resumes (read under the lock, at creation):
+ * Where a backend's generator resumes (at creation):
  *   - from the state file itself, when it is known to hold every ID minted:
- *     it existed, and the mark file was written in this boot of the machine
+ *     it existed, and the mark's tag is this boot of the machine
  *     (/proc/sys/kernel/random/boot_id). A crash of the server, a backend
  *     killed, a restart: the mapping's pages live on in the kernel's page
  *     cache, so the state's last compare-and-swap is there.
  *   - from the mark, otherwise: a new state file, or a reboot since (a power
  *     loss may lose the state's last writes, never a synced mark). The
  *     resume moves the shared state above the mark; only then is this boot
- *     recorded in the mark file, so later backends trust the state.
+ *     written as the mark's tag, so later backends trust the state (one
+ *     that looks earlier resumes from the mark too, which is safe).
  * A clock behind the resume point (or a clock stepped back) by up to
  * pg_idmint.max_rewind is waited out, interruptibly; by more, snowflake()
  * fails with 55000 saying how far, until the clock has caught up.
@@ -55,143 +59,126 @@
 #include <unistd.h>
 
 #define DIR_NAME "pg_idmint"
-#define SLOT_BYTES 96
 #define BOOT_ID_CAP 40
+#define OLD_SLOT_BYTES 96
 
-typedef struct mark_slot {
-    char magic[8]; /* "IDMPGMK1" */
-    uint64 seq;
-    int64 mark_ms;
-    char boot[BOOT_ID_CAP];
-    uint32 crc; /* CRC-32C of the bytes before it */
-} mark_slot;
-
-StaticAssertDecl(sizeof(mark_slot) <= SLOT_BYTES, "a mark slot fits its 96 bytes");
-
-static const char slot_magic[8] = {'I', 'D', 'M', 'P', 'G', 'M', 'K', '1'};
-
-/* The backend's generator and what it was made for. */
+/* The backend's generator, its mark and what they were made for. */
 static struct {
     idm_snowflake *g;
+    idm_mark *mark;
     idm_sf_layout layout;
     uint64 node;
     int max_rewind_ms;
-    int fd;            /* the mark file, open while g exists */
-    uint64 seq;        /* sequence of the newest valid slot read */
+    int reserve_ms;
     char mark_path[MAXPGPATH];
-} sf = {.fd = -1};
+} sf;
 
-/* --- the mark file ---------------------------------------------------------- */
+/* --- the boot, the mark's tag ------------------------------------------------ */
 
-static uint32 slot_crc(const mark_slot *s)
+/* This boot of the machine as 16 bytes (/proc/sys/kernel/random/boot_id, a
+ * UUID); all zero when unknown, which never matches, so the state is then
+ * never trusted. */
+static void read_boot_tag(uint8 tag[IDM_MARK_TAG_BYTES])
 {
-    pg_crc32c crc;
-    INIT_CRC32C(crc);
-    COMP_CRC32C(crc, s, offsetof(mark_slot, crc));
-    FIN_CRC32C(crc);
-    return crc;
-}
-
-static void read_boot_id(char *dst)
-{
-    memset(dst, 0, BOOT_ID_CAP);
+    memset(tag, 0, IDM_MARK_TAG_BYTES);
+    char text[BOOT_ID_CAP] = {0};
     int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return; /* unknown: never matches, so the state is never trusted */
-    ssize_t n = read(fd, dst, BOOT_ID_CAP - 1);
-    close(fd);
-    if (n <= 0) {
-        dst[0] = '\0';
         return;
-    }
-    while (n > 0 && (dst[n - 1] == '\n' || dst[n - 1] == '\0'))
-        n--;
-    dst[n] = '\0';
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    idm_uuid u;
+    if (n >= IDM_UUID_STRLEN && idm_uuid_parse(text, IDM_UUID_STRLEN, &u, NULL) == IDM_OK)
+        memcpy(tag, u.bytes, IDM_MARK_TAG_BYTES);
 }
 
-/* Reads the newest valid slot into *out (zeroed when the file is empty).
- * A file with bytes but no valid slot is damaged: ERROR. */
-static void read_mark(mark_slot *out)
+static bool tag_known(const uint8 tag[IDM_MARK_TAG_BYTES])
 {
-    char buf[2 * SLOT_BYTES];
-    memset(out, 0, sizeof *out);
-    ssize_t n = pread(sf.fd, buf, sizeof buf, 0);
-    if (n < 0)
-        ereport(ERROR, (errcode_for_file_access(),
-                        errmsg("could not read \"%s\": %m", sf.mark_path)));
-    bool found = false;
-    for (int i = 0; i < 2; i++) {
-        if (n < (i + 1) * SLOT_BYTES)
-            break;
-        mark_slot s;
-        memcpy(&s, buf + i * SLOT_BYTES, sizeof s);
-        if (memcmp(s.magic, slot_magic, sizeof s.magic) != 0 || s.crc != slot_crc(&s))
-            continue;
-        s.boot[BOOT_ID_CAP - 1] = '\0';
-        if (!found || s.seq > out->seq)
-            *out = s;
-        found = true;
-    }
-    if (!found && n > 0)
+    for (int i = 0; i < IDM_MARK_TAG_BYTES; i++)
+        if (tag[i] != 0)
+            return true;
+    return false;
+}
+
+/* --- the mark file ------------------------------------------------------------ */
+
+/* A mark file with bytes but no valid mark: XX001, the file left as it is. */
+pg_noinline static void check_not_damaged(const char *path)
+{
+    uint8 buf[IDM_MARK_FILE_BYTES];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return; /* missing (made by idm_mark_open), or refused there */
+    ssize_t n = pread(fd, buf, sizeof buf, 0);
+    close(fd);
+    idm_error err;
+    pgi_error_init(&err);
+    if (n >= 0 && idm_mark_decode(buf, (size_t)n, NULL, NULL, NULL, &err) != IDM_OK)
         ereport(ERROR,
                 (errcode(ERRCODE_DATA_CORRUPTED),
-                 errmsg("\"%s\" holds no valid snowflake mark", sf.mark_path),
+                 errmsg("\"%s\" holds no valid snowflake mark", path),
+                 errdetail("%s", err.msg),
                  errhint("If the clock is known to be past every snowflake minted on this server, "
                          "stop the server and remove the file; snowflake() then starts afresh.")));
-    sf.seq = out->seq;
 }
 
-/* Writes mark_ms and this boot to the older slot and syncs it. */
-static void write_mark(int64 mark_ms, const char *boot)
+/* The mark of pg_idmint 0.2's own format (base.mark: two 96-byte slots
+ * {"IDMPGMK1", seq, mark_ms, boot id, CRC-32C}), 0 when there is none:
+ * read once, to carry it into the library's mark file. A file with bytes
+ * but no valid slot is damaged: XX001. */
+pg_noinline static int64 read_old_mark(const char *path)
 {
-    char buf[SLOT_BYTES];
-    mark_slot s;
-    memset(buf, 0, sizeof buf);
-    memset(&s, 0, sizeof s);
-    memcpy(s.magic, slot_magic, sizeof s.magic);
-    s.seq = sf.seq + 1;
-    s.mark_ms = mark_ms;
-    strlcpy(s.boot, boot, sizeof s.boot);
-    s.crc = slot_crc(&s);
-    memcpy(buf, &s, sizeof s);
-    off_t at = (off_t)(s.seq & 1) * SLOT_BYTES;
-    ssize_t n = pwrite(sf.fd, buf, sizeof buf, at);
-    if (n != (ssize_t)sizeof buf) {
-        if (n >= 0)
-            errno = ENOSPC;
-        ereport(ERROR, (errcode_for_file_access(),
-                        errmsg("could not write the snowflake mark to \"%s\": %m", sf.mark_path)));
+    static const char magic[8] = {'I', 'D', 'M', 'P', 'G', 'M', 'K', '1'};
+    enum { OFF_SEQ = 8, OFF_MARK = 16, OFF_CRC = 8 + 8 + 8 + BOOT_ID_CAP };
+    char buf[2 * OLD_SLOT_BYTES];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = pread(fd, buf, sizeof buf, 0);
+    close(fd);
+    uint64 best_seq = 0;
+    int64 best = 0;
+    for (int i = 0; i < 2 && n >= (i + 1) * OLD_SLOT_BYTES; i++) {
+        const char *slot = buf + i * OLD_SLOT_BYTES;
+        uint32 crc_stored;
+        uint64 seq;
+        int64 mark;
+        memcpy(&crc_stored, slot + OFF_CRC, sizeof crc_stored);
+        memcpy(&seq, slot + OFF_SEQ, sizeof seq);
+        memcpy(&mark, slot + OFF_MARK, sizeof mark);
+        pg_crc32c crc;
+        INIT_CRC32C(crc);
+        COMP_CRC32C(crc, slot, OFF_CRC);
+        FIN_CRC32C(crc);
+        if (memcmp(slot, magic, sizeof magic) == 0 && crc == crc_stored && seq >= best_seq) {
+            best_seq = seq;
+            best = mark;
+        }
     }
-    if (fdatasync(sf.fd) != 0)
-        ereport(ERROR, (errcode_for_file_access(),
-                        errmsg("could not sync the snowflake mark \"%s\": %m", sf.mark_path)));
-    sf.seq = s.seq;
+    if (best_seq == 0 && n > 0)
+        ereport(ERROR,
+                (errcode(ERRCODE_DATA_CORRUPTED),
+                 errmsg("\"%s\" holds no valid snowflake mark", path),
+                 errhint("If the clock is known to be past every snowflake minted on this server, "
+                         "stop the server and remove the file; snowflake() then starts afresh.")));
+    return best;
 }
 
-static void lock_mark(void)
+static void mark_failed(int rc, idm_error *err, const char *what)
 {
-    while (flock(sf.fd, LOCK_EX) != 0) {
-        if (errno != EINTR)
-            ereport(ERROR, (errcode_for_file_access(),
-                            errmsg("could not lock \"%s\": %m", sf.mark_path)));
-        CHECK_FOR_INTERRUPTS();
-    }
-}
-
-static void unlock_mark(void)
-{
-    (void)flock(sf.fd, LOCK_UN);
+    pgi_raise(rc, err, what);
 }
 
 /* --- the generator ------------------------------------------------------------ */
 
 static void drop_generator(void)
 {
+    /* The mark first: it reads the generator's high water. A shared mark
+     * is never lowered, so closing it writes nothing. */
+    (void)idm_mark_close(sf.mark, NULL);
+    sf.mark = NULL;
     idm_snowflake_free(sf.g);
     sf.g = NULL;
-    if (sf.fd >= 0)
-        close(sf.fd);
-    sf.fd = -1;
 }
 
 static uint64 fnv1a(const char *s)
@@ -235,26 +222,42 @@ static void make_generator(const idm_sf_layout *l, uint64 node)
     if (mkdir(DIR_NAME, pg_dir_create_mode) != 0 && errno != EEXIST)
         ereport(ERROR, (errcode_for_file_access(),
                         errmsg("could not create directory \"%s\": %m", DIR_NAME)));
-    char base[MAXPGPATH], state_path[MAXPGPATH];
+    char base[MAXPGPATH], state_path[MAXPGPATH], old_path[MAXPGPATH];
     snprintf(base, sizeof base, DIR_NAME "/snowflake-%llu-%016llx", (unsigned long long)node,
              (unsigned long long)fnv1a(spec));
     snprintf(state_path, sizeof state_path, "%s.state", base);
-    snprintf(sf.mark_path, sizeof sf.mark_path, "%s.mark", base);
+    snprintf(sf.mark_path, sizeof sf.mark_path, "%s.idmark", base);
+    snprintf(old_path, sizeof old_path, "%s.mark", base);
 
-    sf.fd = open(sf.mark_path, O_RDWR | O_CREAT | O_CLOEXEC, S_IRUSR | S_IWUSR);
-    if (sf.fd < 0)
-        ereport(ERROR, (errcode_for_file_access(),
-                        errmsg("could not open \"%s\": %m", sf.mark_path)));
+    struct stat st;
+    bool fresh_mark = stat(sf.mark_path, &st) != 0;
+    int64 old_mark = fresh_mark ? read_old_mark(old_path) : 0;
+    check_not_damaged(sf.mark_path);
+    idm_mark_config mc;
+    idm_mark_config_init(&mc);
+    mc.reserve_ms = pgi_reserve_ms;
+    mc.allocator = pgi_allocator;
+    /* Every backend shares the file; none ever waits inside a minting
+     * call (pgi_sf_next raises the mark itself, between tries). */
+    mc.flags = IDM_MARK_SHARED | IDM_MARK_SPLIT;
+    idm_error err;
+    pgi_error_init(&err);
+    int rc = idm_mark_open(&sf.mark, sf.mark_path, &mc, &err);
+    if (rc != IDM_OK) {
+        sf.mark = NULL;
+        mark_failed(rc, &err, "snowflake(): could not open the durable mark");
+    }
     PG_TRY();
     {
-        lock_mark();
-        mark_slot m;
-        read_mark(&m);
-        char boot[BOOT_ID_CAP];
-        read_boot_id(boot);
-        struct stat st;
+        uint8 boot[IDM_MARK_TAG_BYTES], tag[IDM_MARK_TAG_BYTES];
+        read_boot_tag(boot);
+        idm_mark_tag(sf.mark, tag);
+        int64 resume = idm_mark_resume_ms(sf.mark);
         bool state_exists = stat(state_path, &st) == 0;
-        bool trusted = state_exists && m.seq > 0 && boot[0] != '\0' && strcmp(m.boot, boot) == 0;
+        bool trusted = state_exists && resume > 0 && tag_known(boot) &&
+                       memcmp(tag, boot, sizeof tag) == 0;
+        if (old_mark > resume)
+            resume = old_mark; /* pg_idmint 0.2's mark, carried over */
 
         idm_snowflake_config cfg;
         idm_snowflake_config_init(&cfg);
@@ -263,20 +266,40 @@ static void make_generator(const idm_sf_layout *l, uint64 node)
         cfg.layout = *l;
         cfg.node = node;
         cfg.max_rewind_ms = pgi_max_rewind_ms;
-        cfg.resume_unix_ms = trusted ? 0 : m.mark_ms;
-        idm_error err = {0};
-        int rc = idm_snowflake_new(&sf.g, &cfg, &err);
+        cfg.resume_unix_ms = trusted ? 0 : resume;
+        rc = idm_snowflake_new(&sf.g, &cfg, &err);
         if (rc != IDM_OK) {
             sf.g = NULL;
             pgi_raise(rc, &err, "snowflake(): could not open the server-wide state");
         }
+        if (trusted)
+            idm_mark_trust_state(sf.mark);
+        rc = idm_mark_attach_snowflake(sf.mark, sf.g, &err);
+        if (rc != IDM_OK)
+            mark_failed(rc, &err, "snowflake(): could not attach the durable mark");
         if (!trusted) {
-            write_mark(m.mark_ms, boot);
-            if (!state_exists)
+            /* The state now lies above the mark: record this boot, so that
+             * later backends trust the state (a write even when the mark
+             * stays, since the tag changes). */
+            idm_mark_set_tag(sf.mark, boot);
+            int64 target = 0, durable = 0;
+            rc = IDM_OK;
+            if (idm_mark_want(sf.mark, resume, true, &target)) {
+                rc = idm_mark_write(sf.mark, resume, &durable, &err);
+                if (rc == IDM_OK)
+                    idm_mark_commit(sf.mark, durable);
+                else
+                    idm_mark_abort(sf.mark);
+            }
+            if (rc == IDM_OK && old_mark > 0 && unlink(old_path) != 0 && errno != ENOENT)
+                ereport(WARNING, (errcode_for_file_access(),
+                                  errmsg("could not remove \"%s\" (carried into \"%s\"): %m",
+                                         old_path, sf.mark_path)));
+            if (rc != IDM_OK)
+                mark_failed(rc, &err, "snowflake(): could not write the durable mark");
+            if (!state_exists || fresh_mark)
                 sync_dir(DIR_NAME);
         }
-        unlock_mark();
-        idm_snowflake_set_ceiling(sf.g, m.mark_ms);
     }
     PG_CATCH();
     {
@@ -287,6 +310,7 @@ static void make_generator(const idm_sf_layout *l, uint64 node)
     sf.layout = *l;
     sf.node = node;
     sf.max_rewind_ms = pgi_max_rewind_ms;
+    sf.reserve_ms = pgi_reserve_ms;
 }
 
 static bool same_layout(const idm_sf_layout *a, const idm_sf_layout *b)
@@ -301,40 +325,25 @@ static idm_snowflake *generator(void)
     const idm_sf_layout *l = pgi_layout();
     uint64 node = (uint64)pgi_node;
     if (likely(sf.g != NULL && sf.node == node && sf.max_rewind_ms == pgi_max_rewind_ms &&
-               same_layout(&sf.layout, l)))
+               sf.reserve_ms == pgi_reserve_ms && same_layout(&sf.layout, l)))
         return sf.g;
     drop_generator();
     make_generator(l, node);
     return sf.g;
 }
 
-/* The generator reached its ceiling: adopt a later mark from the file, or
- * write and sync one. */
+/* The generator reached its ceiling: the mark adopts a later one another
+ * backend wrote, or writes and syncs max(now, latest used + a unit) plus
+ * pg_idmint.reserve, and raises the ceiling (the one rule: mark.h). */
 static void raise_mark(idm_snowflake *g)
 {
     int64 now_ms = pgi_now_ns() / 1000000;
     int64 used_ms = idm_snowflake_high_water_ms(g);
-    int64 base = Max(now_ms, used_ms) + sf.layout.unit_ms;
-    int64 ceiling = idm_snowflake_ceiling(g);
-    lock_mark();
-    PG_TRY();
-    {
-        mark_slot m;
-        read_mark(&m);
-        int64 mark = m.mark_ms;
-        if (mark <= ceiling || mark < base) {
-            char boot[BOOT_ID_CAP];
-            read_boot_id(boot);
-            mark = Max(mark, base + pgi_reserve_ms);
-            write_mark(mark, boot);
-        }
-        idm_snowflake_set_ceiling(g, mark);
-    }
-    PG_FINALLY();
-    {
-        unlock_mark();
-    }
-    PG_END_TRY();
+    idm_error err;
+    pgi_error_init(&err);
+    int rc = idm_mark_advance(sf.mark, Max(now_ms, used_ms) + sf.layout.unit_ms, &err);
+    if (rc != IDM_OK)
+        mark_failed(rc, &err, "snowflake(): could not write the durable mark");
 }
 
 uint64 pgi_sf_next(void)

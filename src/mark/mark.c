@@ -52,7 +52,10 @@ struct idm_mark {
     _Atomic uint64_t writes;
     bool in_flight;
     bool failed; /* the last write failed */
+    bool trust_state; /* idm_mark_trust_state */
     uint64_t seq; /* the newest slot's (owned by the write token) */
+    uint8_t tag[IDM_MARK_TAG_BYTES];      /* written with each write */
+    uint8_t file_tag[IDM_MARK_TAG_BYTES]; /* the newest slot's */
     size_t n_att;
     struct attached att[MAX_ATTACH];
     char path[]; /* NUL-terminated */
@@ -131,13 +134,16 @@ int idm_mark_open(idm_mark **out, const char *path, const idm_mark_config *cfg, 
     size_t len = 0;
     if (rc == IDM_OK)
         rc = idm__os_mark_read(m->fd, path, buf, &len, err);
-    int64_t mark = 0;
+    struct idm_mark_slot found = {0};
     idm_error why = {0};
-    if (rc == IDM_OK && idm_mark_decode(buf, len, &mark, &m->seq, NULL, &why) != IDM_OK)
+    if (rc == IDM_OK && idm__mark_file_decode(buf, len, &found, &why) != IDM_OK)
         rc = idm__fail(err, IDM_ESTATE, 0,
                        "mark file %s is damaged: it %s; nothing can be known of the IDs minted "
                        "under it, so remove it only once the clock is past every ID minted",
                        path, why.msg);
+    int64_t mark = found.mark_ms;
+    m->seq = found.seq;
+    memcpy(m->file_tag, found.tag, sizeof m->file_tag);
     if (shared && m->fd >= 0)
         idm__os_mark_unlock(m->fd);
     if (rc != IDM_OK) {
@@ -258,15 +264,21 @@ static int write_file(idm_mark *m, int64_t target_ms, int64_t *durable_ms, idm_e
             return rc;
         uint8_t buf[IDM_MARK_FILE_BYTES];
         size_t len = 0;
-        int64_t found = 0;
+        struct idm_mark_slot found = {0};
         rc = idm__os_mark_read(m->fd, m->path, buf, &len, err);
-        if (rc == IDM_OK && idm_mark_decode(buf, len, &found, &m->seq, NULL, err) != IDM_OK)
+        if (rc == IDM_OK && idm__mark_file_decode(buf, len, &found, err) != IDM_OK)
             rc = idm__fail(err, IDM_ESTATE, 0, "mark file %s was damaged under this process",
                            m->path);
-        if (rc == IDM_OK && found >= target_ms) {
-            idm__os_mark_unlock(m->fd);
-            *durable_ms = found;
-            return IDM_OK;
+        if (rc == IDM_OK) {
+            m->seq = found.seq;
+            memcpy(m->file_tag, found.tag, sizeof m->file_tag);
+            bool same_tag = memcmp(found.tag, m->tag, sizeof m->tag) == 0;
+            if (found.mark_ms >= target_ms && same_tag) {
+                idm__os_mark_unlock(m->fd);
+                *durable_ms = found.mark_ms;
+                return IDM_OK;
+            }
+            target_ms = max64(target_ms, found.mark_ms);
         }
     }
     if (rc == IDM_OK) {
@@ -274,12 +286,14 @@ static int write_file(idm_mark *m, int64_t target_ms, int64_t *durable_ms, idm_e
         idm_error ignored;
         if (idm__env_now_ms(&m->env, &now, &ignored) != IDM_OK)
             now = 0;
-        struct idm_mark_slot s = {m->seq + 1, target_ms, now, (uint32_t)getpid()};
+        struct idm_mark_slot s = {m->seq + 1, target_ms, now, (uint32_t)getpid(), {0}};
+        memcpy(s.tag, m->tag, sizeof s.tag);
         uint8_t bytes[IDM_MARK_SLOT_BYTES];
         idm__mark_slot_encode(&s, bytes);
         rc = idm__os_mark_write(m->fd, m->path, (unsigned)(s.seq % 2), bytes, err);
         if (rc == IDM_OK) {
             m->seq = s.seq;
+            memcpy(m->file_tag, m->tag, sizeof m->file_tag);
             *durable_ms = target_ms;
         }
     }
@@ -425,9 +439,27 @@ int idm_mark_attach_gen(idm_mark *m, idm_gen *g, idm_error *err)
     return attach(m, ATT_GEN, g, err);
 }
 
+void idm_mark_set_tag(idm_mark *m, const uint8_t tag[IDM_MARK_TAG_BYTES])
+{
+    if (m != NULL && tag != NULL)
+        memcpy(m->tag, tag, sizeof m->tag);
+}
+
+void idm_mark_tag(const idm_mark *m, uint8_t tag[IDM_MARK_TAG_BYTES])
+{
+    if (m != NULL && tag != NULL)
+        memcpy(tag, m->file_tag, sizeof m->file_tag);
+}
+
+void idm_mark_trust_state(idm_mark *m)
+{
+    if (m != NULL)
+        m->trust_state = true;
+}
+
 int idm_mark_attach_snowflake(idm_mark *m, idm_snowflake *g, idm_error *err)
 {
-    if (m != NULL && g != NULL && idm_snowflake_high_water_ms(g) < m->resume_ms)
+    if (m != NULL && g != NULL && !m->trust_state && idm_snowflake_high_water_ms(g) < m->resume_ms)
         return idm__fail(err, IDM_EINVAL, 0,
                          "the snowflake generator was not made to resume after mark %s (Unix ms "
                          "%" PRId64 "): set resume_unix_ms to idm_mark_resume_ms",

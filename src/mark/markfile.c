@@ -3,16 +3,16 @@
  * idm_mark_decode (include/idmint/mark.h has the format). Pure functions.
  *
  * A slot: "IDMMARK1", then little-endian seq (u64), mark_ms (i64),
- * written_ms (i64), pid (u32), 20 reserved bytes (zero when written,
- * ignored when read, covered by the CRC), the CRC-32C of bytes 0..55 (u32)
- * and 4 zero bytes.
+ * written_ms (i64), pid (u32), the owner's 16-byte tag, 4 reserved bytes
+ * (zero when written, ignored when read, covered by the CRC), the CRC-32C
+ * of bytes 0..55 (u32) and 4 zero bytes.
  */
 #include "mark/markfile.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 
-enum { OFF_SEQ = 8, OFF_MARK = 16, OFF_WRITTEN = 24, OFF_PID = 32, OFF_CRC = 56 };
+enum { OFF_SEQ = 8, OFF_MARK = 16, OFF_WRITTEN = 24, OFF_PID = 32, OFF_TAG = 36, OFF_CRC = 56 };
 #define MARK_MAX_MS ((INT64_C(1) << 48) - 1)
 
 uint32_t idm__crc32c(const void *buf, size_t len)
@@ -60,6 +60,7 @@ void idm__mark_slot_encode(const struct idm_mark_slot *s, uint8_t out[IDM_MARK_S
     put64(out + OFF_MARK, (uint64_t)s->mark_ms);
     put64(out + OFF_WRITTEN, (uint64_t)s->written_ms);
     put32(out + OFF_PID, s->pid);
+    memcpy(out + OFF_TAG, s->tag, IDM_MARK_TAG_BYTES);
     put32(out + OFF_CRC, idm__crc32c(out, OFF_CRC));
 }
 
@@ -73,15 +74,12 @@ static bool slot_decode(const uint8_t *p, size_t len, struct idm_mark_slot *s)
     s->mark_ms = (int64_t)get64(p + OFF_MARK);
     s->written_ms = (int64_t)get64(p + OFF_WRITTEN);
     s->pid = get32(p + OFF_PID);
+    memcpy(s->tag, p + OFF_TAG, IDM_MARK_TAG_BYTES);
     return s->seq != 0 && s->mark_ms >= 0 && s->mark_ms <= MARK_MAX_MS;
 }
 
-int idm_mark_decode(const void *buf, size_t len, int64_t *mark_ms, uint64_t *seq,
-                    int64_t *written_ms, idm_error *err)
+int idm__mark_file_decode(const uint8_t *p, size_t len, struct idm_mark_slot *out, idm_error *err)
 {
-    const uint8_t *p = buf;
-    if (p == NULL && len > 0)
-        return idm__fail(err, IDM_EINVAL, 0, "no buffer");
     struct idm_mark_slot best = {0}, s;
     bool zero = true;
     for (size_t i = 0; i < len && zero; i++)
@@ -96,6 +94,19 @@ int idm_mark_decode(const void *buf, size_t len, int64_t *mark_ms, uint64_t *seq
                          "holds no valid mark (%zu bytes, neither slot has the magic %s and a "
                          "matching CRC-32C)",
                          len, IDM_MARK_MAGIC);
+    *out = best;
+    return IDM_OK;
+}
+
+int idm_mark_decode(const void *buf, size_t len, int64_t *mark_ms, uint64_t *seq,
+                    int64_t *written_ms, idm_error *err)
+{
+    if (buf == NULL && len > 0)
+        return idm__fail(err, IDM_EINVAL, 0, "no buffer");
+    struct idm_mark_slot best;
+    int rc = idm__mark_file_decode(buf, len, &best, err);
+    if (rc != IDM_OK)
+        return rc;
     if (mark_ms != NULL)
         *mark_ms = best.mark_ms;
     if (seq != NULL)

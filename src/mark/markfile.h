@@ -18,6 +18,7 @@ struct idm_mark_slot {
     int64_t mark_ms;    /* 0 .. 2^48 - 1 */
     int64_t written_ms; /* the clock when it was written (diagnostics) */
     uint32_t pid;       /* the writer (diagnostics) */
+    uint8_t tag[IDM_MARK_TAG_BYTES]; /* the owner's (idm_mark_set_tag) */
 };
 
 /* CRC-32C (Castagnoli, reflected, as iSCSI and ext4 use it). */
@@ -25,6 +26,10 @@ uint32_t idm__crc32c(const void *buf, size_t len);
 
 /* Encodes s into the 64 bytes at out. */
 void idm__mark_slot_encode(const struct idm_mark_slot *s, uint8_t out[IDM_MARK_SLOT_BYTES]);
+
+/* Decodes the newest valid slot of a file's bytes into *s (zeroed when
+ * the file is new): IDM_OK, or IDM_ESTATE (damaged) with the reason. */
+int idm__mark_file_decode(const uint8_t *p, size_t len, struct idm_mark_slot *s, idm_error *err);
 
 /* OS part. open: open-or-create (vetted as state files are), then flock:
  * exclusive (LOCK_NB, held until close: "in use" when another has it) or,

@@ -35,6 +35,10 @@
 #      garbage (server stopped): snowflake() raises XX001 and leaves it as
 #      it is, uuidv7() works; removing both files, as the hint says,
 #      recovers;
+#   5b. a pg_idmint 0.2 mark file (its own format, built here with its
+#      CRC-32C) 120 s ahead, no state: carried into the library's mark
+#      (snowflake() refuses with 55000, the new mark is at or above it) and
+#      removed;
 #   6. pg_idmint.node 5000 with the twitter layout: 22023 naming the range;
 #      pg_idmint.layout = 'instagram' with node 7 (ALTER SYSTEM, reload):
 #      the next snowflake() of an open session is an instagram ID of node 7
@@ -127,15 +131,15 @@ pgbench_problems() {
 # id_ms: SQL for the Unix ms of a twitter-layout snowflake column id.
 ID_MS='((id >> 22) + 1288834974657)'
 
-# mark_ms FILE: the mark in the newest slot (by sequence) of a mark file
-# with a valid magic: {magic[8], seq u64, mark_ms i64, ...} in each of its
-# two 96-byte slots. "none" when neither slot has the magic.
+# mark_ms FILE: the mark in the newest slot (by sequence) of libidmint's
+# mark file (include/idmint/mark.h): {"IDMMARK1", seq u64, mark_ms i64,
+# ...} at offsets 0 and 512. "none" when neither slot has the magic.
 mark_ms() {
     local f=$1 best_seq=-1 best=none i magic seq ms
     for i in 0 1; do
-        magic=$(dd if="$f" bs=1 skip=$((i * 96)) count=8 2>/dev/null)
-        [ "$magic" = IDMPGMK1 ] || continue
-        read -r seq ms < <(od -A n -t d8 -j $((i * 96 + 8)) -N 16 "$f")
+        magic=$(dd if="$f" bs=1 skip=$((i * 512)) count=8 2>/dev/null)
+        [ "$magic" = IDMMARK1 ] || continue
+        read -r seq ms < <(od -A n -t d8 -j $((i * 512 + 8)) -N 16 "$f")
         if [ "$seq" -gt "$best_seq" ]; then
             best_seq=$seq
             best=$ms
@@ -147,8 +151,8 @@ mark_ms() {
 SF_DIR=
 sf_files() {
     SF_DIR=$PG_DIR/data/pg_idmint
-    MARK=$(printf '%s\n' "$SF_DIR"/snowflake-0-*.mark | head -n 1)
-    STATE=${MARK%.mark}.state
+    MARK=$(printf '%s\n' "$SF_DIR"/snowflake-0-*.idmark | head -n 1)
+    STATE=${MARK%.idmark}.state
 }
 
 # with_clock OFFSET COMMAND...: COMMAND (resume_pg, restart_pg) with
@@ -492,20 +496,20 @@ powerloss_case() {
 
     p=''
     [ -f "$STATE" ] || p+="  no $STATE"$'\n'
-    [ "$(stat -c %s "$MARK" 2>/dev/null)" = 192 ] || p+="  $MARK is not 192 bytes"$'\n'
+    [ "$(stat -c %s "$MARK" 2>/dev/null)" = 1024 ] || p+="  $MARK is not 1024 bytes"$'\n'
     p+=$(mark_covers_problems)
     check "after the power loss the state is made again and the mark survives, covering every snowflake" "$p"
 
     # A damaged mark, written while the server is stopped.
     stop_pg fast
     garbage=$T_DIR/garbage.mark
-    head -c 192 /dev/urandom >"$garbage"
+    head -c 1024 /dev/urandom >"$garbage"
     cp "$garbage" "$MARK"
     must "PostgreSQL starts with a damaged mark file" resume_pg
     out=$(sql_error "SELECT snowflake()")
     echo "# $(printf '%s\n' "$out" | head -n 1)"
     p=''
-    [[ $out == "XX001: \"pg_idmint/snowflake-0-"*".mark\" holds no valid snowflake mark"* ]] ||
+    [[ $out == "XX001: \"pg_idmint/snowflake-0-"*".idmark\" holds no valid snowflake mark"* ]] ||
         p+="  not XX001 naming the file: $out"$'\n'
     [[ $out == *"HINT: "*"remove the file"* ]] || p+="  no hint"$'\n'
     cmp -s "$garbage" "$MARK" || p+="  the damaged file was changed"$'\n'
@@ -522,6 +526,63 @@ powerloss_case() {
     check "the hint's remedy (server stopped, the files removed, the clock past every ID): snowflake() mints again" "$p"
 }
 powerloss_case
+
+# ---- 5b: a mark of pg_idmint 0.2 -------------------------------------------------
+
+# crc32c FILE OFFSET LEN: CRC-32C (Castagnoli, reflected) of LEN bytes.
+crc32c() {
+    local crc=$((0xFFFFFFFF)) b k
+    for b in $(od -A n -t u1 -j "$2" -N "$3" -v "$1"); do
+        crc=$((crc ^ b))
+        for ((k = 0; k < 8; k++)); do
+            crc=$(((crc >> 1) ^ (0x82F63B78 & -(crc & 1))))
+        done
+    done
+    echo $(((~crc) & 0xFFFFFFFF))
+}
+
+# le BYTES VALUE: VALUE as BYTES little-endian bytes, printf-escaped.
+le() {
+    local i out=''
+    for ((i = 0; i < $1; i++)); do out+=$(printf '\\x%02x' $((($2 >> (8 * i)) & 255))); done
+    printf '%s' "$out"
+}
+
+# old_mark FILE MS: a pg_idmint 0.2 mark file: slot 0 {"IDMPGMK1", seq 1,
+# MS, 40 bytes of boot id (none), CRC-32C of those 64 bytes}, 192 bytes.
+old_mark() {
+    local f=$1
+    { printf 'IDMPGMK1'; printf "$(le 8 1)$(le 8 "$2")"; head -c 40 /dev/zero; } >"$f.tmp"
+    { cat "$f.tmp"; printf "$(le 4 "$(crc32c "$f.tmp" 0 64)")"; head -c $((192 - 68)) /dev/zero; } >"$f"
+    rm -f "$f.tmp"
+}
+
+migration_case() {
+    local old out p=''
+    stop_pg fast
+    sf_files
+    # The 0.2 mark 120 s ahead of the clock, and no state: only that mark
+    # says IDs up to then may exist. Carried over, it makes snowflake()
+    # refuse (the clock is further behind than pg_idmint.max_rewind, 60 s
+    # since case 4); ignored, snowflake() would mint below it.
+    old=$(($(now_ms) + 120000))
+    rm -f "$MARK" "$STATE"
+    old_mark "${MARK%.idmark}.mark" "$old"
+    must "PostgreSQL starts with a pg_idmint 0.2 mark file" resume_pg
+    out=$(sql_error "SELECT snowflake()")
+    echo "# $(printf '%s\n' "$out" | head -n 1)"
+    [[ $out == "55000: snowflake(): the clock reads "*" ms behind the latest time used"* ]] ||
+        p+="  not 55000 (clock behind): $out"$'\n'
+    [ -e "${MARK%.idmark}.mark" ] && p+="  the 0.2 mark file is still there"$'\n'
+    [ "$(mark_ms "$MARK")" != none ] && [ "$(mark_ms "$MARK")" -ge "$old" ] ||
+        p+="  the new mark $(mark_ms "$MARK") does not carry the 0.2 mark $old"$'\n'
+    check "a pg_idmint 0.2 mark is carried into the library's mark file (snowflake() refuses to mint below it) and the old file removed" "$p"
+    # Back to a usable server: the files removed while it is stopped.
+    stop_pg fast
+    rm -f "$MARK" "$STATE"
+    must "PostgreSQL starts again without the snowflake files" resume_pg
+}
+migration_case
 
 # ---- 6: node and layout ----------------------------------------------------------
 

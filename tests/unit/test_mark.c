@@ -104,7 +104,7 @@ static void test_decode_slots(void)
     ASSERT_OK(idm_mark_decode(buf, sizeof buf, &mark, &seq, NULL, &err), &err);
     ASSERT_EQ_INT(mark, 0);
 
-    struct idm_mark_slot a = {1, 1000, 77, 5}, b = {2, 2000, 88, 6};
+    struct idm_mark_slot a = {1, 1000, 77, 5, {0}}, b = {2, 2000, 88, 6, {0}};
     idm__mark_slot_encode(&a, buf);
     ASSERT_OK(idm_mark_decode(buf, sizeof buf, &mark, &seq, &written, &err), &err);
     ASSERT_EQ_INT(mark, 1000);
@@ -127,7 +127,7 @@ static void test_decode_slots(void)
     memcpy(buf, "IDMHWM01\x10\x27\0\0\0\0\0\0", 16);
     ASSERT_EQ_INT(idm_mark_decode(buf, 16, &mark, NULL, NULL, &err), IDM_ESTATE);
     /* A mark past 48-bit ms is no mark. */
-    struct idm_mark_slot far = {3, INT64_C(1) << 48, 0, 0};
+    struct idm_mark_slot far = {3, INT64_C(1) << 48, 0, 0, {0}};
     memset(buf, 0, sizeof buf);
     idm__mark_slot_encode(&far, buf);
     ASSERT_EQ_INT(idm_mark_decode(buf, sizeof buf, &mark, NULL, NULL, &err), IDM_ESTATE);
@@ -405,6 +405,52 @@ static void test_shared_adopts_a_later_mark(void)
     ASSERT_EQ_INT(file_mark(p), T0_MS + 8000);
 }
 
+static void test_tag_and_trusted_state(void)
+{
+    struct fake_clock c = {0};
+    fake_clock_set_ms(&c, T0_MS);
+    idm_mark_config cfg = mark_cfg(&c, 1000, IDM_MARK_SHARED | IDM_MARK_SPLIT);
+    idm_error err = {0};
+    idm_mark *a = NULL, *b = NULL;
+    const char *p = tmp_path("tag.mark");
+    const uint8_t boot1[IDM_MARK_TAG_BYTES] = "boot-one-0123456", boot2[IDM_MARK_TAG_BYTES] = "boot-two-0123456";
+    uint8_t got[IDM_MARK_TAG_BYTES];
+    ASSERT_OK(idm_mark_open(&a, p, &cfg, &err), &err);
+    idm_mark_set_tag(a, boot1);
+    ASSERT_OK(idm_mark_advance(a, T0_MS, &err), &err);
+    ASSERT_OK(idm_mark_open(&b, p, &cfg, &err), &err);
+    idm_mark_tag(b, got);
+    ASSERT_EQ_MEM(got, boot1, sizeof got);
+    /* Another tag is written even though the mark is high enough: the
+     * mark stays, the tag changes. */
+    idm_mark_set_tag(b, boot2);
+    int64_t target = 0, durable = 0;
+    ASSERT_TRUE(idm_mark_want(b, T0_MS + 1000, true, &target));
+    ASSERT_OK(idm_mark_write(b, T0_MS + 10, &durable, &err), &err);
+    idm_mark_commit(b, durable);
+    ASSERT_EQ_INT(durable, T0_MS + 1000);
+    ASSERT_EQ_INT(file_mark(p), T0_MS + 1000);
+    ASSERT_OK(idm_mark_close(b, &err), &err);
+    ASSERT_OK(idm_mark_open(&b, p, &cfg, &err), &err);
+    idm_mark_tag(b, got);
+    ASSERT_EQ_MEM(got, boot2, sizeof got);
+
+    /* A snowflake made without resuming: refused, unless the owner vouches
+     * for its state. */
+    idm_snowflake_config sc;
+    idm_snowflake_config_init(&sc);
+    sc.gen.clock = fake_clock_as_clock(&c);
+    idm_snowflake *sf = NULL;
+    ASSERT_OK(idm_snowflake_new(&sf, &sc, &err), &err);
+    ASSERT_EQ_INT(idm_mark_attach_snowflake(b, sf, &err), IDM_EINVAL);
+    idm_mark_trust_state(b);
+    ASSERT_OK(idm_mark_attach_snowflake(b, sf, &err), &err);
+    ASSERT_EQ_INT(idm_snowflake_ceiling(sf), T0_MS + 1000);
+    ASSERT_OK(idm_mark_close(a, &err), &err);
+    ASSERT_OK(idm_mark_close(b, &err), &err);
+    idm_snowflake_free(sf);
+}
+
 /* ---- snowflakes and clocks ------------------------------------------------ */
 
 static void test_snowflake_and_hlc(void)
@@ -559,6 +605,7 @@ static const struct test_case tests[] = {
     TEST(test_limit_bounds_the_ceiling),
     TEST(test_failed_write_is_reported),
     TEST(test_shared_adopts_a_later_mark),
+    TEST(test_tag_and_trusted_state),
     TEST(test_snowflake_and_hlc),
     TEST(test_crash_then_clock_back),
     {0},
