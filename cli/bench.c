@@ -1,6 +1,6 @@
 /*
- * bench.c - `idmint bench btree` (CONTRACT.md, "Commands the open issues
- * add"; issue 12; docs/btree.md): what each ID format does to a database's
+ * bench.c - `idmint bench btree` (man/idmint.1, "bench btree"; issue 12;
+ * docs/btree.md): what each ID format does to a database's
  * primary-key B-tree. For each format one table (idmint_bench_FORMAT, '-'
  * as '_'), N rows minted by libidmint (benchkeys.c) and inserted in
  * batches, the insert rate sampled about BENCH_SAMPLES times, the

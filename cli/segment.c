@@ -1,6 +1,6 @@
 /*
- * segment.c - `idmint segment create|list|show` (CONTRACT.md, "Commands
- * the open issues add"; issue 10; docs/segments.md): the tags of a segment
+ * segment.c - `idmint segment create|list|show` (man/idmint.1, "segment";
+ * issue 10; docs/segments.md): the tags of a segment
  * store (coord/idmint_segstore.h), the database rows from which idmintd
  * leases Leaf-style ranges of IDs.
  *
