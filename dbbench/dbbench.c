@@ -61,13 +61,11 @@ const char *idmb_strerror(int code)
 /* Every public call works on a record of its own (a backend may write a
  * message and then recover) and hands it to the caller only when it
  * fails, with the code, so that a successful call leaves the caller's
- * record as it was. A failure without a message gets the code's text. */
+ * record as it was. */
 static int finish(int rc, idmb_error *mine, idmb_error *err)
 {
     if (rc == IDMB_OK || err == NULL)
         return rc;
-    if (mine->msg[0] == '\0')
-        snprintf(mine->msg, sizeof mine->msg, "%s", idmb_strerror(rc));
     mine->code = rc;
     *err = *mine;
     return rc;
