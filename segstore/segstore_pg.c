@@ -90,8 +90,9 @@ static bool sqlstate_readonly(const char *state)
 }
 
 /* Runs sql with n text parameters. Returns the result (to PQclear), or
- * NULL with *rc (IDMSEG_EREADONLY, IDMSEG_EDB) and msg; *lost says whether it
- * failed for a lost connection (worth one more try). */
+ * NULL with *rc (IDMSEG_EREADONLY, IDMSEG_EDB) and the message in err;
+ * *lost says whether it failed for a lost connection (worth one more
+ * try). */
 static PGresult *run(pg_store *s, const char *sql, int n, const char *const *vals, const char *what,
                      int *rc, bool *lost, idmseg_error *err)
 {
