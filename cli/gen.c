@@ -1,5 +1,5 @@
 /*
- * gen.c - `idmint gen FORMAT [-n COUNT] [options]` (CONTRACT.md, "gen").
+ * gen.c - `idmint gen FORMAT [-n COUNT] [options]` (man/idmint.1, "gen").
  *
  * UUIDs, ULIDs, KSUIDs and snowflakes are minted as text straight into
  * the stdout buffer by the library's bulk text calls (one clock read and

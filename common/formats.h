@@ -1,6 +1,6 @@
 /*
  * formats.h - the one table of the ID formats that the front ends mint
- * (CONTRACT.md, "gen"; idmintd's /v1/ids/{format} and NEXT). Not library
+ * (man/idmint.1, "gen"; idmintd's /v1/ids/{format} and NEXT). Not library
  * API.
  *
  * `idmint gen`, idmintd's routes and its per-format metrics all index this
@@ -42,7 +42,7 @@ typedef struct idmx_format {
     size_t text_len;   /* the text's length without a prefix (snowflake: the
                           longest, 20 digits) */
     size_t text_max;   /* the longest text, with the longest prefix */
-    bool time_ordered; /* strictly increasing in its sort order (CONTRACT.md),
+    bool time_ordered; /* strictly increasing in its sort order (idmint(1)),
                           so it can resume from a state file */
     int prefix;        /* IDMX_PREFIX_* */
 } idmx_format;

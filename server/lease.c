@@ -26,16 +26,6 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* How much of the TTL is not counted on: a fifth, at least 500 ms. It
- * covers the drift between this host's monotonic clock and the
- * coordinator's over one TTL, the time a reply takes to arrive after the
- * coordinator refreshed the lease, and the loop's lag in noticing. */
-static int64_t margin_ms(int64_t ttl_ms)
-{
-    int64_t m = ttl_ms / 5;
-    return m < 500 ? 500 : m;
-}
-
 /* ---- the thread ---------------------------------------------------------- */
 
 static void wait_ms(idms_lease *L, int64_t ms)
@@ -230,7 +220,7 @@ static void on_async(uv_async_t *a)
     }
     if (!v->lost) {
         L->recorded = v->recorded;
-        L->deadline_ms = v->confirmed_ms + v->ttl_ms - margin_ms(v->ttl_ms);
+        L->deadline_ms = idmc_lease_deadline(v->confirmed_ms, v->ttl_ms);
         int64_t left = L->deadline_ms - mono_ms();
         if (left > 0) {
             if (L->expired && !fresh) {
@@ -311,7 +301,7 @@ int idms_lease_start(idms_server *s, idms_lease *L)
     L->seen = L->sh;
     if (L->sh.epoch > 0) {
         L->recorded = L->sh.recorded;
-        L->deadline_ms = L->sh.confirmed_ms + L->sh.ttl_ms - margin_ms(L->sh.ttl_ms);
+        L->deadline_ms = idmc_lease_deadline(L->sh.confirmed_ms, L->sh.ttl_ms);
         int64_t left = L->deadline_ms - mono_ms();
         uv_timer_start(&L->deadline_timer, on_deadline, (uint64_t)(left > 0 ? left : 0), 0);
     }
