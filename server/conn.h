@@ -6,6 +6,7 @@
 #define IDMS_CONN_H
 
 #include "buf.h"
+#include "core/waitlist.h"
 #include "mint.h"
 #include "resp/resp_session.h"
 
@@ -99,19 +100,21 @@ typedef struct idms_conn {
     uv_timer_t deadline;
     uv_shutdown_t shutdown;
     int handles_open; /* the socket and the three timers: freed when all are closed */
+    int writes_pending;
     /* Input not yet answered. Between reads it is the connection's own
      * allocation, exactly what is left (an incomplete request, or requests
      * waiting behind a park or a full batch); a read with nothing left
-     * lands in the loop's shared buffer (in_shared) and only the remainder
-     * is copied out, so an idle connection holds no input buffer. */
+     * lands in the loop's shared buffer (in_shared, below) and only the
+     * remainder is copied out, so an idle connection holds no input
+     * buffer. (The flags are together, and so are the words: the structure
+     * is a good part of what an idle connection costs.) */
     char *in;
     size_t in_len, in_cap;
-    bool in_shared;
     size_t out_queued; /* bytes handed to uv_write and not yet written */
     size_t parsed_len;    /* in[0..parsed_len) held no complete request */
     uint64_t skip_body;   /* HTTP: body bytes still to discard */
+    bool in_shared;
     bool body_wait;       /* HTTP: a request's body is still coming: parse on any input */
-    int writes_pending;
     bool closing;
     bool close_after_write;
     bool lingering; /* the last reply is written: discarding input until EOF */
@@ -119,10 +122,17 @@ typedef struct idms_conn {
     bool over_limit; /* accepted past --max-connections: a probe, or refused */
     bool reading;
     bool more; /* the adapter stopped at IDMS_OUT_BATCH with input left */
-    /* A parked request: why, and for IDMS_PARK_TIME the clock time (Unix
-     * ns) at which to try again. The job keeps what it has minted. */
+    /* A parked request: why, and what until: for IDMS_PARK_TIME the clock
+     * time (Unix ns) at which to try again; for IDMS_PARK_CEILING and
+     * IDMS_PARK_SEGMENT the list of the key waited for (the server's
+     * ceiling_waiters, a segment tag's waiters), which waiter is on while
+     * the request is parked there. The job keeps what it has minted. */
     int park;
-    int64_t park_until_ns;
+    union {
+        int64_t park_until_ns;
+        idms_waitq *park_on;
+    };
+    idms_waiter waiter;
     int64_t park_clock_ns; /* the clock when it last parked */
     idms_mint_job job;
     /* Segment store lookups this connection caused in the second that
@@ -132,9 +142,7 @@ typedef struct idms_conn {
     idms_resp_session resp; /* RESP connections: the session (resp_server.c) */
     struct idms_tls *tls;   /* the TLS session (tls.h), NULL without TLS */
     size_t tls_held;        /* what idms_server.buffered_tls counts for it */
-    bool tls_slot;          /* its handshake holds one of the slots (conn.c) */
-    bool tls_waiting;       /* ... waits for one, in the server's queue */
-    idms_conn_link hs_link; /* that queue */
+    idms_conn_link hs_link; /* the handshake queue (tls_waiting, below) */
     struct idms_listener *listener;
     struct idms_conn *prev, *next;
     /* The turn queue (conn.c): work left for the next loop turn, after
@@ -144,6 +152,8 @@ typedef struct idms_conn {
     bool turn_park; /* look again at a time park due within the ms */
     bool turn_tls;  /* a handshake slot came: start the handshake */
     bool idle_due;  /* the idle timer fired: close unless input or output moved */
+    bool tls_slot;    /* its handshake holds one of the slots (conn.c) */
+    bool tls_waiting; /* ... waits for one, in the server's queue (hs_link) */
     uint64_t queued_turn;
     size_t idle_wq; /* the write queue's size when the idle timer fired */
     idms_conn_link turn_link;
@@ -175,11 +185,9 @@ size_t idms_conn_share(const idms_conn *c);
 size_t idms_conn_part(const idms_conn *c);
 /* Starts (again) reading a connection paused by backpressure. */
 void idms_conn_resume(idms_conn *c);
-/* Resumes every connection parked for the ceiling (the mark is durable,
- * or its write failed: they then get their error). */
+/* Resumes the connections parked for the ceiling (the mark is durable,
+ * or its write failed: they then get their error): the waiters of
+ * s->ceiling_waiters, none other. */
 void idms_conn_wake_ceiling(struct idms_server *s);
-/* Resumes every connection parked for a segment tag (a range arrived, or
- * the store failed: segments.h). */
-void idms_conn_wake_segment(struct idms_server *s);
 
 #endif

@@ -108,6 +108,7 @@ void idms_hlc_stamp(idms_conn *c, const uint64_t *remote, idms_hlc_result *r)
         s->metrics.parks++;
         s->metrics.ceiling_waits++;
         c->park = IDMS_PARK_CEILING;
+        c->park_on = &s->ceiling_waiters;
         r->status = IDMS_HLC_PARKED;
         return;
     }

@@ -290,6 +290,7 @@ static void on_signal(uv_signal_t *h, int signum)
 int main(int argc, char **argv)
 {
     idms_server *s = &server;
+    idms_waitq_init(&s->ceiling_waiters);
     int rc = idms_options_load(&s->opt, argc, argv);
     if (rc != 0)
         return rc == 1 ? 0 : 2;

@@ -484,6 +484,7 @@ void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *a
             s->metrics.ceiling_waits++;
         }
         c->park = IDMS_PARK_CEILING;
+        c->park_on = &s->ceiling_waiters;
         r->status = IDMS_MINT_PARKED;
         return;
     }

@@ -6,6 +6,7 @@
 #include "idmintd.h"
 #include "idmint_segstore.h"
 
+#include <assert.h>
 #include <idmint/segment.h>
 #include <stdarg.h>
 
@@ -257,7 +258,11 @@ static void on_async(uv_async_t *a)
     g->results = NULL;
     uv_mutex_unlock(&g->mu);
     /* Every tag in the list has been queued, so is pinned until repin:
-     * an eviction meanwhile cannot free one of them. */
+     * an eviction meanwhile cannot free one of them. The requests parked
+     * for these tags (and no other) go on once every result is in: woken
+     * meanwhile, they could evict a tag of the list. */
+    idms_waitq woken;
+    idms_waitq_init(&woken);
     for (idms_seg_tag *t = list, *next; t != NULL; t = next) {
         next = t->qnext;
         uv_mutex_lock(&g->mu);
@@ -285,8 +290,9 @@ static void on_async(uv_async_t *a)
         }
         fetch(g, t, false);
         repin(g, t);
+        idms_waitq_move(&woken, &t->waiters);
     }
-    idms_conn_wake_segment(g->server);
+    idms_waitq_wake(&woken);
 }
 
 static void on_retry(uv_timer_t *timer)
@@ -316,6 +322,9 @@ static void evict(void *ctx, idms_tag_entry *e)
 {
     (void)ctx;
     idms_seg_tag *t = (idms_seg_tag *)e;
+    /* Requests park only on pinned tags (loading, or with an allocator),
+     * and leave a tag's list when its result comes, before it unpins. */
+    assert(idms_waitq_empty(&t->waiters));
     idm_segment_free(t->seg);
     free(t);
 }
@@ -458,9 +467,11 @@ static void refuse(idms_mint_result *r, int status, const char *fmt, ...)
     va_end(ap);
 }
 
-static void park_for(idms_conn *c, idms_mint_result *r)
+/* c waits for t's next result from the store (a range, or a failure). */
+static void park_for(idms_conn *c, idms_seg_tag *t, idms_mint_result *r)
 {
     c->park = IDMS_PARK_SEGMENT;
+    c->park_on = &t->waiters;
     r->status = IDMS_MINT_PARKED;
 }
 
@@ -571,11 +582,12 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
                 refuse(r, 503, "out of memory for segment tag %.64s", tag);
                 return;
             }
+            idms_waitq_init(&t->waiters);
             idms_tagtable_add(&g->table, &t->entry, tag, tag_len);
         }
         t->state = IDMS_TAG_LOADING;
         queue(g, t, 0);
-        park_for(c, r);
+        park_for(c, t, r);
         return;
     }
     const char *name = name_of(t);
@@ -590,7 +602,7 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
     }
     if (t->state == IDMS_TAG_LOADING) {
         if (t->queued) {
-            park_for(c, r);
+            park_for(c, t, r);
             return;
         }
         refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s is not loaded",
@@ -616,7 +628,7 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
                            "that many IDs left in memory", t->why, name);
             return;
         }
-        park_for(c, r);
+        park_for(c, t, r);
         return;
     }
     /* The IDs of a request drained meanwhile wait in the connection's job
@@ -660,7 +672,7 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
             idms_mint_job_free(j);
             return;
         }
-        park_for(c, r);
+        park_for(c, t, r);
         return;
     }
     /* Render what the job holds, in the style asked for. */

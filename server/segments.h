@@ -52,6 +52,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "core/waitlist.h"
 #include "tagtable.h"
 
 struct idms_server;
@@ -105,6 +106,7 @@ typedef struct idms_seg_tag {
     uint64_t first, count, step, max_step, got_stride;
     char msg[600];
     struct idms_seg_tag *qnext; /* in the job or result queue */
+    idms_waitq waiters;         /* the requests parked until its next result */
 } idms_seg_tag;
 
 /* A FIFO of jobs, under mu. */
