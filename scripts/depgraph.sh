@@ -17,12 +17,16 @@
 #
 # It prints one line per module, `A -> B C ...` (the names that make each
 # arrow follow in brackets), or with --dot the graph for Graphviz
-# (scripts/depgraph.sh --dot | dot -Tsvg > server.svg). Then it looks for
-# cycles: each group of modules that reach each other is printed with one
-# cycle through it, and the exit status is 1. No cycle: 0. 2: usage, or
-# ctags missing (apt-get install universal-ctags).
-#
-# docs/design.md ("server/ rooms") says which way the arrows must point.
+# (scripts/depgraph.sh --dot | dot -Tsvg > server.svg). Then it checks the
+# arrows (calls; with --includes, includes too):
+#   - no cycle: each group of modules that reach each other is printed
+#     with one cycle through it;
+#   - the rooms (ROOMS below; docs/design.md, "server/ rooms"): an arrow
+#     goes to a module of its own room or of a lower one, never up, never
+#     sideways between two rooms of one level; a module of server/ with no
+#     room is named too.
+# Exit status: 0 when all holds, 1 when not, 2 for usage, 77 without
+# Universal Ctags (apt-get install universal-ctags; ctest skips then).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -51,8 +55,22 @@ if [ ! -d "$dir" ]; then
 fi
 if ! ctags --version 2>/dev/null | grep -q 'Universal Ctags'; then
     echo "depgraph.sh: needs Universal Ctags (apt-get install universal-ctags)" >&2
-    exit 2
+    exit 77
 fi
+
+# The rooms of server/, lowest first: LEVEL ROOM MODULE... (a module is a
+# path under server/ without its extension; docs/design.md says what each
+# room is for). Only a module of the same room or of a lower level may be
+# called; two rooms of one level do not call each other.
+ROOMS='
+0 core     log buf options config/config_parser core/waitlist core/job tagtable
+1 durable  hwm lease node
+2 net      conn tls
+2 service  mint segments hlc keyed metrics auth
+3 proto    http/http_parser http/http_server resp/resp_parser resp/resp_server resp/resp_session
+4 main     main server idmintd
+'
+
 cd "$dir"
 
 # The definitions: name, file (functions and variables that are not static).
@@ -61,7 +79,7 @@ defs=$(find . -name '*.c' -printf '%P\n' | LC_ALL=C sort |
     awk -F'\t' '$0 !~ /\tfile:/ { print $1 "\t" $2 }')
 
 find . \( -name '*.c' -o -name '*.h' \) -printf '%P\n' | LC_ALL=C sort |
-    DEFS="$defs" DOT=$dot INCLUDES=$includes perl -e '
+    DEFS="$defs" ROOMS="$ROOMS" DOT=$dot INCLUDES=$includes perl -e '
 use strict;
 use warnings;
 
@@ -187,14 +205,37 @@ sub cycle_of {
     return "";
 }
 
-my $what = $ENV{INCLUDES} ? "calls and includes" : "calls";
-if (!@sccs) {
-    print STDERR "depgraph.sh: no cycle (", scalar(@mods), " modules, $what)\n";
-    exit 0;
+# The rooms: every arrow level-down or within its room.
+my (%room, %level, $bad);
+for (split /\n/, $ENV{ROOMS}) {
+    my ($lvl, $name, @ms) = split " ";
+    next unless defined $name;
+    for (@ms) { $room{$_} = $name; $level{$_} = $lvl; }
 }
+for my $a (@mods) {
+    if (!defined $room{$a}) {
+        print STDERR "depgraph.sh: module $a has no room (ROOMS in scripts/depgraph.sh)\n";
+        $bad = 1;
+        next;
+    }
+    for my $b (sort keys %{ $check{$a} // {} }) {
+        next unless defined $room{$b};
+        next if $room{$a} eq $room{$b} || $level{$b} < $level{$a};
+        my @why = sort(keys %{ $edge{$a}{$b} // {} });
+        push @why, sort(keys %{ $inc{$a}{$b} // {} }) if $ENV{INCLUDES};
+        print STDERR "depgraph.sh: $a ($room{$a}) -> $b ($room{$b}) points ",
+            $level{$b} > $level{$a} ? "up" : "sideways", ": ", join(", ", @why), "\n";
+        $bad = 1;
+    }
+}
+
+my $what = $ENV{INCLUDES} ? "calls and includes" : "calls";
 for my $c (@sccs) {
     print STDERR "depgraph.sh: cycle of ", scalar(@$c), " modules (", join(" ", @$c), "): ",
         cycle_of($c), "\n";
 }
-exit 1;
+exit 1 if $bad || @sccs;
+print STDERR "depgraph.sh: no cycle, every arrow down or within its room (", scalar(@mods),
+    " modules, $what)\n";
+exit 0;
 '

@@ -431,8 +431,7 @@ static void conn_close(idms_conn *c)
 
 static uint32_t idle_timeout_ms(const idms_conn *c)
 {
-    const idms_options *o = &c->server->opt;
-    return c->proto == &idms_resp_proto ? o->resp_idle_timeout_ms : o->idle_timeout_ms;
+    return c->listener->idle_timeout_ms;
 }
 
 /* The idle timer's verdict waits for the next poll: when the loop has been
@@ -914,7 +913,7 @@ static void process(idms_conn *c)
      * are still noticed), parsing again would only repeat itself, and a
      * client trickling bytes would cost a full parse per byte. RESP
      * multibulk frames are length-prefixed and cheap to re-parse. */
-    if (c->proto == &idms_http_proto && !c->body_wait && c->parsed_len > 0 &&
+    if (c->proto->head_ends_in_lf && !c->body_wait && c->parsed_len > 0 &&
         c->parsed_len < c->in_len &&
         c->in_len - c->parsed_len < REPARSE_BYTES &&
         memchr(c->in + c->parsed_len, '\n', c->in_len - c->parsed_len) == NULL)
@@ -1393,10 +1392,12 @@ static int listen_unix(idms_server *s, idms_listener *l, const char *path)
     return 0;
 }
 
-int idms_conn_listen(idms_server *s, idms_listener *l, const idms_proto *proto, const char *addr)
+int idms_conn_listen(idms_server *s, idms_listener *l, const idms_proto *proto, const char *addr,
+                     uint32_t idle_timeout_ms)
 {
     l->proto = proto;
     l->server = s;
+    l->idle_timeout_ms = idle_timeout_ms;
     if (strncmp(addr, "unix:", 5) == 0)
         return listen_unix(s, l, addr + 5);
     struct sockaddr_storage sa;

@@ -6,8 +6,8 @@
 #define IDMS_CONN_H
 
 #include "buf.h"
+#include "core/job.h"
 #include "core/waitlist.h"
-#include "mint.h"
 #include "resp/resp_session.h"
 
 #include <stdbool.h>
@@ -56,6 +56,10 @@ typedef struct idms_proto {
      * 1 yes, 0 no (it gets too_many), -1 not complete yet. NULL: such
      * connections get too_many at once. */
     int (*probe)(const char *buf, size_t len);
+    /* Each request begins with a head that ends with a line feed (HTTP):
+     * an incomplete one is parsed again only once a line feed (or enough
+     * more bytes) arrives, not per byte trickled in (conn.c). */
+    bool head_ends_in_lf;
 } idms_proto;
 
 /* Connections per listener beyond --max-connections that are read for a
@@ -63,9 +67,6 @@ typedef struct idms_proto {
  * within IDMS_PROBE_MS of their accept. */
 #define IDMS_PROBE_CONNS 16
 #define IDMS_PROBE_MS 2000
-
-extern const idms_proto idms_http_proto;
-extern const idms_proto idms_resp_proto;
 
 /* Why a connection is parked. */
 enum { IDMS_PARK_NONE = 0, IDMS_PARK_TIME = 1, IDMS_PARK_CEILING = 2, IDMS_PARK_SEGMENT = 4 };
@@ -165,6 +166,7 @@ typedef struct idms_listener {
     char path[108]; /* a Unix socket's path, removed when the listener closes */
     const idms_proto *proto;
     struct idms_server *server;
+    uint32_t idle_timeout_ms; /* its connections' idle timeout (0: never) */
     bool open;
     uint64_t conns_open; /* counted against idms_server.max_conns */
     uint64_t probes_open; /* of those, over the limit (IDMS_PROBE_CONNS) */
@@ -174,7 +176,11 @@ typedef struct idms_listener {
  * the loop has stopped). */
 void idms_conn_init(struct idms_server *s);
 void idms_conn_shutdown(struct idms_server *s);
-int idms_conn_listen(struct idms_server *s, idms_listener *l, const idms_proto *proto, const char *addr);
+/* Listens on addr (ADDR:PORT or unix:PATH) for proto, whose connections
+ * close after idle_timeout_ms without a request (0: never). Returns 0, or
+ * -1 after reporting why. */
+int idms_conn_listen(struct idms_server *s, idms_listener *l, const idms_proto *proto,
+                     const char *addr, uint32_t idle_timeout_ms);
 void idms_conn_close_listeners(struct idms_server *s);
 void idms_conn_close_idle(struct idms_server *s);
 /* Closes every connection now (the drain's deadline), each once. */

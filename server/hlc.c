@@ -104,7 +104,7 @@ void idms_hlc_stamp(idms_conn *c, const uint64_t *remote, idms_hlc_result *r)
             snprintf(r->message, sizeof r->message, "%.300s", s->hwm.why);
             return;
         }
-        idms_hwm_need(s, bound, true);
+        idms_node_need(s, bound, true);
         s->metrics.parks++;
         s->metrics.ceiling_waits++;
         c->park = IDMS_PARK_CEILING;
@@ -130,5 +130,5 @@ void idms_hlc_stamp(idms_conn *c, const uint64_t *remote, idms_hlc_result *r)
     s->metrics.hlc_stamps++;
     r->status = 200;
     /* The next mark is written ahead of need, as for minting. */
-    idms_hwm_need(s, (int64_t)(r->stamp >> 16), false);
+    idms_node_need(s, (int64_t)(r->stamp >> 16), false);
 }

@@ -25,7 +25,7 @@
  *    moves) and the time read, plus 1 for the logical overflow rule. When
  *    that is above the durable mark (a remote's lead, a run resumed above
  *    a clock stepped back, more than --reserve of overflow), a write of a
- *    mark covering it is requested (idms_hwm_need) and the request parks
+ *    mark covering it is requested (idms_node_need) and the request parks
  *    on IDMS_PARK_CEILING before the clock is touched, exactly as a mint
  *    request does at its generator's ceiling (mint.h): conn.c resumes it
  *    once the write completes, the adapter offers the same request again,

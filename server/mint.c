@@ -25,12 +25,6 @@
 #include <stdio.h>
 #include <string.h>
 
-void idms_mint_job_free(idms_mint_job *j)
-{
-    idms_buf_free(&j->text);
-    memset(j, 0, sizeof *j);
-}
-
 static void fail(idms_mint_result *r, int status, const char *message)
 {
     r->status = status;
@@ -50,8 +44,15 @@ static int64_t clock_ns(void)
  * high water when an observation has put it ahead of the clock. */
 static int64_t need_ms(idms_server *s)
 {
-    int64_t now = clock_ns() / 1000000, used = idms_hwm_used_ms(s);
+    int64_t now = clock_ns() / 1000000, used = idms_mint_used_ms(s);
     return used > now ? used : now;
+}
+
+int64_t idms_mint_used_ms(idms_server *s)
+{
+    int64_t used = idms_hwm_used_ms(s);
+    int64_t hlc_used = idms_hlc_used_ms(s); /* stamps count too (hlc.h) */
+    return hlc_used > used ? hlc_used : used;
 }
 
 /* Renders the IDs the job has minted and not rendered (j->text, one per
@@ -439,7 +440,7 @@ void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *a
     }
     const bool timed = f->time_ordered;
     if (timed && out->len > start)
-        idms_hwm_need(s, need_ms(s), false);
+        idms_node_need(s, need_ms(s), false);
     if (rc == IDM_OK && j->sent < count) {
         c->more = true;
         r->status = IDMS_MINT_PART;
@@ -476,7 +477,7 @@ void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *a
     char stuck[900];
     stuck[0] = '\0';
     if (rc == IDM_ECEILING && idms_node_ceiling_rises(s, format == IDMX_FMT_SNOWFLAKE, stuck, sizeof stuck)) {
-        idms_hwm_need(s, need_ms(s), true);
+        idms_node_need(s, need_ms(s), true);
         if (!(j->parked_for & 1u << IDMS_PARK_CEILING)) {
             if (j->parked_for == 0)
                 s->metrics.parks++;

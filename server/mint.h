@@ -14,6 +14,7 @@
 #define IDMS_MINT_H
 
 #include "buf.h"
+#include "core/job.h"
 
 #include <idmint/idmint.h>
 #include <stdbool.h>
@@ -21,20 +22,6 @@
 
 struct idms_conn;
 struct idms_server;
-
-/* A request being minted, kept across parks and across the parts of a
- * reply sent in parts. */
-typedef struct idms_mint_job {
-    bool active;
-    bool in_parts; /* the reply is larger than a part: sent as it is minted */
-    int format;
-    uint64_t count, done;
-    uint64_t sent; /* IDs already rendered into replies (in_parts) */
-    unsigned parked_for; /* 1 << IDMS_PARK_*: why it has parked, counted once each */
-    idms_buf text; /* the IDs minted and not rendered yet, one per line */
-} idms_mint_job;
-
-void idms_mint_job_free(idms_mint_job *j);
 
 /* Statuses without a complete reply. PARKED: the request waits (conn.c
  * resumes it). PART: a part of the reply was appended and the rest follows
@@ -95,6 +82,11 @@ bool idms_mint_check_after(const struct idms_server *s, int format, const char *
  * would give (HEAD answers a GET's status without minting). */
 bool idms_mint_check(const struct idms_server *s, int format, const char *prefix, uint64_t count,
                      idms_mint_result *r);
+
+/* The latest time handed out: the generators' high water (hwm.h) and the
+ * hybrid logical clock's last stamp (hlc.h), or the mark resumed above
+ * when later; what a graceful stop leaves as the mark. */
+int64_t idms_mint_used_ms(struct idms_server *s);
 
 /* Whether the service can mint right now; why says why not (or "ready"),
  * with the details an operator needs (holders, paths, the coordinator). */

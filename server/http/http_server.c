@@ -60,6 +60,7 @@
 #include "idmintd.h"
 
 #include "http/http_parser.h"
+#include "http/http_server.h"
 #include "hlc_render.h"
 #include "inspect_render.h"
 #include "json.h"
@@ -1150,4 +1151,5 @@ const idms_proto idms_http_proto = {
     IDMS_HTTP_MAX_HEAD,
     IDMS_PROTO_HTTP,
     http_probe,
+    true,
 };

@@ -45,6 +45,7 @@
 #include "idmintd.h"
 
 #include "resp/resp_parser.h"
+#include "resp/resp_server.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -1187,4 +1188,5 @@ const idms_proto idms_resp_proto = {
     IDMS_RESP_MAX_COMMAND,
     IDMS_PROTO_RESP,
     NULL, /* no probes over the limit: refused at once */
+    false,
 };
