@@ -41,7 +41,8 @@ typedef struct idms_proto {
      * out. Returns bytes consumed, or -1 to close the connection after out
      * is flushed (a protocol error or a request to close). A request that
      * parks (idms_mint: IDMS_MINT_PARKED) is not consumed: the adapter
-     * returns the bytes before it, and is fed it again on resume. */
+     * hands the service's park to idms_conn_park, returns the bytes before
+     * the request, and is fed it again on resume. */
     ptrdiff_t (*feed)(struct idms_conn *c, const char *buf, size_t len, idms_buf *out);
     /* The replies sent before closing: for a connection over the limit,
      * for a request larger than max_request, and for one not complete
@@ -67,9 +68,6 @@ typedef struct idms_proto {
  * within IDMS_PROBE_MS of their accept. */
 #define IDMS_PROBE_CONNS 16
 #define IDMS_PROBE_MS 2000
-
-/* Why a connection is parked. */
-enum { IDMS_PARK_NONE = 0, IDMS_PARK_TIME = 1, IDMS_PARK_CEILING = 2, IDMS_PARK_SEGMENT = 4 };
 
 /* The links of a connection in one of the server's queues of them (the
  * turn queue, the handshake queue: conn.c), and such a queue. */
@@ -123,11 +121,13 @@ typedef struct idms_conn {
     bool over_limit; /* accepted past --max-connections: a probe, or refused */
     bool reading;
     bool more; /* the adapter stopped at IDMS_OUT_BATCH with input left */
-    /* A parked request: why, and what until: for IDMS_PARK_TIME the clock
-     * time (Unix ns) at which to try again; for IDMS_PARK_CEILING and
-     * IDMS_PARK_SEGMENT the list of the key waited for (the server's
-     * ceiling_waiters, a segment tag's waiters), which waiter is on while
-     * the request is parked there. The job keeps what it has minted. */
+    /* A parked request (IDMS_PARK_*: core/job.h): why, and what until: for
+     * IDMS_PARK_TIME the clock time (Unix ns) at which to try again; for
+     * IDMS_PARK_CEILING and IDMS_PARK_SEGMENT the list of the key waited
+     * for (the server's ceiling_waiters, a segment tag's waiters), which
+     * waiter is on while the request is parked there. Set from the
+     * service's answer by the adapter (idms_conn_park). The job keeps what
+     * it has minted. */
     int park;
     union {
         int64_t park_until_ns;
@@ -136,10 +136,7 @@ typedef struct idms_conn {
     idms_waiter waiter;
     int64_t park_clock_ns; /* the clock when it last parked */
     idms_mint_job job;
-    /* Segment store lookups this connection caused in the second that
-     * began at seg_window_ms (loop ms): its share (segments.c). */
-    int64_t seg_window_ms;
-    uint32_t seg_lookups;
+    idms_seg_share seg; /* its share of segment store lookups (segments.c) */
     idms_resp_session resp; /* RESP connections: the session (resp_server.c) */
     struct idms_tls *tls;   /* the TLS session (tls.h), NULL without TLS */
     size_t tls_held;        /* what idms_server.buffered_tls counts for it */
@@ -189,6 +186,22 @@ void idms_conn_close_all(struct idms_server *s);
 size_t idms_conn_share(const idms_conn *c);
 /* A batch of replies, or a part of a large one: a quarter of the share. */
 size_t idms_conn_part(const idms_conn *c);
+/* The request at the head of c's buffer as the services see it. */
+static inline idms_req idms_conn_req(idms_conn *c)
+{
+    idms_req q = {c->server, &c->job, &c->seg};
+    return q;
+}
+/* A service parked the request at the head of c's buffer (the adapter
+ * leaves it there, unconsumed): conn.c parks c on p once feed returns. */
+static inline void idms_conn_park(idms_conn *c, const idms_park *p)
+{
+    c->park = p->why;
+    if (p->why == IDMS_PARK_TIME)
+        c->park_until_ns = p->until_ns;
+    else
+        c->park_on = p->on;
+}
 /* Starts (again) reading a connection paused by backpressure. */
 void idms_conn_resume(idms_conn *c);
 /* Resumes the connections parked for the ceiling (the mark is durable,

@@ -73,9 +73,9 @@ bool idms_hlc_parse(const char *text, size_t len, uint64_t *stamp, char *msg, si
     return true;
 }
 
-void idms_hlc_stamp(idms_conn *c, const uint64_t *remote, idms_hlc_result *r)
+void idms_hlc_stamp(const idms_req *q, const uint64_t *remote, idms_hlc_result *r)
 {
-    idms_server *s = c->server;
+    idms_server *s = q->server;
     memset(r, 0, sizeof *r);
     idm_clock clock = idm_clock_system();
     int64_t ns = 0;
@@ -107,8 +107,8 @@ void idms_hlc_stamp(idms_conn *c, const uint64_t *remote, idms_hlc_result *r)
         idms_node_need(s, bound, true);
         s->metrics.parks++;
         s->metrics.ceiling_waits++;
-        c->park = IDMS_PARK_CEILING;
-        c->park_on = &s->ceiling_waiters;
+        r->park.why = IDMS_PARK_CEILING;
+        r->park.on = &s->ceiling_waiters;
         r->status = IDMS_HLC_PARKED;
         return;
     }

@@ -375,17 +375,17 @@ static bool observe(idms_server *s, const seen_id *seen, idms_mint_result *r)
     return false;
 }
 
-void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int style,
+void idms_mint(const idms_req *q, int format, const char *prefix, uint64_t count, int style,
                size_t part, idms_buf *out, idms_mint_result *r)
 {
-    idms_mint_after(c, format, prefix, NULL, count, style, part, out, r);
+    idms_mint_after(q, format, prefix, NULL, count, style, part, out, r);
 }
 
-void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *after,
+void idms_mint_after(const idms_req *q, int format, const char *prefix, const char *after,
                      uint64_t count, int style, size_t part, idms_buf *out, idms_mint_result *r)
 {
-    idms_server *s = c->server;
-    idms_mint_job *j = &c->job;
+    idms_server *s = q->server;
+    idms_mint_job *j = q->job;
     memset(r, 0, sizeof *r);
     r->status = 200;
     if (j->active && (j->format != format || j->count != count)) {
@@ -442,7 +442,6 @@ void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *a
     if (timed && out->len > start)
         idms_node_need(s, need_ms(s), false);
     if (rc == IDM_OK && j->sent < count) {
-        c->more = true;
         r->status = IDMS_MINT_PART;
         return;
     }
@@ -469,8 +468,8 @@ void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *a
                     s->metrics.clock_rewinds++;
             }
         }
-        c->park = IDMS_PARK_TIME;
-        c->park_until_ns = retry_ns;
+        r->park.why = IDMS_PARK_TIME;
+        r->park.until_ns = retry_ns;
         r->status = IDMS_MINT_PARKED;
         return;
     }
@@ -484,8 +483,8 @@ void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *a
             j->parked_for |= 1u << IDMS_PARK_CEILING;
             s->metrics.ceiling_waits++;
         }
-        c->park = IDMS_PARK_CEILING;
-        c->park_on = &s->ceiling_waiters;
+        r->park.why = IDMS_PARK_CEILING;
+        r->park.on = &s->ceiling_waiters;
         r->status = IDMS_MINT_PARKED;
         return;
     }

@@ -52,11 +52,11 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "core/job.h"
 #include "core/waitlist.h"
 #include "tagtable.h"
 
 struct idms_server;
-struct idms_conn;
 struct idms_buf;
 struct idms_mint_result;
 struct idm_segment;
@@ -149,12 +149,13 @@ int idms_segments_start(struct idms_server *s);
 void idms_segments_close(struct idms_server *s);
 
 /* The segment mint service, as idms_mint is for the other formats
- * (mint.h): count IDs of tag for c into out in style (IDMS_SEG_*), or a
- * park (r->status IDMS_MINT_PARKED, c->park IDMS_PARK_SEGMENT), or a
+ * (mint.h): count IDs of tag for q into out in style (IDMS_SEG_*), or a
+ * park (r->status IDMS_MINT_PARKED, r->park on the tag's waiters, or until
+ * the end of the second for a connection past its lookups), or a
  * refusal (400 bad tag or count, 404 unknown tag, 503 store unreachable
  * and no IDs left, or the table of live tags full). tag is tag_len bytes
  * (not a C string: a NUL inside is refused). */
-void idms_segment_mint(struct idms_conn *c, const char *tag, size_t tag_len, uint64_t count,
+void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint64_t count,
                        int style, struct idms_buf *out, struct idms_mint_result *r);
 
 /* The checks idms_segment_mint makes before it mints (a store, the tag's
