@@ -68,7 +68,7 @@ ROOMS='
 2 net      conn tls
 2 service  mint segments hlc keyed metrics auth
 3 proto    http/http_parser http/http_server resp/resp_parser resp/resp_server resp/resp_session
-4 main     main server idmintd
+4 main     main server
 '
 
 cd "$dir"

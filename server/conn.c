@@ -57,7 +57,14 @@
  * instead, so that many greedy clients together do not hold up a new one
  * either. Each turn answers at least the first connection queued.
  */
-#include "idmintd.h"
+#include "conn.h"
+#include "buf.h"
+#include "core/job.h"
+#include "core/waitlist.h"
+#include "log.h"
+#include "optparse.h"
+#include "server.h"
+#include "tls.h"
 
 #include <inttypes.h>
 #include <stddef.h>

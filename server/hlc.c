@@ -2,7 +2,10 @@
  * hlc.c - the hybrid logical clock service (see hlc.h for what it
  * guarantees and how it parks).
  */
-#include "idmintd.h"
+#include "hlc.h"
+#include "log.h"
+#include "node.h"
+#include "server.h"
 
 #include <inttypes.h>
 #include <stdio.h>

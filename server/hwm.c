@@ -40,7 +40,9 @@
  * second while there is demand; requests that reach the ceiling meanwhile
  * get 503.
  */
-#include "idmintd.h"
+#include "hwm.h"
+#include "log.h"
+#include "server.h"
 #include "idmint_coord.h"
 
 #include <errno.h>

@@ -3,7 +3,10 @@
  * thread, which does all the talking, and the loop side, which turns what
  * it hears into the snowflake generator's ceiling.
  */
-#include "idmintd.h"
+#include "lease.h"
+#include "hwm.h"
+#include "log.h"
+#include "server.h"
 #include "idmint_coord.h"
 
 #include <inttypes.h>

@@ -12,7 +12,19 @@
  * --key-file (keyed.c) the same way: a file that fails to load leaves the
  * previous keys in service.
  */
-#include "idmintd.h"
+#include "auth.h"
+#include "conn.h"
+#include "core/waitlist.h"
+#include "hlc.h"
+#include "hwm.h"
+#include "keyed.h"
+#include "log.h"
+#include "mint.h"
+#include "node.h"
+#include "options.h"
+#include "segments.h"
+#include "server.h"
+#include "tls.h"
 #include "http/http_server.h"
 #include "resp/resp_server.h"
 #include "optvalue.h"

@@ -19,7 +19,16 @@
  * request parked on the ceiling is woken by a mark that covers the lead,
  * and a restart resumes after it.
  */
-#include "idmintd.h"
+#include "mint.h"
+#include "buf.h"
+#include "core/job.h"
+#include "formats.h"
+#include "hlc.h"
+#include "hwm.h"
+#include "log.h"
+#include "node.h"
+#include "segments.h"
+#include "server.h"
 
 #include <inttypes.h>
 #include <stdio.h>

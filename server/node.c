@@ -5,7 +5,12 @@
  * whole range is file I/O: not on the loop); or a lease from a coordinator
  * (lease.c), whose thread does the claiming.
  */
-#include "idmintd.h"
+#include "node.h"
+#include "buf.h"
+#include "hwm.h"
+#include "lease.h"
+#include "log.h"
+#include "server.h"
 #include "idmint_coord.h"
 #include "host.h"
 #include "json.h"

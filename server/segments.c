@@ -3,7 +3,14 @@
  * allocators on the loop, in the tag table (tagtable.h), and the store
  * thread that looks them up and leases ranges for them.
  */
-#include "idmintd.h"
+#include "segments.h"
+#include "buf.h"
+#include "core/job.h"
+#include "core/waitlist.h"
+#include "log.h"
+#include "mint.h"
+#include "server.h"
+#include "tagtable.h"
 #include "idmint_segstore.h"
 
 #include <assert.h>

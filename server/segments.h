@@ -24,7 +24,7 @@
  * The tag table (tagtable.h), bounded two ways:
  *
  *   live     tags with an allocator (at most --segment-tags, default
- *            IDMS_SEG_TAGS_DEFAULT), and tags with a job at the store
+ *            IDMS_SEG_TAGS_DEFAULT in options.h), and tags with a job at the store
  *            thread: never evicted. A tag of the store asked for once the
  *            live tags fill the table gets 503 ("the segment tag table is
  *            full") and /readyz is false, saying so, until a restart with
@@ -62,7 +62,6 @@ struct idms_mint_result;
 struct idm_segment;
 struct idmc_store;
 
-#define IDMS_SEG_TAGS_DEFAULT 4096    /* --segment-tags: live tags at most */
 #define IDMS_SEG_CACHE_MAX 4096       /* names cached as missing (or failed) at most */
 #define IDMS_SEG_MISSING_TTL_MS 1000  /* how long "no such tag" is believed */
 #define IDMS_SEG_LOOKUPS_PER_S 1000   /* store lookups a connection may cause per second */

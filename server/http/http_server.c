@@ -57,10 +57,21 @@
  * major version other than 1); 500 and 503 come from the mint service
  * (out of memory, the clock, the durable mark).
  */
-#include "idmintd.h"
+#include "http/http_server.h"
+#include "auth.h"
+#include "buf.h"
+#include "conn.h"
+#include "formats.h"
+#include "hlc.h"
+#include "keyed.h"
+#include "metrics.h"
+#include "mint.h"
+#include "node.h"
+#include "optparse.h"
+#include "segments.h"
+#include "server.h"
 
 #include "http/http_parser.h"
-#include "http/http_server.h"
 #include "hlc_render.h"
 #include "inspect_render.h"
 #include "json.h"

@@ -42,10 +42,22 @@
  * Left out: users other than "default" (ACLs), databases other than 0,
  * CLIENT LIST filters, COMMAND's subcommand entries and argument docs.
  */
-#include "idmintd.h"
+#include "resp/resp_server.h"
+#include "auth.h"
+#include "buf.h"
+#include "conn.h"
+#include "formats.h"
+#include "hlc.h"
+#include "keyed.h"
+#include "lease.h"
+#include "log.h"
+#include "metrics.h"
+#include "mint.h"
+#include "node.h"
+#include "segments.h"
+#include "server.h"
 
 #include "resp/resp_parser.h"
-#include "resp/resp_server.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
