@@ -67,7 +67,7 @@ ROOMS='
 1 durable  hwm lease node
 2 net      conn tls
 2 service  mint segments hlc keyed metrics auth
-3 proto    http/http_parser http/http_server resp/resp_parser resp/resp_server resp/resp_session
+3 proto    http/http_parser http/http_server resp/resp_parser resp/resp_server resp/resp_session memcache/memcache_parser
 4 main     main server
 '
 
