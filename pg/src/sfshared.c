@@ -274,6 +274,9 @@ static void make_generator(const idm_sf_layout *l, uint64 node)
         }
         if (trusted)
             idm_mark_trust_state(sf.mark);
+        /* Every write of this backend's carries this boot: one without it
+         * would make the next backend distrust a state that holds every ID. */
+        idm_mark_set_tag(sf.mark, boot);
         rc = idm_mark_attach_snowflake(sf.mark, sf.g, &err);
         if (rc != IDM_OK)
             mark_failed(rc, &err, "snowflake(): could not attach the durable mark");
@@ -281,7 +284,6 @@ static void make_generator(const idm_sf_layout *l, uint64 node)
             /* The state now lies above the mark: record this boot, so that
              * later backends trust the state (a write even when the mark
              * stays, since the tag changes). */
-            idm_mark_set_tag(sf.mark, boot);
             int64 target = 0, durable = 0;
             rc = IDM_OK;
             if (idm_mark_want(sf.mark, resume, true, &target)) {

@@ -148,6 +148,22 @@ mark_ms() {
     echo "$best"
 }
 
+# mark_tag FILE: the newest slot's 16-byte tag (offset 36) in hex: what
+# pg_idmint records there is the boot of the machine, for the state's trust.
+mark_tag() {
+    local f=$1 best_seq=-1 best=none i magic seq
+    for i in 0 1; do
+        magic=$(dd if="$f" bs=1 skip=$((i * 512)) count=8 2>/dev/null)
+        [ "$magic" = IDMMARK1 ] || continue
+        seq=$(od -A n -t d8 -j $((i * 512 + 8)) -N 8 "$f" | tr -d ' ')
+        if [ "$seq" -gt "$best_seq" ]; then
+            best_seq=$seq
+            best=$(od -A n -t x1 -j $((i * 512 + 36)) -N 16 "$f" | tr -d ' \n')
+        fi
+    done
+    echo "$best"
+}
+
 SF_DIR=
 sf_files() {
     SF_DIR=$PG_DIR/data/pg_idmint
@@ -292,12 +308,32 @@ mark_covers_problems() {
 
 load_case 1 "loaded per backend"
 check "the mark file covers every snowflake minted (loaded per backend)" "$(mark_covers_problems)"
+# The mark's tag after a write by a backend that trusted the state (not the
+# first of the server's life): still this boot, so that a restart trusts
+# the state. pg_idmint.reserve 10 ms makes 100,000 snowflakes of one new
+# session raise the mark several times.
+tag_case() {
+    local boot_hex
+    boot_hex=$(tr -d '\n-' </proc/sys/kernel/random/boot_id)
+    must "ALTER SYSTEM SET pg_idmint.reserve = 10 ms, pg_reload_conf()" set_guc pg_idmint.reserve 10
+    sf_files
+    # Two sessions, the tag checked after each: whichever of them found
+    # the state trusted, both leave this boot in the mark.
+    q "SELECT count(snowflake()) FROM generate_series(1, 100000)" >/dev/null
+    local t1
+    t1=$(mark_tag "$MARK")
+    q "SELECT count(snowflake()) FROM generate_series(1, 100000)" >/dev/null
+    expect "two sessions raised the mark (one of them trusting the state): its tag is this boot after each (so a restart trusts the state)" \
+        "$t1 $(mark_tag "$MARK")" = "$boot_hex $boot_hex"
+    must "ALTER SYSTEM RESET pg_idmint.reserve" set_guc pg_idmint.reserve DEFAULT
+}
 
 echo "shared_preload_libraries = 'pg_idmint'" >>"$PG_DIR/data/postgresql.conf"
 must "PostgreSQL restarts with shared_preload_libraries = 'pg_idmint'" restart_pg fast
 expect "the server preloads pg_idmint" "$(q "SHOW shared_preload_libraries")" = pg_idmint
 load_case 2 "preloaded"
 check "the mark file covers every snowflake minted (preloaded)" "$(mark_covers_problems)"
+tag_case
 
 # ---- 3: a backend killed under the load ---------------------------------------
 
