@@ -201,6 +201,7 @@ static void test_pipeline(void)
     size_t len = sizeof text - 1, at = 0;
     int cmds[3];
     idms_mc_request req;
+    free(input_);
     input_ = NULL;
     char *copy = test_exact_copy(text, len);
     for (int i = 0; i < 3; i++) {
