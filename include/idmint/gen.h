@@ -141,8 +141,18 @@ IDM_API void idm_gen_free(idm_gen *g);
  * IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_gen_random(idm_gen *g, void *buf, size_t len, idm_error *err);
 
-/* The formats an idm_gen mints, for the generic calls below. */
-enum { IDM_FORMAT_UUIDV4 = 1, IDM_FORMAT_UUIDV7 = 2, IDM_FORMAT_ULID = 3, IDM_FORMAT_KSUID = 4 };
+/* The formats, numbered for good (format.h's table describes each).
+ * idm_gen_next_text_n takes the first four; format.h's calls take all. */
+enum {
+    IDM_FORMAT_UUIDV4 = 1,
+    IDM_FORMAT_UUIDV7 = 2,
+    IDM_FORMAT_ULID = 3,
+    IDM_FORMAT_KSUID = 4,
+    IDM_FORMAT_SNOWFLAKE = 5,
+    IDM_FORMAT_TYPEID = 6,
+    IDM_FORMAT_TOKEN = 7,
+    IDM_FORMAT_TRACEPARENT = 8
+};
 
 /* Flags of the *_next_text_n calls. */
 enum {
