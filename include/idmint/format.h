@@ -38,7 +38,8 @@ IDM_BEGIN_DECLS
 enum {
     IDM_PREFIX_NONE = 0,     /* takes none */
     IDM_PREFIX_OPTIONAL = 1, /* "PREFIX_" + body when given (token) */
-    IDM_PREFIX_REQUIRED = 2  /* always "PREFIX_" + body (typeid) */
+    IDM_PREFIX_REQUIRED = 2  /* a prefix must be passed (typeid); an empty one, which the
+                                TypeID rule allows, gives the bare body */
 };
 
 /* Which handle mints a format (idm_format.minted_by). */
@@ -76,21 +77,21 @@ IDM_API const idm_format *idm_format_by_name(const char *name, size_t len);
 
 /* The exact length of one ID's text with a prefix of prefix_len bytes
  * ("_" included when there is one; snowflake: the longest, 20). 0 when
- * the prefix does not fit the rule's length: one given to a format that
- * takes none, none to one that needs one, or one longer than 63.
- * Thread-safe: yes (pure function). */
+ * such a prefix cannot be: one given to a format that takes none, or one
+ * longer than 63. Thread-safe: yes (pure function). */
 IDM_API size_t idm_format_text_len(const idm_format *f, size_t prefix_len);
 
-/* Checks a prefix against the format's rule: IDM_OK, or IDM_EINVAL with
- * err->offset at the offending character (the message names a TypeID's or
- * a token's prefix), for a prefix the format refuses (any, for a format
- * that takes none; an empty one, for a format that needs one).
- * Thread-safe: yes (pure function). */
+/* Checks a prefix against the format's rule. prefix NULL (len 0) means
+ * none was given; a non-NULL empty prefix is one given empty. Returns
+ * IDM_OK, or IDM_EINVAL with err->offset at the offending character (the
+ * message names a TypeID's or a token's prefix) for a prefix the format
+ * refuses: a non-empty one for a format that takes none, NULL for one that
+ * needs one, or one its rule refuses. Thread-safe: yes (pure function). */
 IDM_API IDM_NODISCARD int idm_format_check_prefix(const idm_format *f, const char *prefix,
                                                   size_t len, idm_error *err);
 
 /* Mints n IDs of f as text at dst from g, each "PREFIX_" + body when
- * prefix_len > 0 (prefix is then checked by idm_format_check_prefix first),
+ * prefix_len > 0 (prefix is checked by idm_format_check_prefix first),
  * followed by '\n' when flags has IDM_TEXT_NEWLINE; no NUL. *len receives
  * the bytes written. The IDs are those n single calls would give, in
  * order; the time-ordered ones are minted in chunks (one clock read and

@@ -60,7 +60,7 @@ size_t idm_format_text_len(const idm_format *f, size_t prefix_len)
     if (f == NULL)
         return 0;
     if (prefix_len == 0)
-        return f->prefix == IDM_PREFIX_REQUIRED ? 0 : f->text_len;
+        return f->text_len;
     if (f->prefix == IDM_PREFIX_NONE || f->text_len + prefix_len + 1 > f->text_max)
         return 0;
     return prefix_len + 1 + f->text_len;
@@ -72,7 +72,7 @@ int idm_format_check_prefix(const idm_format *f, const char *prefix, size_t len,
         return idm__fail(err, IDM_EINVAL, 0, "format and prefix must not be NULL");
     if (len > 0 && f->prefix == IDM_PREFIX_NONE)
         return idm__fail(err, IDM_EINVAL, 0, "%s takes no prefix", f->name);
-    if (len == 0 && f->prefix == IDM_PREFIX_REQUIRED)
+    if (prefix == NULL && f->prefix == IDM_PREFIX_REQUIRED)
         return idm__fail(err, IDM_EINVAL, 0, "%s needs a prefix", f->name);
     if (len == 0)
         return IDM_OK;

@@ -23,7 +23,8 @@ static int token_mint(const idm_format *f, idm_gen *g, const char *prefix, size_
 {
     (void)f;
     idm_format_value pre; /* only the prefix, for token_one */
-    memcpy(pre.prefix, prefix, prefix_len);
+    if (prefix_len > 0)
+        memcpy(pre.prefix, prefix, prefix_len);
     pre.prefix[prefix_len] = '\0';
     pre.prefix_len = prefix_len;
     return idm__format_mint_each(n, nl, dst, len, token_one, &pre, g, err);

@@ -14,10 +14,9 @@
 static int mint(const idm_format *f, idm_gen *g, const char *prefix, size_t prefix_len, char *dst,
                 size_t n, bool nl, size_t *len, idm_error *err)
 {
-    (void)f;
     idm_uuid chunk[CHUNK];
     char buf[IDM_TYPEID_STRLEN_MAX + 1];
-    size_t one = prefix_len + 1 + IDM_TYPEID_SUFFIX_LEN;
+    size_t one = idm_format_text_len(f, prefix_len);
     char *p = dst;
     int rc = IDM_OK;
     for (size_t done = 0; done < n && rc == IDM_OK;) {

@@ -91,7 +91,7 @@ static void test_format_facts(void)
 static void test_format_text_len_and_prefix_rule(void)
 {
     idm_error err = {0};
-    ASSERT_EQ_U64(idm_format_text_len(named("typeid"), 0), 0);
+    ASSERT_EQ_U64(idm_format_text_len(named("typeid"), 0), 26); /* a bare suffix */
     ASSERT_EQ_U64(idm_format_text_len(named("typeid"), 4), 31);
     ASSERT_EQ_U64(idm_format_text_len(named("typeid"), 63), 90);
     ASSERT_EQ_U64(idm_format_text_len(named("typeid"), 64), 0);
@@ -102,8 +102,10 @@ static void test_format_text_len_and_prefix_rule(void)
     ASSERT_EQ_U64(idm_format_text_len(NULL, 0), 0);
     ASSERT_EQ_INT(idm_format_check_prefix(named("uuidv7"), "user", 4, &err), IDM_EINVAL);
     ASSERT_EQ_STR(err.msg, "uuidv7 takes no prefix");
-    ASSERT_EQ_INT(idm_format_check_prefix(named("typeid"), "", 0, &err), IDM_EINVAL);
+    ASSERT_EQ_INT(idm_format_check_prefix(named("typeid"), NULL, 0, &err), IDM_EINVAL);
     ASSERT_EQ_STR(err.msg, "typeid needs a prefix");
+    ASSERT_OK(idm_format_check_prefix(named("typeid"), "", 0, &err), &err); /* given empty */
+    ASSERT_OK(idm_format_check_prefix(named("uuidv7"), NULL, 0, &err), &err);
     ASSERT_EQ_INT(idm_format_check_prefix(named("typeid"), "User", 4, &err), IDM_EINVAL);
     ASSERT_EQ_U64(err.offset, 0);
     ASSERT_EQ_INT(idm_format_check_prefix(named("token"), "sk_", 3, &err), IDM_EINVAL);
@@ -143,6 +145,9 @@ static void test_format_mint_refusals(void)
     ASSERT_OK(idm_format_next_text_n(named("typeid"), g, "user", 4, buf, 62, 2, 0, &len, &err),
               &err);
     ASSERT_EQ_U64(len, 62);
+    /* An empty TypeID prefix: the bare suffix. */
+    ASSERT_OK(idm_format_next_text_n(named("typeid"), g, "", 0, buf, 26, 1, 0, &len, &err), &err);
+    ASSERT_EQ_U64(len, 26);
     idm_gen_free(g);
 }
 
