@@ -4,6 +4,8 @@
  */
 #include "formats.h"
 
+#include <idmint/inspect.h>
+
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +61,24 @@ static bool selected(const idm_format *f, unsigned flags)
     return true;
 }
 
+/* Appends name, the k-th (from 1) of n items, to the list at dst (len
+ * bytes so far): ", " between items, " conj " before the last. false
+ * when cap is too small. */
+static bool list_add(char *dst, size_t cap, size_t *len, size_t k, size_t n, const char *conj,
+                     const char *name)
+{
+    const char *sep = k == 1 ? "" : k < n ? ", " : " ";
+    const char *word = k > 1 && k == n ? conj : "";
+    int w =
+        snprintf(dst + *len, cap - *len, "%s%s%s%s", sep, word, word[0] != '\0' ? " " : "", name);
+    if (w < 0 || (size_t)w >= cap - *len) {
+        dst[0] = '\0';
+        return false;
+    }
+    *len += (size_t)w;
+    return true;
+}
+
 size_t idmx_format_list(char *dst, size_t cap, unsigned flags, const char *conj)
 {
     size_t n = 0, k = 0, len = 0;
@@ -71,19 +91,27 @@ size_t idmx_format_list(char *dst, size_t cap, unsigned flags, const char *conj)
     }
     for (size_t i = 0; i < idm_format_count(); i++) {
         const idm_format *f = idm_format_at(i);
-        if (!selected(f, flags)) {
-            continue;
-        }
-        k++;
-        const char *sep = k == 1 ? "" : k < n ? ", " : " ";
-        const char *word = k > 1 && k == n ? conj : "";
-        int w = snprintf(dst + len, cap - len, "%s%s%s%s", sep, word, word[0] != '\0' ? " " : "",
-                         f->name);
-        if (w < 0 || (size_t)w >= cap - len) {
-            dst[0] = '\0';
+        if (selected(f, flags) && !list_add(dst, cap, &len, ++k, n, conj, f->name)) {
             return (size_t)-1;
         }
-        len += (size_t)w;
+    }
+    return len;
+}
+
+size_t idmx_kind_list(char *dst, size_t cap, const char *conj)
+{
+    size_t n = 0, len = 0;
+    if (cap == 0) {
+        return (size_t)-1;
+    }
+    dst[0] = '\0';
+    while (idm_kind_name((int)n + 1) != NULL) {
+        n++;
+    }
+    for (size_t k = 1; k <= n; k++) {
+        if (!list_add(dst, cap, &len, k, n, conj, idm_kind_name((int)k))) {
+            return (size_t)-1;
+        }
     }
     return len;
 }

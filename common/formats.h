@@ -76,4 +76,10 @@ enum {
 #define IDMX_FORMAT_LIST_CAP 128
 size_t idmx_format_list(char *dst, size_t cap, unsigned flags, const char *conj);
 
+/* Writes the names of idm_inspect's kinds (IDM_KIND_*, idm_kind_name),
+ * for messages: "uuid, ulid, ksuid, typeid or snowflake" with conj "or",
+ * and a NUL. Returns as idmx_format_list; IDMX_FORMAT_LIST_CAP is always
+ * enough. Thread-safe: yes. */
+size_t idmx_kind_list(char *dst, size_t cap, const char *conj);
+
 #endif

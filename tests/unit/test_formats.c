@@ -135,6 +135,16 @@ static void test_formats_list_for_messages(void)
     ASSERT_EQ_STR(buf, "typeid");
 }
 
+/* idmint inspect --as's message, from idm_kind_name. */
+static void test_formats_kind_list(void)
+{
+    char buf[IDMX_FORMAT_LIST_CAP];
+    ASSERT_EQ_U64(idmx_kind_list(buf, sizeof buf, "or"), strlen(buf));
+    ASSERT_EQ_STR(buf, "uuid, ulid, ksuid, typeid or snowflake");
+    ASSERT_EQ_U64(idmx_kind_list(buf, 10, "or"), (size_t)-1);
+    ASSERT_EQ_STR(buf, "");
+}
+
 static void test_formats_list_too_small_is_reported(void)
 {
     char buf[20];
@@ -154,6 +164,7 @@ static const struct test_case tests[] = {
     TEST(test_formats_text_lengths_match_the_library),
     TEST(test_formats_list_for_messages),
     TEST(test_formats_list_too_small_is_reported),
+    TEST(test_formats_kind_list),
     {0},
 };
 
