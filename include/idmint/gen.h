@@ -159,7 +159,9 @@ enum {
     IDM_TEXT_NEWLINE = 1u << 0 /* follow every ID with '\n' */
 };
 
-/* Mints n IDs of format straight into text at dst: the canonical forms
+/* Mints n IDs of format (IDM_FORMAT_UUIDV4 to IDM_FORMAT_KSUID; the other
+ * formats are idm_format_next_text_n's, format.h: IDM_EINVAL here)
+ * straight into text at dst: the canonical forms
  * (lowercase UUID, uppercase ULID, KSUID), each followed by a newline when
  * flags has IDM_TEXT_NEWLINE; no NUL. *len receives the bytes written. The
  * IDs are the same as n single calls would give (one clock read, as in the
