@@ -141,25 +141,28 @@ int idm__format_value_set(idm_format_value *out, int rc, const uint8_t *bytes, s
     return rc;
 }
 
-int idm__format_mint_each(size_t n, bool nl, char *dst, size_t *len,
-                          int (*one)(const void *ctx, idm_gen *g, char *buf, size_t cap,
-                                     idm_error *err),
-                          const void *ctx, idm_gen *g, idm_error *err)
+int idm__format_mint_each(size_t n, size_t one, bool nl, char *dst, size_t *len,
+                          int (*next)(void *ctx, idm_gen *g, char *buf, size_t cap, idm_error *err),
+                          void *ctx, idm_gen *g, idm_error *err)
 {
-    char buf[IDM_FORMAT_TEXT_MAX + 1];
+    char last[IDM_FORMAT_TEXT_MAX + 1];
     char *p = dst;
     int rc = IDM_OK;
     for (size_t i = 0; i < n && rc == IDM_OK; i++) {
-        rc = one(ctx, g, buf, sizeof buf, err);
+        /* Written in place, its NUL on the next ID's first byte or the
+         * newline, but for the last ID without a newline, which has no
+         * byte after it in dst. */
+        bool in_place = nl || i + 1 < n;
+        rc = next(ctx, g, in_place ? p : last, one + 1, err);
         if (rc == IDM_OK) {
-            size_t k = strlen(buf);
-            memcpy(p, buf, k);
-            p += k;
+            if (!in_place)
+                memcpy(p, last, one);
+            p += one;
             if (nl)
                 *p++ = '\n';
         }
     }
-    idm__wipe(buf, sizeof buf); /* tokens are secrets */
+    idm__wipe(last, sizeof last); /* tokens are secrets */
     *len = (size_t)(p - dst);
     return rc;
 }

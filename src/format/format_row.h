@@ -37,14 +37,13 @@ extern const idm__format_row idm__format_uuidv7, idm__format_uuidv4, idm__format
     idm__format_ksuid, idm__format_snowflake, idm__format_typeid, idm__format_token,
     idm__format_traceparent;
 
-/* Mints n IDs by calling one(ctx, buf, cap, err) per ID into a scratch
- * buffer of IDM_FORMAT_TEXT_MAX + 1 bytes (the call writes a NUL), each
- * copied to dst and followed by '\n' when nl, for the formats minted one
- * at a time. */
-int idm__format_mint_each(size_t n, bool nl, char *dst, size_t *len,
-                          int (*one)(const void *ctx, idm_gen *g, char *buf, size_t cap,
-                                     idm_error *err),
-                          const void *ctx, idm_gen *g, idm_error *err);
+/* Mints n IDs of `one` bytes each (the text without NUL) by calling
+ * next(ctx, g, buf, one + 1, err) per ID, which writes it and a NUL at
+ * buf: in place in dst, followed by '\n' when nl. For the formats minted
+ * one at a time, or a chunk at a time behind next. */
+int idm__format_mint_each(size_t n, size_t one, bool nl, char *dst, size_t *len,
+                          int (*next)(void *ctx, idm_gen *g, char *buf, size_t cap, idm_error *err),
+                          void *ctx, idm_gen *g, idm_error *err);
 
 /* Returns rc, after copying the n bytes of a parsed ID into out when rc
  * is IDM_OK: the tail of every parse entry. */

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-static int token_one(const void *ctx, idm_gen *g, char *buf, size_t cap, idm_error *err)
+static int token_one(void *ctx, idm_gen *g, char *buf, size_t cap, idm_error *err)
 {
     const idm_format_value *pre = ctx;
     return idm_token_next(g, pre->prefix, pre->prefix_len, buf, cap, err);
@@ -27,7 +27,8 @@ static int token_mint(const idm_format *f, idm_gen *g, const char *prefix, size_
         memcpy(pre.prefix, prefix, prefix_len);
     pre.prefix[prefix_len] = '\0';
     pre.prefix_len = prefix_len;
-    return idm__format_mint_each(n, nl, dst, len, token_one, &pre, g, err);
+    return idm__format_mint_each(n, idm_format_text_len(f, prefix_len), nl, dst, len, token_one,
+                                 &pre, g, err);
 }
 
 static int token_parse(const idm_format *f, const char *text, size_t len, idm_format_value *out,
@@ -60,7 +61,7 @@ static int token_parse(const idm_format *f, const char *text, size_t len, idm_fo
     return rc;
 }
 
-static int traceparent_one(const void *ctx, idm_gen *g, char *buf, size_t cap, idm_error *err)
+static int traceparent_one(void *ctx, idm_gen *g, char *buf, size_t cap, idm_error *err)
 {
     (void)ctx;
     return idm_traceparent_next(g, buf, cap, err);
@@ -72,7 +73,8 @@ static int traceparent_mint(const idm_format *f, idm_gen *g, const char *prefix,
     (void)f;
     (void)prefix;
     (void)prefix_len;
-    return idm__format_mint_each(n, nl, dst, len, traceparent_one, NULL, g, err);
+    return idm__format_mint_each(n, IDM_TRACEPARENT_STRLEN, nl, dst, len, traceparent_one, NULL, g,
+                                 err);
 }
 
 static int traceparent_parse(const idm_format *f, const char *text, size_t len,

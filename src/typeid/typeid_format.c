@@ -9,32 +9,41 @@
 
 #include <string.h>
 
-#define CHUNK 128
+#define CHUNK 512
+
+/* The UUIDv7s behind the TypeIDs: drawn a chunk at a time. */
+typedef struct typeid_chunk {
+    const char *prefix;
+    size_t prefix_len;
+    size_t left; /* IDs still to mint, this chunk's included */
+    size_t i, k; /* the next of this chunk's k UUIDs */
+    idm_uuid uuid[CHUNK];
+} typeid_chunk;
+
+static int next(void *ctx, idm_gen *g, char *buf, size_t cap, idm_error *err)
+{
+    typeid_chunk *c = ctx;
+    if (c->i == c->k) {
+        c->k = c->left < CHUNK ? c->left : CHUNK;
+        c->i = 0;
+        int rc = idm_uuidv7_next_n(g, c->uuid, c->k, err);
+        if (rc != IDM_OK)
+            return rc;
+    }
+    c->left--;
+    return idm_typeid_format(c->prefix, c->prefix_len, &c->uuid[c->i++], buf, cap, err);
+}
 
 static int mint(const idm_format *f, idm_gen *g, const char *prefix, size_t prefix_len, char *dst,
                 size_t n, bool nl, size_t *len, idm_error *err)
 {
-    idm_uuid chunk[CHUNK];
-    char buf[IDM_TYPEID_STRLEN_MAX + 1];
-    size_t one = idm_format_text_len(f, prefix_len);
-    char *p = dst;
-    int rc = IDM_OK;
-    for (size_t done = 0; done < n && rc == IDM_OK;) {
-        size_t k = n - done < CHUNK ? n - done : CHUNK;
-        rc = idm_uuidv7_next_n(g, chunk, k, err);
-        for (size_t i = 0; i < k && rc == IDM_OK; i++) {
-            rc = idm_typeid_format(prefix, prefix_len, &chunk[i], buf, sizeof buf, err);
-            if (rc == IDM_OK) {
-                memcpy(p, buf, one);
-                p += one;
-                if (nl)
-                    *p++ = '\n';
-            }
-        }
-        done += k;
-    }
-    *len = (size_t)(p - dst);
-    return rc;
+    typeid_chunk c;
+    c.prefix = prefix;
+    c.prefix_len = prefix_len;
+    c.left = n;
+    c.i = c.k = 0;
+    return idm__format_mint_each(n, idm_format_text_len(f, prefix_len), nl, dst, len, next, &c, g,
+                                 err);
 }
 
 static int parse(const idm_format *f, const char *text, size_t len, idm_format_value *out,

@@ -189,6 +189,9 @@ static void test_format_mint_parse_inspect_roundtrip(void)
         /* Without newlines: the same lengths back to back. */
         ASSERT_OK(idm_format_next_text_n(f, g, prefix, plen, buf, one * 2, 2, 0, &len, &err), &err);
         ASSERT_EQ_U64(len, one * 2);
+        idm_format_value v;
+        ASSERT_OK(idm_format_parse(f, buf, one, &v, &err), &err);
+        ASSERT_OK(idm_format_parse(f, buf + one, one, &v, &err), &err);
     }
     idm_gen_free(g);
 }
