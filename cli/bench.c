@@ -1,6 +1,6 @@
 /*
- * bench.c - `idmint bench btree` (CONTRACT.md, "Commands the open issues
- * add"; issue 12; docs/btree.md): what each ID format does to a database's
+ * bench.c - `idmint bench btree` (man/idmint.1, "bench btree"; issue 12;
+ * docs/btree.md): what each ID format does to a database's
  * primary-key B-tree. For each format one table (idmint_bench_FORMAT, '-'
  * as '_'), N rows minted by libidmint (benchkeys.c) and inserted in
  * batches, the insert rate sampled about BENCH_SAMPLES times, the
@@ -272,12 +272,12 @@ static void counters_delta(const idmb_counters *a, const idmb_counters *b, idmb_
 }
 
 /* A database failure: "idmint: bench btree: MESSAGE". */
-static int db_fail(cli *c, int rc, const char *msg)
+static int db_fail(cli *c, const idmb_error *e)
 {
-    if (rc == IDMB_EUSAGE) {
-        return cli_usage(c, "bench btree: %s", msg[0] != '\0' ? msg : "a bad argument");
+    if (e->code == IDMB_EUSAGE) {
+        return cli_usage(c, "bench btree: %s", e->msg[0] != '\0' ? e->msg : "a bad argument");
     }
-    cli_diag(c, "bench btree: %s", msg[0] != '\0' ? msg : "the database failed");
+    cli_diag(c, "bench btree: %s", e->msg[0] != '\0' ? e->msg : "the database failed");
     return CLI_EXIT_FAIL;
 }
 
@@ -295,8 +295,7 @@ typedef struct runner {
 static int fill(runner *R, const char *table, int format, int64_t first_n, bench_result *r)
 {
     const bench_opts *o = R->o;
-    char msg[IDMB_ERR_CAP];
-    msg[0] = '\0';
+    idmb_error dberr;
     idm_error err;
     memset(&err, 0, sizeof err);
     bk_minter *m = NULL;
@@ -307,10 +306,10 @@ static int fill(runner *R, const char *table, int format, int64_t first_n, bench
     }
     int width = bk_key_bytes(format);
     idmb_counters before, after;
-    rc = idmb_read_counters(R->db, &before, msg, sizeof msg);
+    rc = idmb_read_counters(R->db, &before, &dberr);
     if (rc != IDMB_OK) {
         bk_minter_free(m);
-        return db_fail(R->c, rc, msg);
+        return db_fail(R->c, &dberr);
     }
     int64_t every = o->rows / BENCH_SAMPLES > 0 ? o->rows / BENCH_SAMPLES : 1;
     int64_t next_sample = every;
@@ -336,11 +335,11 @@ static int fill(runner *R, const char *table, int format, int64_t first_n, bench
             break;
         }
         double t0 = now_s();
-        rc = idmb_insert(R->db, table, width, R->keys, (size_t)n, first_n + done, msg, sizeof msg);
+        rc = idmb_insert(R->db, table, width, R->keys, (size_t)n, first_n + done, &dberr);
         busy += now_s() - t0;
         if (rc != IDMB_OK) {
             progress_clear(&R->pg);
-            st = db_fail(R->c, rc, msg);
+            st = db_fail(R->c, &dberr);
             break;
         }
         done += n;
@@ -363,9 +362,9 @@ static int fill(runner *R, const char *table, int format, int64_t first_n, bench
         return st;
     }
     progress_clear(&R->pg);
-    rc = idmb_read_counters(R->db, &after, msg, sizeof msg);
+    rc = idmb_read_counters(R->db, &after, &dberr);
     if (rc != IDMB_OK) {
-        return db_fail(R->c, rc, msg);
+        return db_fail(R->c, &dberr);
     }
     counters_delta(&after, &before, &r->delta);
     r->rows = done;
@@ -379,10 +378,9 @@ static void drop_quietly(runner *R, const char *table)
     if (R->o->keep) {
         return;
     }
-    char msg[IDMB_ERR_CAP];
-    msg[0] = '\0';
-    if (idmb_drop_table(R->db, table, msg, sizeof msg) != IDMB_OK) {
-        cli_diag(R->c, "bench btree: cannot drop table %s: %s", table, msg);
+    idmb_error dberr;
+    if (idmb_drop_table(R->db, table, &dberr) != IDMB_OK) {
+        cli_diag(R->c, "bench btree: cannot drop table %s: %s", table, dberr.msg);
     }
 }
 
@@ -390,22 +388,21 @@ static void drop_quietly(runner *R, const char *table)
 static int run_format(runner *R, int format, bench_result *r)
 {
     char table[IDMB_TABLE_MAX + 1];
-    char msg[IDMB_ERR_CAP];
-    msg[0] = '\0';
+    idmb_error dberr;
     table_name(format, table, sizeof table);
     memset(r, 0, sizeof *r);
     r->format = bk_format_name(format);
     r->leaf_pages_added = -1;
     r->era_leaf_density = -1.0;
-    int rc = idmb_create_table(R->db, table, bk_key_bytes(format), msg, sizeof msg);
+    int rc = idmb_create_table(R->db, table, bk_key_bytes(format), &dberr);
     if (rc != IDMB_OK) {
-        return db_fail(R->c, rc, msg);
+        return db_fail(R->c, &dberr);
     }
     int st = fill(R, table, format, 1, r);
     if (st == CLI_EXIT_OK) {
-        rc = idmb_read_stats(R->db, table, &r->stats, msg, sizeof msg);
+        rc = idmb_read_stats(R->db, table, &r->stats, &dberr);
         if (rc != IDMB_OK) {
-            st = db_fail(R->c, rc, msg);
+            st = db_fail(R->c, &dberr);
         }
     }
     drop_quietly(R, table);
@@ -422,17 +419,16 @@ static int run_migrate(runner *R, bench_result *eras)
 {
     static const char table[] = IDMB_TABLE_PREFIX "migrate";
     static const int formats[2] = {BK_UUIDV4, BK_UUIDV7};
-    char msg[IDMB_ERR_CAP];
-    msg[0] = '\0';
-    int rc = idmb_create_table(R->db, table, 16, msg, sizeof msg);
+    idmb_error dberr;
+    int rc = idmb_create_table(R->db, table, 16, &dberr);
     if (rc != IDMB_OK) {
-        return db_fail(R->c, rc, msg);
+        return db_fail(R->c, &dberr);
     }
     idmb_stats prev;
-    rc = idmb_read_stats(R->db, table, &prev, msg, sizeof msg);
+    rc = idmb_read_stats(R->db, table, &prev, &dberr);
     if (rc != IDMB_OK) {
         drop_quietly(R, table);
-        return db_fail(R->c, rc, msg);
+        return db_fail(R->c, &dberr);
     }
     int st = CLI_EXIT_OK;
     for (int e = 0; e < 2 && st == CLI_EXIT_OK; e++) {
@@ -444,9 +440,9 @@ static int run_migrate(runner *R, bench_result *eras)
         if (st != CLI_EXIT_OK) {
             break;
         }
-        rc = idmb_read_stats(R->db, table, &r->stats, msg, sizeof msg);
+        rc = idmb_read_stats(R->db, table, &r->stats, &dberr);
         if (rc != IDMB_OK) {
-            st = db_fail(R->c, rc, msg);
+            st = db_fail(R->c, &dberr);
             break;
         }
         const idmb_stats *s = &r->stats;
@@ -922,11 +918,10 @@ static int run_btree(cli *c, bench_opts *o)
     R.o = o;
     R.keys = keys;
     R.pg.on = isatty(STDERR_FILENO);
-    char msg[IDMB_ERR_CAP];
-    msg[0] = '\0';
-    int rc = idmb_open(o->db, &R.db, msg, sizeof msg);
+    idmb_error dberr;
+    int rc = idmb_open(o->db, &R.db, &dberr);
     if (rc != IDMB_OK) {
-        st = db_fail(c, rc, msg);
+        st = db_fail(c, &dberr);
         goto done;
     }
     catch_signals();

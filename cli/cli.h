@@ -1,7 +1,7 @@
 /*
  * cli.h - the idmint command: what its files share.
  *
- * The command is a thin layer over libidmint (shared/CONTRACT.md is its
+ * The command is a thin layer over libidmint (man/idmint.1 is its
  * specification): it parses options, reads inputs, calls the library and
  * writes the results. No ID logic lives here.
  *
@@ -46,7 +46,7 @@
 #define CLI_PRINTF(a, b)
 #endif
 
-/* Exit statuses (CONTRACT.md, Conventions). */
+/* Exit statuses (man/idmint.1, EXIT STATUS). */
 enum { CLI_EXIT_OK = 0, CLI_EXIT_FAIL = 1, CLI_EXIT_USAGE = 2 };
 
 /* Bytes staged before a write(2) to stdout. */

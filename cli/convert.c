@@ -1,6 +1,6 @@
 /*
  * convert.c - `idmint convert --to uuid|ulid|typeid [--prefix P] [ID ...]`
- * (CONTRACT.md, "convert").
+ * (man/idmint.1, "convert").
  *
  * The 128 bits are kept as they are; only the text form changes. The input
  * may be any 128-bit form idm_parse_128 accepts (UUID forms, ULID, TypeID);

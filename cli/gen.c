@@ -1,5 +1,5 @@
 /*
- * gen.c - `idmint gen FORMAT [-n COUNT] [options]` (CONTRACT.md, "gen").
+ * gen.c - `idmint gen FORMAT [-n COUNT] [options]` (man/idmint.1, "gen").
  *
  * FORMAT is a row of the library's format table (idmint/format.h): every
  * format is minted as text straight into the stdout buffer by its bulk
@@ -308,16 +308,22 @@ static int snowflake_config(cli *c, const gen_opts *o, idm_snowflake_config *cfg
     return CLI_EXIT_OK;
 }
 
-/* What a closed stdout needs to give the node back (cli.h, on_close). */
+/* What a closed stdout needs done before the program ends (cli.h,
+ * on_close): a leased node given back, the mark lowered to the last time
+ * used (idm_mark_close), so that the next run need not wait or mint ahead. */
 typedef struct held_node {
-    cli_node_lease *lease;
+    cli_node_lease *lease; /* NULL: none */
     idm_snowflake *g;
+    idm_mark *mark;        /* NULL: none */
 } held_node;
 
 static void release_on_close(void *ctx)
 {
     held_node *h = ctx;
-    cli_node_lease_end(h->lease, idm_snowflake_high_water_ms(h->g));
+    if (h->lease != NULL) {
+        cli_node_lease_end(h->lease, idm_snowflake_high_water_ms(h->g));
+    }
+    (void)idm_mark_close(h->mark, NULL);
 }
 
 /* The IDs in len bytes of newline-terminated text. */
@@ -499,9 +505,11 @@ static int gen_snowflake(cli *c, const gen_opts *o)
         }
         return mint_failed(c, "snowflake", rc, &err);
     }
-    held_node held = {&lease, g};
+    held_node held = {leased ? &lease : NULL, g, mark};
     if (leased) {
         lease_ceiling(g, mark, &lease);
+    }
+    if (leased || mark != NULL) {
         c->on_close = release_on_close;
         c->on_close_ctx = &held;
     }
@@ -556,12 +564,14 @@ static int gen_snowflake(cli *c, const gen_opts *o)
         }
         count -= n;
     }
-    if (leased) {
+    if (leased || mark != NULL) {
         /* What is minted must be out before the node goes back (a closed
          * stdout still releases it, through on_close). */
         idmx_outbuf_flush(&c->out);
         c->on_close = NULL;
         c->on_close_ctx = NULL;
+    }
+    if (leased) {
         cli_node_lease_end(&lease, idm_snowflake_high_water_ms(g));
     }
     st = mark_close(c, mark, st);
@@ -761,6 +771,11 @@ int cli_gen(cli *c, int argc, char **argv)
             cli_diag(c, "--mark: %s", cli_reason(&err, rc));
             st = CLI_EXIT_FAIL;
         }
+        held_node held = {NULL, NULL, mark};
+        if (mark != NULL) {
+            c->on_close = release_on_close;
+            c->on_close_ctx = &held;
+        }
         if (st == CLI_EXIT_OK && o.after != NULL) {
             st = observe_gen(c, g, &o, &seen);
         }
@@ -771,6 +786,9 @@ int cli_gen(cli *c, int argc, char **argv)
             st = gen_text(c, g, &o);
         }
         if (mark != NULL) {
+            idmx_outbuf_flush(&c->out);
+            c->on_close = NULL;
+            c->on_close_ctx = NULL;
             st = mark_close(c, mark, st);
         }
         idm_gen_free(g);

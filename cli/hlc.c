@@ -1,7 +1,6 @@
 /*
- * hlc.c - `idmint hlc now|update|inspect` (CONTRACT.md, "Commands the open
- * issues add"; issue 13): hybrid logical clock stamps (idmint/hlc.h) from
- * the command line.
+ * hlc.c - `idmint hlc now|update|inspect` (man/idmint.1, "hlc"; issue 13):
+ * hybrid logical clock stamps (idmint/hlc.h) from the command line.
  *
  *   hlc now [--at UNIX_MS] [--state PATH] [-n N]   N new stamps (default 1)
  *   hlc update [--max-offset MS] [--at UNIX_MS] [--state PATH] STAMP

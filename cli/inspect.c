@@ -1,6 +1,6 @@
 /*
  * inspect.c - `idmint inspect [--json] [--as KIND] [--layout L] [--epoch E]
- * [ID ...]` (CONTRACT.md, "inspect").
+ * [ID ...]` (man/idmint.1, "inspect").
  *
  * Decoding is idm_inspect's; rendering is common/inspect_render.c's, which
  * idmintd shares, so both front ends print the same members. Invalid

@@ -1,6 +1,6 @@
 /*
- * lease.c - `idmint lease list [--coord URL] [--json]` (CONTRACT.md,
- * "Commands the open issues add"; docs/leases.md): every slot of a
+ * lease.c - `idmint lease list [--coord URL] [--json]` (man/idmint.1,
+ * "lease list"; docs/leases.md): every slot of a
  * coordinator's ID space (idmc_list), or of this host's registry for one
  * layout (idmc_local_list), with its holder, generation, mark and the
  * time its lease has left.

@@ -1,7 +1,7 @@
 /*
  * main.c - the idmint command: dispatch to gen, inspect, convert, lease,
- * segment, bench and hlc, and the top-level --help and --version (CONTRACT.md is the
- * specification; man/idmint.1 the manual).
+ * segment, bench and hlc, and the top-level --help and --version (man/idmint.1
+ * is the specification and the manual).
  */
 #include "cli.h"
 
@@ -151,7 +151,8 @@ int main(int argc, char **argv)
     if (cli_out_flush(&c) != CLI_EXIT_OK && status == CLI_EXIT_OK) {
         status = CLI_EXIT_FAIL;
     }
-    /* The buffer may have held tokens, which are secrets (STYLE.md 6). */
+    /* The buffer may have held tokens, which are secrets: wiped before it
+     * goes back to the allocator. */
     explicit_bzero(mem, CLI_OUT_CAP);
     free(mem);
     return status;

@@ -60,20 +60,11 @@ static void sleep_ms(int64_t ms)
     }
 }
 
-/* How much of the TTL is not counted on (as idmintd's server/lease.c): a
- * fifth, at least 500 ms, for the drift between this host's monotonic
- * clock and the coordinator's over one TTL and for the reply's travel
- * after the coordinator refreshed the lease. */
-static int64_t margin_ms(int64_t ttl_ms)
-{
-    int64_t m = ttl_ms / 5;
-    return m < 500 ? 500 : m;
-}
-
-/* Monotonic ms: past it, the lease may have expired on the coordinator. */
+/* Monotonic ms: past it, the lease may have expired on the coordinator
+ * (idmc_lease_deadline: the TTL less a margin, as idmintd counts it). */
 static int64_t deadline(const cli_node_lease *L)
 {
-    return L->confirmed + L->ttl_ms - margin_ms(L->ttl_ms);
+    return idmc_lease_deadline(L->confirmed, L->ttl_ms);
 }
 
 /* This process, as its slot shows it (`lease list`, refusal messages). */

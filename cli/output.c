@@ -6,7 +6,7 @@
  * CLI_OUT_CAP bytes: no stdio call per ID. A closed stdout (a reader such
  * as `head -1` that has gone) ends the program at the next write: SIGPIPE
  * is ignored so that the write fails with EPIPE, and EPIPE exits with
- * status 0 without a message, as CONTRACT.md allows. That also spares
+ * status 0 without a message, as man/idmint.1 says. That also spares
  * `set -o pipefail` scripts a 141.
  */
 #include "cli.h"

@@ -1,7 +1,7 @@
 /*
- * segment.c - `idmint segment create|list|show` (CONTRACT.md, "Commands
- * the open issues add"; issue 10; docs/segments.md): the tags of a segment
- * store (coord/idmint_segstore.h), the database rows from which idmintd
+ * segment.c - `idmint segment create|list|show` (man/idmint.1, "segment";
+ * issue 10; docs/segments.md): the tags of a segment
+ * store (<idmint/segstore.h>), the database rows from which idmintd
  * leases Leaf-style ranges of IDs.
  *
  *   segment create TAG --store URL [--first N] [--step N] [--max-step N]
@@ -24,8 +24,8 @@
  */
 #include "cli.h"
 
-#include "idmint_segstore.h"
 #include "json.h"
+#include <idmint/segstore.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -221,7 +221,7 @@ static void put_json_time(cli *c, int64_t ms)
 /* One tag as a JSON object and a newline. next_id is a decimal string (an
  * ID may pass 2^53, where JSON readers such as JavaScript's lose digits;
  * inspect writes snowflakes so too). */
-static void put_json_tag(cli *c, const idmc_tag_info *t)
+static void put_json_tag(cli *c, const idmseg_tag_info *t)
 {
     idmx_outbuf_puts(&c->out, "{\"tag\": ");
     idmx_json_string(&c->out, t->tag, strlen(t->tag));
@@ -249,7 +249,7 @@ static void put_json_tag(cli *c, const idmc_tag_info *t)
 }
 
 /* show without --json: "field: value" lines, the JSON members' names. */
-static void put_fields(cli *c, const idmc_tag_info *t)
+static void put_fields(cli *c, const idmseg_tag_info *t)
 {
     char created[IDM_RFC3339_CAP];
     char updated[IDM_RFC3339_CAP];
@@ -283,12 +283,12 @@ static void put_fields(cli *c, const idmc_tag_info *t)
 /* ---- list ----------------------------------------------------------------------- */
 
 typedef struct tags {
-    idmc_tag_info *v;
+    idmseg_tag_info *v;
     size_t n, cap;
     int oom;
 } tags;
 
-static void on_tag(void *ctx, const idmc_tag_info *t)
+static void on_tag(void *ctx, const idmseg_tag_info *t)
 {
     tags *r = ctx;
     if (r->oom) {
@@ -296,7 +296,7 @@ static void on_tag(void *ctx, const idmc_tag_info *t)
     }
     if (r->n == r->cap) {
         size_t cap = r->cap == 0 ? 16 : r->cap * 2;
-        idmc_tag_info *v = realloc(r->v, cap * sizeof *v);
+        idmseg_tag_info *v = realloc(r->v, cap * sizeof *v);
         if (v == NULL) {
             r->oom = 1;
             return;
@@ -305,7 +305,7 @@ static void on_tag(void *ctx, const idmc_tag_info *t)
         r->cap = cap;
     }
     r->v[r->n] = *t;
-    r->v[r->n].tag[IDMC_TAG_MAX] = '\0';
+    r->v[r->n].tag[IDMSEG_TAG_MAX] = '\0';
     r->n++;
 }
 
@@ -315,7 +315,7 @@ typedef struct cells {
     char updated[IDM_RFC3339_CAP];
 } cells;
 
-static void tag_cells(const idmc_tag_info *t, cells *k)
+static void tag_cells(const idmseg_tag_info *t, cells *k)
 {
     snprintf(k->next, sizeof k->next, "%" PRIu64, t->next_id);
     snprintf(k->step, sizeof k->step, "%" PRIu64, t->step);
@@ -373,9 +373,9 @@ static void print_table(cli *c, const tags *r)
 /* ---- the store ---------------------------------------------------------------- */
 
 /* list and show do not create a store: an SQLite file that does not exist
- * is an error. create makes the file (idmc_store_open does) but not its
+ * is an error. create makes the file (idmseg_store_open does) but not its
  * directory. Returns CLI_CONTINUE, or the reported failure. Other URLs
- * (and sqlite: forms other than a path) are left to idmc_store_open. */
+ * (and sqlite: forms other than a path) are left to idmseg_store_open. */
 static int check_sqlite_path(cli *c, const seg_opts *o, const char *shown)
 {
     if (strncmp(o->store, "sqlite:", 7) != 0) {
@@ -427,78 +427,76 @@ static int check_sqlite_path(cli *c, const seg_opts *o, const char *shown)
     return st;
 }
 
-static int open_store(cli *c, const seg_opts *o, const char *shown, idmc_store **out)
+static int open_store(cli *c, const seg_opts *o, const char *shown, idmseg_store **out)
 {
     int st = check_sqlite_path(c, o, shown);
     if (st != CLI_CONTINUE) {
         return st;
     }
-    char msg[IDMC_MSG_CAP];
-    msg[0] = '\0';
-    int rc = idmc_store_open(o->store, out, msg, sizeof msg);
+    idmseg_error serr;
+    int rc = idmseg_store_open(o->store, out, &serr);
     if (rc == 0) {
         return CLI_CONTINUE;
     }
-    if (rc == IDMC_USAGE) {
-        return cli_usage(c, "--store %s: %s", shown, msg);
+    if (rc == IDMSEG_EUSAGE) {
+        return cli_usage(c, "--store %s: %s", shown, serr.msg);
     }
-    cli_diag(c, "--store %s: %s", shown, msg[0] != '\0' ? msg : "cannot open the store");
+    cli_diag(c, "--store %s: %s", shown, serr.msg[0] != '\0' ? serr.msg : "cannot open the store");
     return CLI_EXIT_FAIL;
 }
 
-static int run_create(cli *c, const seg_opts *o, idmc_store *st, const char *shown)
+static int run_create(cli *c, const seg_opts *o, idmseg_store *st, const char *shown)
 {
-    idmc_tag_spec spec;
+    idmseg_tag_spec spec;
     spec.first = o->first;
     spec.step = o->step;
     spec.max_step = o->max_step;
     spec.stride = o->stride;
     spec.offset = o->offset;
-    char msg[IDMC_MSG_CAP];
-    msg[0] = '\0';
-    int rc = idmc_store_create(st, o->tag, &spec, msg, sizeof msg);
+    idmseg_error serr;
+    int rc = idmseg_store_create(st, o->tag, &spec, &serr);
     switch (rc) {
     case 0:
         return CLI_EXIT_OK;
-    case IDMC_EXISTS:
+    case IDMSEG_EEXISTS:
         cli_diag(c, "tag '%s' exists already in %s", o->tag, shown);
         return CLI_EXIT_FAIL;
-    case IDMC_USAGE:
+    case IDMSEG_EUSAGE:
         /* The store's checks, past the CLI's (a first ID that rounds up
          * past 2^63 - 1): its message names the tag. */
-        return cli_usage(c, "%s", msg[0] != '\0' ? msg : "cannot create the tag: a bad value");
-    case IDMC_READONLY:
+        return cli_usage(c, "%s",
+                         serr.msg[0] != '\0' ? serr.msg : "cannot create the tag: a bad value");
+    case IDMSEG_EREADONLY:
         /* The store's message names it and says why. */
-        if (msg[0] != '\0') {
-            cli_diag(c, "cannot create tag '%s': %s", o->tag, msg);
+        if (serr.msg[0] != '\0') {
+            cli_diag(c, "cannot create tag '%s': %s", o->tag, serr.msg);
         } else {
             cli_diag(c, "cannot create tag '%s': %s is read-only", o->tag, shown);
         }
         return CLI_EXIT_FAIL;
     default:
         cli_diag(c, "cannot create tag '%s' in %s: %s", o->tag, shown,
-                 msg[0] != '\0' ? msg : "the store failed");
+                 serr.msg[0] != '\0' ? serr.msg : "the store failed");
         return CLI_EXIT_FAIL;
     }
 }
 
-static int run_show(cli *c, const seg_opts *o, idmc_store *st, const char *shown)
+static int run_show(cli *c, const seg_opts *o, idmseg_store *st, const char *shown)
 {
-    idmc_tag_info t;
-    char msg[IDMC_MSG_CAP];
-    msg[0] = '\0';
+    idmseg_tag_info t;
+    idmseg_error serr;
     memset(&t, 0, sizeof t);
-    int rc = idmc_store_show(st, o->tag, &t, msg, sizeof msg);
-    if (rc == IDMC_NOTAG) {
+    int rc = idmseg_store_show(st, o->tag, &t, &serr);
+    if (rc == IDMSEG_ENOTAG) {
         cli_diag(c, "no tag '%s' in %s", o->tag, shown);
         return CLI_EXIT_FAIL;
     }
     if (rc != 0) {
         cli_diag(c, "cannot read tag '%s' from %s: %s", o->tag, shown,
-                 msg[0] != '\0' ? msg : "the store failed");
+                 serr.msg[0] != '\0' ? serr.msg : "the store failed");
         return CLI_EXIT_FAIL;
     }
-    t.tag[IDMC_TAG_MAX] = '\0';
+    t.tag[IDMSEG_TAG_MAX] = '\0';
     if (o->json) {
         put_json_tag(c, &t);
     } else {
@@ -507,17 +505,16 @@ static int run_show(cli *c, const seg_opts *o, idmc_store *st, const char *shown
     return CLI_EXIT_OK;
 }
 
-static int run_list(cli *c, const seg_opts *o, idmc_store *st, const char *shown)
+static int run_list(cli *c, const seg_opts *o, idmseg_store *st, const char *shown)
 {
     tags r;
-    char msg[IDMC_MSG_CAP];
-    msg[0] = '\0';
+    idmseg_error serr;
     memset(&r, 0, sizeof r);
-    int n = idmc_store_list(st, on_tag, &r, msg, sizeof msg);
+    int n = idmseg_store_list(st, on_tag, &r, &serr);
     int status = CLI_EXIT_OK;
     if (n < 0) {
         cli_diag(c, "cannot list the tags of %s: %s", shown,
-                 msg[0] != '\0' ? msg : "the store failed");
+                 serr.msg[0] != '\0' ? serr.msg : "the store failed");
         status = CLI_EXIT_FAIL;
     } else if (r.oom) {
         cli_diag(c, "out of memory");
@@ -580,7 +577,7 @@ static int parse_values(cli *c, seg_opts *o)
 {
     static const idmx_range *const ranges[] = {&range_first, &range_step, &range_step,
                                                &range_stride, &range_offset};
-    const idmc_tag_spec d = IDMC_TAG_SPEC_DEFAULTS;
+    const idmseg_tag_spec d = IDMSEG_TAG_SPEC_DEFAULTS;
     uint64_t v[5] = {d.first, d.step, d.max_step, d.stride, d.offset};
     char msg[IDMX_OPT_MSG_CAP];
     for (size_t i = 0; i < 5; i++) {
@@ -657,12 +654,11 @@ static int check_options(cli *c, seg_opts *o)
         }
     }
     if (o->tag != NULL) {
-        char msg[IDMC_MSG_CAP];
-        msg[0] = '\0';
-        if (!idmc_tag_valid(o->tag, strlen(o->tag), msg, sizeof msg)) {
-            char reason[IDMC_MSG_CAP];
+        idmseg_error serr;
+        if (!idmseg_tag_valid(o->tag, strlen(o->tag), &serr)) {
+            char reason[IDMSEG_ERR_CAP];
             display_text(o->tag, shown, sizeof shown);
-            cli_escape(msg, sizeof reason, reason, sizeof reason);
+            cli_escape(serr.msg, sizeof reason, reason, sizeof reason);
             return cli_usage(c, "invalid tag '%s': %s", shown,
                              reason[0] != '\0' ? reason : "tags are 1 to 64 bytes of [a-z0-9_.-]");
         }
@@ -696,7 +692,7 @@ int cli_segment(cli *c, int argc, char **argv)
     }
     char shown[1024];
     display_store(o.store, shown, sizeof shown);
-    idmc_store *store = NULL;
+    idmseg_store *store = NULL;
     st = open_store(c, &o, shown, &store);
     if (st != CLI_CONTINUE) {
         return st;
@@ -712,7 +708,7 @@ int cli_segment(cli *c, int argc, char **argv)
         st = run_list(c, &o, store, shown);
         break;
     }
-    idmc_store_close(store);
+    idmseg_store_close(store);
     int out_st = cli_out_flush(c);
     return st != CLI_EXIT_OK ? st : out_st;
 }

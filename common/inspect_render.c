@@ -1,6 +1,6 @@
 /*
  * inspect_render.c - JSON and readable renderings of an idm_inspection
- * (see inspect_render.h; the member list is shared/CONTRACT.md's table).
+ * (see inspect_render.h; the member list is man/idmint.1's, "inspect").
  *
  * One walk over the members drives both forms, so that the CLI's text, the
  * CLI's JSON and the server's JSON cannot drift apart.

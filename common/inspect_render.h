@@ -2,8 +2,8 @@
  * inspect_render.h - an idm_inspection as text, for `idmint inspect` and
  * idmintd's GET /v1/inspect/{id}. Not library API.
  *
- * Both forms carry the members of shared/CONTRACT.md's inspect table, in
- * its order: input, kind, unix_ms, time, then by kind
+ * Both forms carry the members that man/idmint.1 lists for inspect --json,
+ * in its order: input, kind, unix_ms, time, then by kind
  *   uuid       uuid, version, variant [, clock_seq, node for v1 and v6]
  *   ulid       uuid, ulid, random
  *   ksuid      ksuid, payload

@@ -211,6 +211,22 @@ int idmc_record_mark(idmc_lease *l, int64_t ms, char *msg, size_t cap);
  * holder actually used (fenced). */
 int idmc_shrink_mark(idmc_lease *l, int64_t ms, char *msg, size_t cap);
 
+/* How much of a lease's TTL a holder does not count on: a fifth of it, at
+ * least IDMC_LEASE_MARGIN_MIN_MS. It covers the drift between the holder's
+ * monotonic clock and the coordinator's over one TTL, the time a reply
+ * takes to arrive after the coordinator refreshed the lease, and the
+ * holder's lag in noticing. Pure. Thread-safe: yes. */
+#define IDMC_LEASE_MARGIN_MIN_MS 500
+int64_t idmc_lease_margin_ms(int64_t ttl_ms);
+/* The holder's deadline for a lease last confirmed by a call that began at
+ * confirmed_ms (the holder's monotonic clock, ms) with a TTL of ttl_ms:
+ * confirmed_ms + ttl_ms - idmc_lease_margin_ms(ttl_ms). Past it the lease
+ * may have expired on the coordinator, so the holder mints nothing as the
+ * node. A negative ttl_ms counts as 0 (the deadline is then the margin
+ * before confirmed_ms); the result saturates at INT64_MIN and INT64_MAX
+ * instead of wrapping. Pure. Thread-safe: yes. */
+int64_t idmc_lease_deadline(int64_t confirmed_ms, int64_t ttl_ms);
+
 /* Gives the slot up and frees l: deletes the hold if it is still this
  * generation's, and ends the lease (etcd: revokes it; ZooKeeper: closes
  * the session). Best effort and bounded; after IDMC_LOST it only frees.

@@ -6,7 +6,8 @@
  * backends only talk to their database: a table name they get matches
  * IDMB_TABLE_PREFIX[a-z0-9_]* and fits IDMB_TABLE_MAX, and may be spliced
  * into SQL as it is. The public meaning is in idmint_dbbench.h. Not
- * installed.
+ * installed. Backends return 0 or an IDMB_E* code and write the message
+ * with idmb__msg.
  */
 #ifndef IDMB_BACKEND_H
 #define IDMB_BACKEND_H
@@ -31,15 +32,15 @@ typedef struct idmb_ops {
     /* Connects; sets db->impl and db->version. target is the URL after
      * "sqlite:" (a path) or the whole URL. On failure db->impl is left
      * NULL (everything the backend allocated is released). */
-    int (*open)(idmb_db *db, const char *target, char *err, size_t cap);
+    int (*open)(idmb_db *db, const char *target, idmb_error *err);
     void (*close)(idmb_db *db);
-    int (*create_table)(idmb_db *db, const char *table, int key_bytes, char *err, size_t cap);
+    int (*create_table)(idmb_db *db, const char *table, int key_bytes, idmb_error *err);
     /* n >= 1; n * key_bytes and first_n + n do not overflow. */
     int (*insert)(idmb_db *db, const char *table, int key_bytes, const uint8_t *keys, size_t n,
-                  int64_t first_n, char *err, size_t cap);
-    int (*drop_table)(idmb_db *db, const char *table, char *err, size_t cap);
-    int (*read_counters)(idmb_db *db, idmb_counters *out, char *err, size_t cap);
-    int (*read_stats)(idmb_db *db, const char *table, idmb_stats *out, char *err, size_t cap);
+                  int64_t first_n, idmb_error *err);
+    int (*drop_table)(idmb_db *db, const char *table, idmb_error *err);
+    int (*read_counters)(idmb_db *db, idmb_counters *out, idmb_error *err);
+    int (*read_stats)(idmb_db *db, const char *table, idmb_stats *out, idmb_error *err);
 } idmb_ops;
 
 /* The backends this build has (NULL when built without one). */
@@ -47,10 +48,12 @@ extern const idmb_ops *const idmb__sqlite_ops;
 extern const idmb_ops *const idmb__pg_ops;
 extern const idmb_ops *const idmb__mysql_ops;
 
-/* snprintf into err when cap > 0. */
-void idmb__msg(char *err, size_t cap, const char *fmt, ...)
+/* snprintf into err->msg. Inside the component err is never NULL: each
+ * public call passes a record of its own (dbbench.c's finish), which sets
+ * the code. */
+void idmb__msg(idmb_error *err, const char *fmt, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
+    __attribute__((format(printf, 2, 3)))
 #endif
     ;
 

@@ -46,31 +46,31 @@ static my_db *my(idmb_db *db)
     return db->impl;
 }
 
-static int my_fail(idmb_db *db, const char *what, char *err, size_t cap)
+static int my_fail(idmb_db *db, const char *what, idmb_error *err)
 {
     char why[384];
     idmb__copy_msg(why, sizeof why, mysql_error(my(db)->conn));
-    idmb__msg(err, cap, "%s: %s: %s (error %u)", db->where, what, why, mysql_errno(my(db)->conn));
+    idmb__msg(err, "%s: %s: %s (error %u)", db->where, what, why, mysql_errno(my(db)->conn));
     return IDMB_EDB;
 }
 
 /* Runs sql and drops any result (ANALYZE TABLE answers with rows). */
-static int my_exec(idmb_db *db, const char *sql, char *err, size_t cap)
+static int my_exec(idmb_db *db, const char *sql, idmb_error *err)
 {
     MYSQL *c = my(db)->conn;
     if (mysql_query(c, sql) != 0)
-        return my_fail(db, sql, err, cap);
+        return my_fail(db, sql, err);
     MYSQL_RES *res = mysql_store_result(c);
     mysql_free_result(res);
     if (res == NULL && mysql_field_count(c) != 0)
-        return my_fail(db, sql, err, cap);
+        return my_fail(db, sql, err);
     return IDMB_OK;
 }
 
-static int my_open(idmb_db *db, const char *url, char *err, size_t cap)
+static int my_open(idmb_db *db, const char *url, idmb_error *err)
 {
     idmb_mysql_url u;
-    int rc = idmb_mysql_url_parse(url, strlen(url), &u, err, cap);
+    int rc = idmb_mysql_url_parse(url, strlen(url), &u, err);
     if (rc != IDMB_OK)
         return rc;
     my_db *s = calloc(1, sizeof *s);
@@ -81,7 +81,7 @@ static int my_open(idmb_db *db, const char *url, char *err, size_t cap)
             free(s->sql);
         free(s);
         memset(&u, 0, sizeof u);
-        idmb__msg(err, cap, "out of memory");
+        idmb__msg(err, "out of memory");
         return IDMB_EDB;
     }
     db->impl = s;
@@ -107,14 +107,13 @@ static int my_open(idmb_db *db, const char *url, char *err, size_t cap)
         const char *hint = no == CR_CONN_HOST_ERROR || no == CR_CONNECTION_ERROR
                                ? " (is the server running?)"
                                : "";
-        idmb__msg(err, cap, "%s: cannot connect%s: %s (error %u)", db->where, hint, why, no);
+        idmb__msg(err, "%s: cannot connect%s: %s (error %u)", db->where, hint, why, no);
         rc = IDMB_EDB;
         goto fail;
     }
     /* Row numbers and keys are given exactly; a strict mode refuses a
      * truncated value instead of storing it. */
-    rc = my_exec(db, "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'", err,
-                 cap);
+    rc = my_exec(db, "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'", err);
     if (rc != IDMB_OK)
         goto fail;
     /* "10.11.6-MariaDB-0+deb12u1" -> "MariaDB 10.11.6", "8.0.36" -> "MySQL 8.0.36". */
@@ -141,28 +140,28 @@ static void my_close(idmb_db *db)
     db->impl = NULL;
 }
 
-static int my_drop(idmb_db *db, const char *table, char *err, size_t cap)
+static int my_drop(idmb_db *db, const char *table, idmb_error *err)
 {
     char sql[128];
     snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", table);
-    return my_exec(db, sql, err, cap);
+    return my_exec(db, sql, err);
 }
 
-static int my_create(idmb_db *db, const char *table, int key_bytes, char *err, size_t cap)
+static int my_create(idmb_db *db, const char *table, int key_bytes, idmb_error *err)
 {
-    int rc = my_drop(db, table, err, cap);
+    int rc = my_drop(db, table, err);
     if (rc != IDMB_OK)
         return rc;
     char sql[192];
     snprintf(sql, sizeof sql,
              "CREATE TABLE %s (id %s PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB", table,
              key_bytes == 8 ? "BIGINT" : key_bytes == 16 ? "BINARY(16)" : "BINARY(20)");
-    return my_exec(db, sql, err, cap);
+    return my_exec(db, sql, err);
 }
 
 /* Sends the statement built in s->sql (len bytes). */
 static int send_insert(idmb_db *db, const char *table, size_t len, int64_t from, int64_t to,
-                       char *err, size_t cap)
+                       idmb_error *err)
 {
     MYSQL *c = my(db)->conn;
     if (mysql_real_query(c, my(db)->sql, (unsigned long)len) == 0)
@@ -170,20 +169,20 @@ static int send_insert(idmb_db *db, const char *table, size_t len, int64_t from,
     if (mysql_errno(c) == ER_DUP_ENTRY) {
         char why[256];
         idmb__copy_msg(why, sizeof why, mysql_error(c));
-        idmb__msg(err, cap,
+        idmb__msg(err,
                   "%s: duplicate key in %s (rows %lld to %lld): the generator under test "
                   "repeated a key (%s)",
                   db->where, table, (long long)from, (long long)to, why);
         return IDMB_EDB;
     }
-    return my_fail(db, "INSERT", err, cap);
+    return my_fail(db, "INSERT", err);
 }
 
 static int my_insert(idmb_db *db, const char *table, int key_bytes, const uint8_t *keys, size_t n,
-                     int64_t first_n, char *err, size_t cap)
+                     int64_t first_n, idmb_error *err)
 {
     my_db *s = my(db);
-    int rc = my_exec(db, "START TRANSACTION", err, cap);
+    int rc = my_exec(db, "START TRANSACTION", err);
     if (rc != IDMB_OK)
         return rc;
     size_t kb = (size_t)key_bytes;
@@ -210,7 +209,7 @@ static int my_insert(idmb_db *db, const char *table, int key_bytes, const uint8_
         }
         len = (size_t)(p - s->sql);
         if (len >= MY_STMT_BYTES || i + 1 == n) {
-            rc = send_insert(db, table, len, stmt_first, first_n + (int64_t)i, err, cap);
+            rc = send_insert(db, table, len, stmt_first, first_n + (int64_t)i, err);
             if (rc != IDMB_OK)
                 break;
             len = (size_t)head;
@@ -218,7 +217,7 @@ static int my_insert(idmb_db *db, const char *table, int key_bytes, const uint8_
         }
     }
     if (rc == IDMB_OK)
-        rc = my_exec(db, "COMMIT", err, cap);
+        rc = my_exec(db, "COMMIT", err);
     if (rc != IDMB_OK)
         (void)mysql_query(s->conn, "ROLLBACK");
     return rc;
@@ -236,14 +235,14 @@ static int64_t parse_i64(const char *v)
 /* Runs sql, a query of rows (NAME, VALUE), and calls fn for each. */
 static int name_values(idmb_db *db, const char *sql, void (*fn)(void *ctx, const char *name,
                                                                  int64_t v),
-                       void *ctx, char *err, size_t cap)
+                       void *ctx, idmb_error *err)
 {
     MYSQL *c = my(db)->conn;
     if (mysql_query(c, sql) != 0)
-        return my_fail(db, sql, err, cap);
+        return my_fail(db, sql, err);
     MYSQL_RES *res = mysql_store_result(c);
     if (res == NULL)
-        return my_fail(db, sql, err, cap);
+        return my_fail(db, sql, err);
     MYSQL_ROW row;
     while ((row = mysql_fetch_row(res)) != NULL)
         if (row[0] != NULL)
@@ -263,12 +262,12 @@ static void counter(void *ctx, const char *name, int64_t v)
         out->buffer_writes = v;
 }
 
-static int my_counters(idmb_db *db, idmb_counters *out, char *err, size_t cap)
+static int my_counters(idmb_db *db, idmb_counters *out, idmb_error *err)
 {
     return name_values(db,
                        "SHOW GLOBAL STATUS WHERE Variable_name IN ('Innodb_os_log_written', "
                        "'Innodb_buffer_pool_reads', 'Innodb_buffer_pool_pages_flushed')",
-                       counter, out, err, cap);
+                       counter, out, err);
 }
 
 typedef struct my_stat {
@@ -288,17 +287,17 @@ static void stat_row(void *ctx, const char *name, int64_t v)
         st->data_bytes = v;
 }
 
-static int my_stats(idmb_db *db, const char *table, idmb_stats *out, char *err, size_t cap)
+static int my_stats(idmb_db *db, const char *table, idmb_stats *out, idmb_error *err)
 {
     MYSQL *c = my(db)->conn;
     char sql[512];
     snprintf(sql, sizeof sql, "ANALYZE TABLE %s", table);
     /* ANALYZE answers with rows, an error among them for a missing table. */
     if (mysql_query(c, sql) != 0)
-        return my_fail(db, sql, err, cap);
+        return my_fail(db, sql, err);
     MYSQL_RES *res = mysql_store_result(c);
     if (res == NULL)
-        return my_fail(db, sql, err, cap);
+        return my_fail(db, sql, err);
     MYSQL_ROW row;
     char problem[256] = "";
     while ((row = mysql_fetch_row(res)) != NULL) {
@@ -307,11 +306,11 @@ static int my_stats(idmb_db *db, const char *table, idmb_stats *out, char *err, 
     }
     mysql_free_result(res);
     if (problem[0] != '\0') {
-        idmb__msg(err, cap, "%s: ANALYZE TABLE %s: %s", db->where, table, problem);
+        idmb__msg(err, "%s: ANALYZE TABLE %s: %s", db->where, table, problem);
         return IDMB_EDB;
     }
     my_stat st = {-1, -1, -1, -1};
-    int rc = name_values(db, "SELECT 'page', @@innodb_page_size", stat_row, &st, err, cap);
+    int rc = name_values(db, "SELECT 'page', @@innodb_page_size", stat_row, &st, err);
     if (rc != IDMB_OK)
         return rc;
     snprintf(sql, sizeof sql,
@@ -319,7 +318,7 @@ static int my_stats(idmb_db *db, const char *table, idmb_stats *out, char *err, 
              "DATABASE() AND table_name = '%s' AND index_name = 'PRIMARY' AND stat_name IN "
              "('n_leaf_pages', 'size')",
              table);
-    rc = name_values(db, sql, stat_row, &st, err, cap);
+    rc = name_values(db, sql, stat_row, &st, err);
     if (rc != IDMB_OK && mysql_errno(c) != ER_TABLEACCESS_DENIED_ERROR)
         return rc;
     if (rc != IDMB_OK || st.size < 0) {
@@ -330,15 +329,13 @@ static int my_stats(idmb_db *db, const char *table, idmb_stats *out, char *err, 
                  "= DATABASE() AND TABLE_NAME = '%s'",
                  table);
         st.n_leaf_pages = -1;
-        rc = name_values(db, sql, stat_row, &st, err, cap);
+        rc = name_values(db, sql, stat_row, &st, err);
         if (rc != IDMB_OK)
             return rc;
         if (st.data_bytes < 0) {
-            idmb__msg(err, cap, "%s: no table %s", db->where, table);
+            idmb__msg(err, "%s: no table %s", db->where, table);
             return IDMB_EDB;
         }
-        if (err != NULL && cap > 0)
-            err[0] = '\0';
     }
     out->page_bytes = st.page_bytes;
     out->leaf_pages = st.n_leaf_pages;

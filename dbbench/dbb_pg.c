@@ -56,12 +56,12 @@ static pg_db *pg(idmb_db *db)
 }
 
 /* A failed result (or none) as IDMB_EDB with the server's words. */
-static int pg_fail(idmb_db *db, PGresult *res, const char *what, char *err, size_t cap)
+static int pg_fail(idmb_db *db, PGresult *res, const char *what, idmb_error *err)
 {
     char why[384];
     const char *text = res != NULL ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
     idmb__copy_msg(why, sizeof why, text != NULL ? text : PQerrorMessage(pg(db)->conn));
-    idmb__msg(err, cap, "%s: %s: %s", db->where, what, why);
+    idmb__msg(err, "%s: %s: %s", db->where, what, why);
     return IDMB_EDB;
 }
 
@@ -71,21 +71,21 @@ static bool pg_ok(PGresult *res)
     return res != NULL && (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK);
 }
 
-static int pg_exec(idmb_db *db, const char *sql, char *err, size_t cap)
+static int pg_exec(idmb_db *db, const char *sql, idmb_error *err)
 {
     PGresult *res = PQexec(pg(db)->conn, sql);
-    int rc = pg_ok(res) ? IDMB_OK : pg_fail(db, res, sql, err, cap);
+    int rc = pg_ok(res) ? IDMB_OK : pg_fail(db, res, sql, err);
     PQclear(res);
     return rc;
 }
 
 /* pgstatindex callable: the extension is there, or this role makes it. */
-static int ensure_pgstattuple(idmb_db *db, char *err, size_t cap)
+static int ensure_pgstattuple(idmb_db *db, idmb_error *err)
 {
     PGconn *c = pg(db)->conn;
     PGresult *res = PQexec(c, "SELECT 1 FROM pg_extension WHERE extname = 'pgstattuple'");
     if (!pg_ok(res)) {
-        int rc = pg_fail(db, res, "looking for pgstattuple", err, cap);
+        int rc = pg_fail(db, res, "looking for pgstattuple", err);
         PQclear(res);
         return rc;
     }
@@ -102,7 +102,7 @@ static int ensure_pgstattuple(idmb_db *db, char *err, size_t cap)
     const char *text = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
     idmb__copy_msg(why, sizeof why, text != NULL ? text : PQerrorMessage(c));
     PQclear(res);
-    idmb__msg(err, cap,
+    idmb__msg(err,
               "%s: pgstatindex needs the pgstattuple extension: CREATE EXTENSION pgstattuple "
               "(Debian: postgresql-contrib), or allow this role to create it (%s)",
               db->where, why);
@@ -142,21 +142,21 @@ static void uri_password(const char *url, char *dst, size_t cap)
     PQconninfoFree(opts);
 }
 
-static int pg_open(idmb_db *db, const char *url, char *err, size_t cap)
+static int pg_open(idmb_db *db, const char *url, idmb_error *err)
 {
     char *perr = NULL;
     PQconninfoOption *opts = PQconninfoParse(url, &perr);
     if (opts == NULL) {
         /* libpq's reason may quote the URI: not shown. */
         PQfreemem(perr);
-        idmb__msg(err, cap, "%s: not a valid libpq URI (postgresql://USER@HOST:PORT/DB?KEY=VALUE)",
+        idmb__msg(err, "%s: not a valid libpq URI (postgresql://USER@HOST:PORT/DB?KEY=VALUE)",
                   db->where);
         return IDMB_EUSAGE;
     }
     PQconninfoFree(opts);
     pg_db *s = calloc(1, sizeof *s);
     if (s == NULL) {
-        idmb__msg(err, cap, "out of memory");
+        idmb__msg(err, "out of memory");
         return IDMB_EDB;
     }
     /* connect_timeout first: the URI's own settings (expanded from
@@ -167,7 +167,7 @@ static int pg_open(idmb_db *db, const char *url, char *err, size_t cap)
     db->impl = s;
     int rc = IDMB_OK;
     if (s->conn == NULL) {
-        idmb__msg(err, cap, "%s: out of memory", db->where);
+        idmb__msg(err, "%s: out of memory", db->where);
         rc = IDMB_EDB;
         goto fail;
     }
@@ -177,17 +177,17 @@ static int pg_open(idmb_db *db, const char *url, char *err, size_t cap)
         uri_password(url, secret, sizeof secret);
         scrub(why, secret);
         memset(secret, 0, sizeof secret);
-        idmb__msg(err, cap, "%s: cannot connect (is the server running?): %s", db->where, why);
+        idmb__msg(err, "%s: cannot connect (is the server running?): %s", db->where, why);
         rc = IDMB_EDB;
         goto fail;
     }
-    rc = pg_exec(db, "SET synchronous_commit = off", err, cap);
+    rc = pg_exec(db, "SET synchronous_commit = off", err);
     /* DROP TABLE IF EXISTS would print a NOTICE per table otherwise. */
     if (rc == IDMB_OK)
-        rc = pg_exec(db, "SET client_min_messages = warning", err, cap);
+        rc = pg_exec(db, "SET client_min_messages = warning", err);
     if (rc != IDMB_OK)
         goto fail;
-    rc = ensure_pgstattuple(db, err, cap);
+    rc = ensure_pgstattuple(db, err);
     if (rc != IDMB_OK)
         goto fail;
     /* "15.20 (Debian 15.20-0+deb12u1)" -> "PostgreSQL 15.20". */
@@ -227,12 +227,12 @@ static void forget(idmb_db *db, const char *table)
     }
 }
 
-static int pg_drop(idmb_db *db, const char *table, char *err, size_t cap)
+static int pg_drop(idmb_db *db, const char *table, idmb_error *err)
 {
     forget(db, table);
     char sql[128];
     snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", table);
-    return pg_exec(db, sql, err, cap);
+    return pg_exec(db, sql, err);
 }
 
 static const char *pg_type(int key_bytes)
@@ -240,19 +240,19 @@ static const char *pg_type(int key_bytes)
     return key_bytes == 8 ? "bigint" : key_bytes == 16 ? "uuid" : "bytea";
 }
 
-static int pg_create(idmb_db *db, const char *table, int key_bytes, char *err, size_t cap)
+static int pg_create(idmb_db *db, const char *table, int key_bytes, idmb_error *err)
 {
-    int rc = pg_drop(db, table, err, cap);
+    int rc = pg_drop(db, table, err);
     if (rc != IDMB_OK)
         return rc;
     char sql[192];
     snprintf(sql, sizeof sql, "CREATE TABLE %s (id %s PRIMARY KEY, n bigint NOT NULL)", table,
              pg_type(key_bytes));
-    return pg_exec(db, sql, err, cap);
+    return pg_exec(db, sql, err);
 }
 
 /* The prepared INSERT of table (prepared now if need be), or NULL. */
-static const char *statement(idmb_db *db, const char *table, int key_bytes, char *err, size_t cap,
+static const char *statement(idmb_db *db, const char *table, int key_bytes, idmb_error *err,
                              int *rc)
 {
     pg_db *s = pg(db);
@@ -270,7 +270,7 @@ static const char *statement(idmb_db *db, const char *table, int key_bytes, char
              pg_type(key_bytes));
     PGresult *res = PQprepare(s->conn, slot->name, sql, 2, NULL);
     if (!pg_ok(res)) {
-        *rc = pg_fail(db, res, "preparing the INSERT", err, cap);
+        *rc = pg_fail(db, res, "preparing the INSERT", err);
         PQclear(res);
         return NULL;
     }
@@ -301,25 +301,25 @@ static uint8_t *put_array_head(uint8_t *p, uint32_t oid, size_t n)
 }
 
 static int pg_insert(idmb_db *db, const char *table, int key_bytes, const uint8_t *keys, size_t n,
-                     int64_t first_n, char *err, size_t cap)
+                     int64_t first_n, idmb_error *err)
 {
     pg_db *s = pg(db);
     int rc = IDMB_OK;
-    const char *name = statement(db, table, key_bytes, err, cap, &rc);
+    const char *name = statement(db, table, key_bytes, err, &rc);
     if (name == NULL)
         return rc;
     size_t kb = (size_t)key_bytes;
     /* n <= INT32_MAX (dbbench.c): these sizes do not wrap. */
     size_t len1 = 20 + n * (4 + kb), len2 = 20 + n * 12;
     if (len1 + len2 > (size_t)INT32_MAX) {
-        idmb__msg(err, cap, "%s: a batch of %zu rows is too large for one statement", db->where,
+        idmb__msg(err, "%s: a batch of %zu rows is too large for one statement", db->where,
                   n);
         return IDMB_EUSAGE;
     }
     if (s->buf_cap < len1 + len2) {
         uint8_t *b = realloc(s->buf, len1 + len2);
         if (b == NULL) {
-            idmb__msg(err, cap, "out of memory for a batch of %zu rows", n);
+            idmb__msg(err, "out of memory for a batch of %zu rows", n);
             return IDMB_EDB;
         }
         s->buf = b;
@@ -352,14 +352,14 @@ static int pg_insert(idmb_db *db, const char *table, int key_bytes, const uint8_
     if (state != NULL && strcmp(state, "23505") == 0) {
         char detail[256];
         idmb__copy_msg(detail, sizeof detail, PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL));
-        idmb__msg(err, cap,
+        idmb__msg(err,
                   "%s: duplicate key in %s (rows %lld to %lld): the generator under test "
                   "repeated a key (%s)",
                   db->where, table, (long long)first_n, (long long)(first_n + (int64_t)n - 1),
                   detail);
         rc = IDMB_EDB;
     } else {
-        rc = pg_fail(db, res, "INSERT", err, cap);
+        rc = pg_fail(db, res, "INSERT", err);
     }
     PQclear(res);
     return rc;
@@ -383,7 +383,7 @@ static double get_double(PGresult *res, int col)
     return end != NULL && *end == '\0' && isfinite(v) ? v : -1;
 }
 
-static int pg_counters(idmb_db *db, idmb_counters *out, char *err, size_t cap)
+static int pg_counters(idmb_db *db, idmb_counters *out, idmb_error *err)
 {
     pg_db *s = pg(db);
     /* The statistics of this backend reach the shared views only when it
@@ -398,7 +398,7 @@ static int pg_counters(idmb_db *db, idmb_counters *out, char *err, size_t cap)
         "(SELECT buffers_checkpoint + buffers_clean + buffers_backend FROM pg_stat_bgwriter)";
     PGresult *res = PQexec(s->conn, sql);
     if (!pg_ok(res) || PQntuples(res) != 1) {
-        int rc = pg_fail(db, res, "reading the counters", err, cap);
+        int rc = pg_fail(db, res, "reading the counters", err);
         PQclear(res);
         return rc;
     }
@@ -410,7 +410,7 @@ static int pg_counters(idmb_db *db, idmb_counters *out, char *err, size_t cap)
     return IDMB_OK;
 }
 
-static int pg_stats(idmb_db *db, const char *table, idmb_stats *out, char *err, size_t cap)
+static int pg_stats(idmb_db *db, const char *table, idmb_stats *out, idmb_error *err)
 {
     pg_db *s = pg(db);
     /* The primary key's index by pg_index (its name may be truncated from
@@ -424,13 +424,13 @@ static int pg_stats(idmb_db *db, const char *table, idmb_stats *out, char *err, 
     const char *vals[1] = {table};
     PGresult *res = PQexecParams(s->conn, sql, 1, NULL, vals, NULL, NULL, 0);
     if (!pg_ok(res)) {
-        int rc = pg_fail(db, res, "pgstatindex", err, cap);
+        int rc = pg_fail(db, res, "pgstatindex", err);
         PQclear(res);
         return rc;
     }
     if (PQntuples(res) != 1) {
         PQclear(res);
-        idmb__msg(err, cap, "%s: no table %s with a primary key", db->where, table);
+        idmb__msg(err, "%s: no table %s with a primary key", db->where, table);
         return IDMB_EDB;
     }
     out->index_bytes = get_i64(res, 0);

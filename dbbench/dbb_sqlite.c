@@ -37,11 +37,11 @@ static sq_db *sq(idmb_db *db)
     return db->impl;
 }
 
-static int sq_fail(idmb_db *db, sqlite3 *h, const char *what, char *err, size_t cap)
+static int sq_fail(idmb_db *db, sqlite3 *h, const char *what, idmb_error *err)
 {
     char why[256];
     idmb__copy_msg(why, sizeof why, h != NULL ? sqlite3_errmsg(h) : "out of memory");
-    idmb__msg(err, cap, "%s: %s: %s", db->where, what, why);
+    idmb__msg(err, "%s: %s: %s", db->where, what, why);
     return IDMB_EDB;
 }
 
@@ -52,18 +52,18 @@ static void forget_insert(sq_db *s)
     s->ins_table[0] = '\0';
 }
 
-static int sq_open(idmb_db *db, const char *path, char *err, size_t cap)
+static int sq_open(idmb_db *db, const char *path, idmb_error *err)
 {
     sq_db *s = calloc(1, sizeof *s);
     if (s == NULL) {
-        idmb__msg(err, cap, "out of memory");
+        idmb__msg(err, "out of memory");
         return IDMB_EDB;
     }
     int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
         char why[256];
         idmb__copy_msg(why, sizeof why, s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
-        idmb__msg(err, cap, "%s: cannot open the file: %s", db->where, why);
+        idmb__msg(err, "%s: cannot open the file: %s", db->where, why);
         sqlite3_close(s->db);
         free(s);
         return IDMB_EDB;
@@ -74,7 +74,7 @@ static int sq_open(idmb_db *db, const char *path, char *err, size_t cap)
     /* dbstat exists when it can be prepared against. */
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM dbstat LIMIT 0", -1, &st, NULL) != SQLITE_OK) {
-        idmb__msg(err, cap,
+        idmb__msg(err,
                   "%s: this SQLite has no dbstat table (built without "
                   "SQLITE_ENABLE_DBSTAT_VTAB)",
                   db->where);
@@ -87,13 +87,13 @@ static int sq_open(idmb_db *db, const char *path, char *err, size_t cap)
      * WAL (an in-memory database) says so. */
     if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) != SQLITE_OK ||
         sqlite3_step(st) != SQLITE_ROW) {
-        ret = sq_fail(db, s->db, "PRAGMA journal_mode = WAL", err, cap);
+        ret = sq_fail(db, s->db, "PRAGMA journal_mode = WAL", err);
         goto fail;
     }
     sqlite3_finalize(st);
     st = NULL;
     if (sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL) != SQLITE_OK) {
-        ret = sq_fail(db, s->db, "PRAGMA synchronous = NORMAL", err, cap);
+        ret = sq_fail(db, s->db, "PRAGMA synchronous = NORMAL", err);
         goto fail;
     }
     snprintf(db->version, sizeof db->version, "SQLite %s", sqlite3_libversion());
@@ -117,37 +117,37 @@ static void sq_close(idmb_db *db)
     db->impl = NULL;
 }
 
-static int sq_exec(idmb_db *db, const char *sql, char *err, size_t cap)
+static int sq_exec(idmb_db *db, const char *sql, idmb_error *err)
 {
     if (sqlite3_exec(sq(db)->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        return sq_fail(db, sq(db)->db, sql, err, cap);
+        return sq_fail(db, sq(db)->db, sql, err);
     return IDMB_OK;
 }
 
-static int sq_drop(idmb_db *db, const char *table, char *err, size_t cap)
+static int sq_drop(idmb_db *db, const char *table, idmb_error *err)
 {
     sq_db *s = sq(db);
     if (strcmp(s->ins_table, table) == 0)
         forget_insert(s);
     char sql[128];
     snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS %s", table);
-    return sq_exec(db, sql, err, cap);
+    return sq_exec(db, sql, err);
 }
 
-static int sq_create(idmb_db *db, const char *table, int key_bytes, char *err, size_t cap)
+static int sq_create(idmb_db *db, const char *table, int key_bytes, idmb_error *err)
 {
-    int rc = sq_drop(db, table, err, cap);
+    int rc = sq_drop(db, table, err);
     if (rc != IDMB_OK)
         return rc;
     char sql[192];
     snprintf(sql, sizeof sql,
              "CREATE TABLE %s (id %s PRIMARY KEY, n BIGINT NOT NULL) WITHOUT ROWID", table,
              key_bytes == 8 ? "INTEGER" : "BLOB");
-    return sq_exec(db, sql, err, cap);
+    return sq_exec(db, sql, err);
 }
 
 static int sq_insert(idmb_db *db, const char *table, int key_bytes, const uint8_t *keys, size_t n,
-                     int64_t first_n, char *err, size_t cap)
+                     int64_t first_n, idmb_error *err)
 {
     sq_db *s = sq(db);
     if (s->ins == NULL || strcmp(s->ins_table, table) != 0) {
@@ -157,11 +157,11 @@ static int sq_insert(idmb_db *db, const char *table, int key_bytes, const uint8_
         if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &s->ins, NULL) !=
             SQLITE_OK) {
             s->ins = NULL;
-            return sq_fail(db, s->db, "preparing the INSERT", err, cap);
+            return sq_fail(db, s->db, "preparing the INSERT", err);
         }
         snprintf(s->ins_table, sizeof s->ins_table, "%s", table);
     }
-    int rc = sq_exec(db, "BEGIN", err, cap);
+    int rc = sq_exec(db, "BEGIN", err);
     if (rc != IDMB_OK)
         return rc;
     for (size_t i = 0; i < n; i++) {
@@ -178,13 +178,13 @@ static int sq_insert(idmb_db *db, const char *table, int key_bytes, const uint8_
         if (st == SQLITE_CONSTRAINT_PRIMARYKEY || st == SQLITE_CONSTRAINT_UNIQUE) {
             char hex[2 * 20 + 1];
             idmb__hex(hex, key, (size_t)key_bytes);
-            idmb__msg(err, cap,
+            idmb__msg(err,
                       "%s: duplicate key in %s at row %lld (id %s): the generator under test "
                       "repeated a key",
                       db->where, table, (long long)(first_n + (int64_t)i), hex);
             rc = IDMB_EDB;
         } else {
-            rc = sq_fail(db, s->db, "INSERT", err, cap);
+            rc = sq_fail(db, s->db, "INSERT", err);
         }
         sqlite3_clear_bindings(s->ins);
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -192,7 +192,7 @@ static int sq_insert(idmb_db *db, const char *table, int key_bytes, const uint8_
     }
     /* No binding may point into the caller's keys after the call. */
     sqlite3_clear_bindings(s->ins);
-    rc = sq_exec(db, "COMMIT", err, cap);
+    rc = sq_exec(db, "COMMIT", err);
     if (rc != IDMB_OK)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     return rc;
@@ -220,10 +220,9 @@ static int64_t proc_write_bytes(void)
     return v;
 }
 
-static int sq_counters(idmb_db *db, idmb_counters *out, char *err, size_t cap)
+static int sq_counters(idmb_db *db, idmb_counters *out, idmb_error *err)
 {
     (void)err;
-    (void)cap;
     sq_db *s = sq(db);
     int cur = 0, hi = 0;
     out->bytes_written = proc_write_bytes();
@@ -234,7 +233,7 @@ static int sq_counters(idmb_db *db, idmb_counters *out, char *err, size_t cap)
     return IDMB_OK;
 }
 
-static int sq_stats(idmb_db *db, const char *table, idmb_stats *out, char *err, size_t cap)
+static int sq_stats(idmb_db *db, const char *table, idmb_stats *out, idmb_error *err)
 {
     sq_db *s = sq(db);
     /* The table's own b-tree (no overflow pages: rows are small). The
@@ -245,17 +244,17 @@ static int sq_stats(idmb_db *db, const char *table, idmb_stats *out, char *err, 
         "sum(CASE WHEN pagetype = 'leaf' THEN pgsize END) FROM dbstat WHERE name = ?1";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return sq_fail(db, s->db, "reading dbstat", err, cap);
+        return sq_fail(db, s->db, "reading dbstat", err);
     sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     if (rc != SQLITE_ROW) {
-        rc = sq_fail(db, s->db, "reading dbstat", err, cap);
+        rc = sq_fail(db, s->db, "reading dbstat", err);
         sqlite3_finalize(st);
         return rc;
     }
     if (sqlite3_column_int64(st, 0) == 0) {
         sqlite3_finalize(st);
-        idmb__msg(err, cap, "%s: no table %s", db->where, table);
+        idmb__msg(err, "%s: no table %s", db->where, table);
         return IDMB_EDB;
     }
     out->index_bytes = sqlite3_column_int64(st, 1);

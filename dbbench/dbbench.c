@@ -33,14 +33,42 @@ const idmb_ops *const idmb__pg_ops = NULL;
 const idmb_ops *const idmb__mysql_ops = NULL;
 #endif
 
-void idmb__msg(char *err, size_t cap, const char *fmt, ...)
+void idmb__msg(idmb_error *err, const char *fmt, ...)
 {
-    if (err == NULL || cap == 0)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     va_end(ap);
+}
+
+const char *idmb_strerror(int code)
+{
+    switch (code) {
+    case IDMB_OK:
+        return "success";
+    case IDMB_EUSAGE:
+        return "a bad URL, table name or argument";
+    case IDMB_EUNSUPPORTED:
+        return "this build has no client for that kind of database";
+    case IDMB_EDB:
+        return "the database failed or could not be reached";
+    case IDMB_EMISSING:
+        return "the database lacks what a figure needs";
+    }
+    return "unknown error";
+}
+
+/* Every public call works on a record of its own (a backend may write a
+ * message and then recover) and hands it to the caller only when it
+ * fails, with the code, so that a successful call leaves the caller's
+ * record as it was. */
+static int finish(int rc, idmb_error *mine, idmb_error *err)
+{
+    if (rc == IDMB_OK || err == NULL)
+        return rc;
+    mine->code = rc;
+    *err = *mine;
+    return rc;
 }
 
 void idmb__copy_msg(char *dst, size_t cap, const char *src)
@@ -200,25 +228,23 @@ static int decode(char *dst, size_t cap, const char *s, size_t len)
     return 0;
 }
 
-static int field(char *dst, size_t cap, const char *s, size_t len, const char *what, char *err,
-                 size_t ecap)
+static int field(char *dst, size_t cap, const char *s, size_t len, const char *what,
+                 idmb_error *err)
 {
     int rc = decode(dst, cap, s, len);
     if (rc == -1)
-        idmb__msg(err, ecap, "mysql URL: the %s is longer than %zu bytes", what, cap - 1);
+        idmb__msg(err, "mysql URL: the %s is longer than %zu bytes", what, cap - 1);
     else if (rc == -2)
-        idmb__msg(err, ecap, "mysql URL: the %s has a bad %%-escape (%%XX, not %%00)", what);
+        idmb__msg(err, "mysql URL: the %s has a bad %%-escape (%%XX, not %%00)", what);
     return rc == 0 ? IDMB_OK : IDMB_EUSAGE;
 }
 
 static const char mysql_form[] = "(mysql://USER[:PASS]@HOST[:PORT]/DB[?socket=PATH])";
 
-int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, char *err, size_t cap)
+static int mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, idmb_error *err)
 {
-    if (err != NULL && cap > 0)
-        err[0] = '\0';
     if (out == NULL || (url == NULL && len > 0)) {
-        idmb__msg(err, cap, "mysql URL: no URL or no place for it");
+        idmb__msg(err, "mysql URL: no URL or no place for it");
         return IDMB_EUSAGE;
     }
     memset(out, 0, sizeof *out);
@@ -228,7 +254,7 @@ int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, char 
     else if (starts(url, len, "mariadb://"))
         pos = 10;
     else {
-        idmb__msg(err, cap, "not a mysql:// or mariadb:// URL %s", mysql_form);
+        idmb__msg(err, "not a mysql:// or mariadb:// URL %s", mysql_form);
         return IDMB_EUSAGE;
     }
     const char *q = memchr(url + pos, '?', len - pos);
@@ -239,26 +265,26 @@ int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, char 
         if (url[i] == '@')
             at = i;
     if (at == SIZE_MAX) {
-        idmb__msg(err, cap, "mysql URL: no USER@ %s", mysql_form);
+        idmb__msg(err, "mysql URL: no USER@ %s", mysql_form);
         return IDMB_EUSAGE;
     }
     const char *colon = memchr(url + pos, ':', at - pos);
     size_t user_end = colon != NULL ? (size_t)(colon - url) : at;
     if (user_end == pos) {
-        idmb__msg(err, cap, "mysql URL: the user is empty %s", mysql_form);
+        idmb__msg(err, "mysql URL: the user is empty %s", mysql_form);
         return IDMB_EUSAGE;
     }
-    if (field(out->user, sizeof out->user, url + pos, user_end - pos, "user", err, cap) != 0)
+    if (field(out->user, sizeof out->user, url + pos, user_end - pos, "user", err) != 0)
         goto fail;
     if (colon != NULL &&
         field(out->password, sizeof out->password, url + user_end + 1, at - user_end - 1,
-              "password", err, cap) != 0)
+              "password", err) != 0)
         goto fail;
     /* HOST[:PORT]/DB */
     pos = at + 1;
     const char *slash = memchr(url + pos, '/', end - pos);
     if (slash == NULL) {
-        idmb__msg(err, cap, "mysql URL: no /DB after the host %s", mysql_form);
+        idmb__msg(err, "mysql URL: no /DB after the host %s", mysql_form);
         goto fail;
     }
     size_t host_end = (size_t)(slash - url);
@@ -266,25 +292,25 @@ int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, char 
     if (pos < host_end && url[pos] == '[') {
         const char *rb = memchr(url + pos, ']', host_end - pos);
         if (rb == NULL) {
-            idmb__msg(err, cap, "mysql URL: an IPv6 host needs its closing ']'");
+            idmb__msg(err, "mysql URL: an IPv6 host needs its closing ']'");
             goto fail;
         }
         size_t r = (size_t)(rb - url);
         if (r + 1 < host_end) {
             if (url[r + 1] != ':') {
-                idmb__msg(err, cap, "mysql URL: after ']' only :PORT may follow");
+                idmb__msg(err, "mysql URL: after ']' only :PORT may follow");
                 goto fail;
             }
             port_at = r + 1;
         }
         if (r - pos - 1 == 0 || r - pos - 1 >= sizeof out->host) {
-            idmb__msg(err, cap, "mysql URL: the IPv6 host is empty or too long");
+            idmb__msg(err, "mysql URL: the IPv6 host is empty or too long");
             goto fail;
         }
         for (size_t i = pos + 1; i < r; i++) {
             char c = url[i];
             if (hexval(c) < 0 && c != ':' && c != '.') {
-                idmb__msg(err, cap, "mysql URL: an IPv6 host has only hex digits, ':' and '.'");
+                idmb__msg(err, "mysql URL: an IPv6 host has only hex digits, ':' and '.'");
                 goto fail;
             }
         }
@@ -296,14 +322,14 @@ int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, char 
         if (pc != NULL)
             port_at = hend;
         if (hend - pos >= sizeof out->host) {
-            idmb__msg(err, cap, "mysql URL: the host is longer than %zu bytes",
+            idmb__msg(err, "mysql URL: the host is longer than %zu bytes",
                       sizeof out->host - 1);
             goto fail;
         }
         for (size_t i = pos; i < hend; i++) {
             unsigned char c = (unsigned char)url[i];
             if (c <= 0x20 || c >= 0x7f || c == '%' || c == '@' || c == '[' || c == ']') {
-                idmb__msg(err, cap, "mysql URL: byte 0x%02x is not allowed in a host name", c);
+                idmb__msg(err, "mysql URL: byte 0x%02x is not allowed in a host name", c);
                 goto fail;
             }
         }
@@ -314,57 +340,57 @@ int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, char 
         size_t p = port_at + 1;
         unsigned port = 0;
         if (p == host_end) {
-            idmb__msg(err, cap, "mysql URL: an empty port after ':'");
+            idmb__msg(err, "mysql URL: an empty port after ':'");
             goto fail;
         }
         for (; p < host_end; p++) {
             if (url[p] < '0' || url[p] > '9' || port > 65535) {
-                idmb__msg(err, cap, "mysql URL: the port must be a number from 1 to 65535");
+                idmb__msg(err, "mysql URL: the port must be a number from 1 to 65535");
                 goto fail;
             }
             port = port * 10 + (unsigned)(url[p] - '0');
         }
         if (port == 0 || port > 65535) {
-            idmb__msg(err, cap, "mysql URL: the port must be a number from 1 to 65535");
+            idmb__msg(err, "mysql URL: the port must be a number from 1 to 65535");
             goto fail;
         }
         out->port = port;
     }
     if (host_end + 1 == end) {
-        idmb__msg(err, cap, "mysql URL: the database name after '/' is empty %s", mysql_form);
+        idmb__msg(err, "mysql URL: the database name after '/' is empty %s", mysql_form);
         goto fail;
     }
     if (memchr(url + host_end + 1, '/', end - host_end - 1) != NULL) {
-        idmb__msg(err, cap, "mysql URL: a database name has no '/' (%%2F if it must)");
+        idmb__msg(err, "mysql URL: a database name has no '/' (%%2F if it must)");
         goto fail;
     }
     if (field(out->db, sizeof out->db, url + host_end + 1, end - host_end - 1, "database name",
-              err, cap) != 0)
+              err) != 0)
         goto fail;
     /* ?socket=PATH, the only parameter. */
     if (q != NULL) {
         size_t qs = end + 1;
         if (!starts(url + qs, len - qs, "socket=") ||
             memchr(url + qs, '&', len - qs) != NULL) {
-            idmb__msg(err, cap, "mysql URL: the only parameter is ?socket=PATH");
+            idmb__msg(err, "mysql URL: the only parameter is ?socket=PATH");
             goto fail;
         }
         qs += 7;
         if (qs == len) {
-            idmb__msg(err, cap, "mysql URL: ?socket= needs a path");
+            idmb__msg(err, "mysql URL: ?socket= needs a path");
             goto fail;
         }
-        if (field(out->socket, sizeof out->socket, url + qs, len - qs, "socket path", err, cap) !=
+        if (field(out->socket, sizeof out->socket, url + qs, len - qs, "socket path", err) !=
             0)
             goto fail;
         if (out->port != 0 || (out->host[0] != '\0' && strcmp(out->host, "localhost") != 0)) {
-            idmb__msg(err, cap,
+            idmb__msg(err,
                       "mysql URL: with ?socket= the host is empty or localhost, without a port");
             goto fail;
         }
         out->host[0] = '\0';
     } else if (out->host[0] == '\0') {
-        idmb__msg(err, cap, "mysql URL: the host is empty (or give ?socket=PATH) %s", mysql_form);
+        idmb__msg(err, "mysql URL: the host is empty (or give ?socket=PATH) %s", mysql_form);
         goto fail;
     }
     return IDMB_OK;
@@ -389,17 +415,10 @@ bool idmb_have(idmb_kind kind)
     return false;
 }
 
-static void clear(char *err, size_t cap)
+static int db_open(const char *url, idmb_db **out, idmb_error *err)
 {
-    if (err != NULL && cap > 0)
-        err[0] = '\0';
-}
-
-int idmb_open(const char *url, idmb_db **out, char *err, size_t cap)
-{
-    clear(err, cap);
     if (out == NULL) {
-        idmb__msg(err, cap, "idmb_open: no place for the handle");
+        idmb__msg(err, "idmb_open: no place for the handle");
         return IDMB_EUSAGE;
     }
     *out = NULL;
@@ -420,7 +439,7 @@ int idmb_open(const char *url, idmb_db **out, char *err, size_t cap)
     default: {
         char shown[IDMB_WHERE_CAP];
         idmb_url_redact(url, shown, sizeof shown);
-        idmb__msg(err, cap,
+        idmb__msg(err,
                   "'%s' is not a database URL (sqlite:PATH, postgresql://USER@HOST:PORT/DB or "
                   "mysql://USER:PASS@HOST:PORT/DB)",
                   shown);
@@ -428,7 +447,7 @@ int idmb_open(const char *url, idmb_db **out, char *err, size_t cap)
     }
     }
     if (ops == NULL) {
-        idmb__msg(err, cap, "this build has no %s client (configure with %s)",
+        idmb__msg(err, "this build has no %s client (configure with %s)",
                   names[kind], pkgs[kind]);
         return IDMB_EUNSUPPORTED;
     }
@@ -436,18 +455,18 @@ int idmb_open(const char *url, idmb_db **out, char *err, size_t cap)
     if (kind == IDMB_SQLITE) {
         target = url + 7;
         if (*target == '\0') {
-            idmb__msg(err, cap, "sqlite: needs a file's path (sqlite:PATH)");
+            idmb__msg(err, "sqlite: needs a file's path (sqlite:PATH)");
             return IDMB_EUSAGE;
         }
     }
     idmb_db *db = calloc(1, sizeof *db);
     if (db == NULL) {
-        idmb__msg(err, cap, "out of memory");
+        idmb__msg(err, "out of memory");
         return IDMB_EDB;
     }
     db->ops = ops;
     idmb_url_redact(url, db->where, sizeof db->where);
-    int rc = ops->open(db, target, err, cap);
+    int rc = ops->open(db, target, err);
     if (rc != IDMB_OK) {
         free(db);
         return rc;
@@ -476,27 +495,27 @@ const char *idmb_db_version(const idmb_db *db)
 
 /* IDMB_TABLE_PREFIX, then a-z, 0-9 and '_', IDMB_TABLE_MAX bytes at most:
  * a name every backend takes unquoted, in any case folding. */
-static int check_table(const idmb_db *db, const char *table, char *err, size_t cap)
+static int check_table(const idmb_db *db, const char *table, idmb_error *err)
 {
     if (db == NULL) {
-        idmb__msg(err, cap, "no database handle");
+        idmb__msg(err, "no database handle");
         return IDMB_EUSAGE;
     }
     if (table == NULL) {
-        idmb__msg(err, cap, "no table name");
+        idmb__msg(err, "no table name");
         return IDMB_EUSAGE;
     }
     size_t plen = strlen(IDMB_TABLE_PREFIX);
     size_t len = strlen(table);
     if (len <= plen || strncmp(table, IDMB_TABLE_PREFIX, plen) != 0) {
-        idmb__msg(err, cap,
+        idmb__msg(err,
                   "table '%.80s': idmint only creates and drops tables named " IDMB_TABLE_PREFIX
                   "NAME",
                   table);
         return IDMB_EUSAGE;
     }
     if (len > IDMB_TABLE_MAX) {
-        idmb__msg(err, cap, "table '%.80s...': at most %d bytes, got %zu", table, IDMB_TABLE_MAX,
+        idmb__msg(err, "table '%.80s...': at most %d bytes, got %zu", table, IDMB_TABLE_MAX,
                   len);
         return IDMB_EUSAGE;
     }
@@ -504,90 +523,85 @@ static int check_table(const idmb_db *db, const char *table, char *err, size_t c
         char c = table[i];
         if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')
             continue;
-        idmb__msg(err, cap, "table '%.80s': byte 0x%02x at %zu is not allowed (a-z, 0-9, '_')",
+        idmb__msg(err, "table '%.80s': byte 0x%02x at %zu is not allowed (a-z, 0-9, '_')",
                   table, (unsigned char)c, i);
         return IDMB_EUSAGE;
     }
     return IDMB_OK;
 }
 
-static int check_width(int key_bytes, char *err, size_t cap)
+static int check_width(int key_bytes, idmb_error *err)
 {
     if (key_bytes == 8 || key_bytes == 16 || key_bytes == 20)
         return IDMB_OK;
-    idmb__msg(err, cap, "keys are 8, 16 or 20 bytes, got %d", key_bytes);
+    idmb__msg(err, "keys are 8, 16 or 20 bytes, got %d", key_bytes);
     return IDMB_EUSAGE;
 }
 
-int idmb_create_table(idmb_db *db, const char *table, int key_bytes, char *err, size_t cap)
+static int do_create_table(idmb_db *db, const char *table, int key_bytes, idmb_error *err)
 {
-    clear(err, cap);
-    int rc = check_table(db, table, err, cap);
+    int rc = check_table(db, table, err);
     if (rc == IDMB_OK)
-        rc = check_width(key_bytes, err, cap);
+        rc = check_width(key_bytes, err);
     if (rc != IDMB_OK)
         return rc;
-    return db->ops->create_table(db, table, key_bytes, err, cap);
+    return db->ops->create_table(db, table, key_bytes, err);
 }
 
-int idmb_insert(idmb_db *db, const char *table, int key_bytes, const uint8_t *keys, size_t n,
-                int64_t first_n, char *err, size_t cap)
+static int do_insert(idmb_db *db, const char *table, int key_bytes, const uint8_t *keys, size_t n,
+                int64_t first_n, idmb_error *err)
 {
-    clear(err, cap);
-    int rc = check_table(db, table, err, cap);
+    int rc = check_table(db, table, err);
     if (rc == IDMB_OK)
-        rc = check_width(key_bytes, err, cap);
+        rc = check_width(key_bytes, err);
     if (rc != IDMB_OK)
         return rc;
     if (n == 0)
         return IDMB_OK;
     if (keys == NULL) {
-        idmb__msg(err, cap, "idmb_insert: no keys");
+        idmb__msg(err, "idmb_insert: no keys");
         return IDMB_EUSAGE;
     }
     if (n > SIZE_MAX / 64 || n > (size_t)INT32_MAX) {
-        idmb__msg(err, cap, "idmb_insert: %zu rows in one batch are too many", n);
+        idmb__msg(err, "idmb_insert: %zu rows in one batch are too many", n);
         return IDMB_EUSAGE;
     }
     if (first_n < 0 || (uint64_t)first_n > (uint64_t)INT64_MAX - n) {
-        idmb__msg(err, cap, "idmb_insert: row numbers from %lld do not fit a BIGINT",
+        idmb__msg(err, "idmb_insert: row numbers from %lld do not fit a BIGINT",
                   (long long)first_n);
         return IDMB_EUSAGE;
     }
-    return db->ops->insert(db, table, key_bytes, keys, n, first_n, err, cap);
+    return db->ops->insert(db, table, key_bytes, keys, n, first_n, err);
 }
 
-int idmb_drop_table(idmb_db *db, const char *table, char *err, size_t cap)
+static int do_drop_table(idmb_db *db, const char *table, idmb_error *err)
 {
-    clear(err, cap);
-    int rc = check_table(db, table, err, cap);
+    int rc = check_table(db, table, err);
     if (rc != IDMB_OK)
         return rc;
-    return db->ops->drop_table(db, table, err, cap);
+    return db->ops->drop_table(db, table, err);
 }
 
-int idmb_read_counters(idmb_db *db, idmb_counters *out, char *err, size_t cap)
+static int do_read_counters(idmb_db *db, idmb_counters *out, idmb_error *err)
 {
-    clear(err, cap);
     if (db == NULL || out == NULL) {
-        idmb__msg(err, cap, "idmb_read_counters: no handle or no place for the counters");
+        idmb__msg(err, "idmb_read_counters: no handle or no place for the counters");
         return IDMB_EUSAGE;
     }
     out->wal_bytes = -1;
     out->bytes_written = -1;
     out->buffer_reads = -1;
     out->buffer_writes = -1;
-    return db->ops->read_counters(db, out, err, cap);
+    return db->ops->read_counters(db, out, err);
 }
 
-int idmb_read_stats(idmb_db *db, const char *table, idmb_stats *out, char *err, size_t cap)
+static int do_read_stats(idmb_db *db, const char *table, idmb_stats *out, idmb_error *err)
 {
-    clear(err, cap);
-    int rc = check_table(db, table, err, cap);
+    int rc = check_table(db, table, err);
     if (rc != IDMB_OK)
         return rc;
     if (out == NULL) {
-        idmb__msg(err, cap, "idmb_read_stats: no place for the stats");
+        idmb__msg(err, "idmb_read_stats: no place for the stats");
         return IDMB_EUSAGE;
     }
     out->index_bytes = -1;
@@ -596,5 +610,50 @@ int idmb_read_stats(idmb_db *db, const char *table, idmb_stats *out, char *err, 
     out->leaf_fragmentation = -1;
     out->table_bytes = -1;
     out->page_bytes = -1;
-    return db->ops->read_stats(db, table, out, err, cap);
+    return db->ops->read_stats(db, table, out, err);
+}
+
+/* ---- the public calls: each on a record of its own (finish) ---------------- */
+
+int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, idmb_error *err)
+{
+    idmb_error mine = {0};
+    return finish(mysql_url_parse(url, len, out, &mine), &mine, err);
+}
+
+int idmb_open(const char *url, idmb_db **out, idmb_error *err)
+{
+    idmb_error mine = {0};
+    return finish(db_open(url, out, &mine), &mine, err);
+}
+
+int idmb_create_table(idmb_db *db, const char *table, int key_bytes, idmb_error *err)
+{
+    idmb_error mine = {0};
+    return finish(do_create_table(db, table, key_bytes, &mine), &mine, err);
+}
+
+int idmb_insert(idmb_db *db, const char *table, int key_bytes, const uint8_t *keys, size_t n,
+                int64_t first_n, idmb_error *err)
+{
+    idmb_error mine = {0};
+    return finish(do_insert(db, table, key_bytes, keys, n, first_n, &mine), &mine, err);
+}
+
+int idmb_drop_table(idmb_db *db, const char *table, idmb_error *err)
+{
+    idmb_error mine = {0};
+    return finish(do_drop_table(db, table, &mine), &mine, err);
+}
+
+int idmb_read_counters(idmb_db *db, idmb_counters *out, idmb_error *err)
+{
+    idmb_error mine = {0};
+    return finish(do_read_counters(db, out, &mine), &mine, err);
+}
+
+int idmb_read_stats(idmb_db *db, const char *table, idmb_stats *out, idmb_error *err)
+{
+    idmb_error mine = {0};
+    return finish(do_read_stats(db, table, out, &mine), &mine, err);
 }

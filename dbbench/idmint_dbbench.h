@@ -38,8 +38,11 @@
  * Figures a database does not report are -1 (densities: < 0).
  *
  * Calls block on the database. One handle is used by one thread at a time.
- * Errors: a negative IDMB_E* code and a message in err (at most cap bytes,
- * NUL-terminated) that names the database and says what to do, e.g.
+ * Errors (docs/CONTRIBUTING.md, "Errors"): 0 or a positive IDMB_E* code,
+ * and, when the caller passes an idmb_error (NULL is allowed), the code
+ * and a NUL-terminated message in it, written only when the call fails
+ * (a successful call leaves it as it was). The message names the
+ * database and says what to do, e.g.
  *   "postgresql://...: connection refused (is the server running?)"
  *   "pgstatindex needs the pgstattuple extension: CREATE EXTENSION pgstattuple
  *    (Debian: postgresql-contrib), or allow this role to create it"
@@ -58,13 +61,25 @@
 #define IDMB_TABLE_MAX 63 /* bytes of a table name, prefix included */
 #define IDMB_ERR_CAP 512
 
+/* Results: 0 or one of these. The list is append-only: a code is never
+ * renumbered or reused. */
 enum {
     IDMB_OK = 0,
-    IDMB_EUSAGE = -1,       /* a bad URL, table name or argument */
-    IDMB_EUNSUPPORTED = -2, /* a URL of a kind this build has no client for */
-    IDMB_EDB = -3,          /* the database failed or could not be reached */
-    IDMB_EMISSING = -4      /* the database lacks what a figure needs (pgstattuple, dbstat) */
+    IDMB_EUSAGE = 1,       /* a bad URL, table name or argument */
+    IDMB_EUNSUPPORTED = 2, /* a URL of a kind this build has no client for */
+    IDMB_EDB = 3,          /* the database failed or could not be reached */
+    IDMB_EMISSING = 4      /* the database lacks what a figure needs (pgstattuple, dbstat) */
 };
+
+/* One failure: its code and what happened (the caller's; see "Errors"). */
+typedef struct idmb_error {
+    int code;
+    char msg[IDMB_ERR_CAP];
+} idmb_error;
+
+/* Fixed text for a code ("unknown error" for others). The string is
+ * static. Thread-safe: yes (pure function). */
+const char *idmb_strerror(int code);
 
 typedef enum idmb_kind { IDMB_SQLITE = 1, IDMB_POSTGRESQL = 2, IDMB_MYSQL = 3 } idmb_kind;
 
@@ -81,7 +96,7 @@ typedef struct idmb_mysql_url {
 /* Parses len bytes of "mysql://" or "mariadb://" URL: USER[:PASS]@HOST[:PORT]/DB
  * [?socket=PATH]; user, password and db may be %-encoded. IDMB_EUSAGE with
  * a message (never quoting the password) when malformed. */
-int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, char *err, size_t cap);
+int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, idmb_error *err);
 
 /* The kind of database a URL names (0 when none), and the URL as it may be
  * shown (the password replaced by "***"), NUL-terminated into dst. */
@@ -100,7 +115,7 @@ typedef struct idmb_db idmb_db;
  * commit per batch; the WAL bytes are read with pg_current_wal_insert_lsn,
  * right under asynchronous commit). For SQLite it checks that dbstat
  * exists (IDMB_EMISSING) and uses journal_mode=WAL, synchronous=NORMAL. */
-int idmb_open(const char *url, idmb_db **out, char *err, size_t cap);
+int idmb_open(const char *url, idmb_db **out, idmb_error *err);
 void idmb_close(idmb_db *db);
 idmb_kind idmb_db_kind(const idmb_db *db);
 /* "PostgreSQL 15.18", "SQLite 3.40.1", "MariaDB 10.11.19": for reports. */
@@ -108,15 +123,15 @@ const char *idmb_db_version(const idmb_db *db);
 
 /* Drops the table if it exists, then creates it for keys of key_bytes (8,
  * 16 or 20) as above. */
-int idmb_create_table(idmb_db *db, const char *table, int key_bytes, char *err, size_t cap);
+int idmb_create_table(idmb_db *db, const char *table, int key_bytes, idmb_error *err);
 
 /* Inserts n rows in one transaction: keys[i * key_bytes ...] as id and
  * first_n + i as n. A duplicate key is IDMB_EDB saying so (the generator
  * under test repeated a key). */
 int idmb_insert(idmb_db *db, const char *table, int key_bytes, const uint8_t *keys, size_t n,
-                int64_t first_n, char *err, size_t cap);
+                int64_t first_n, idmb_error *err);
 
-int idmb_drop_table(idmb_db *db, const char *table, char *err, size_t cap);
+int idmb_drop_table(idmb_db *db, const char *table, idmb_error *err);
 
 /* Cumulative readings, -1 where not reported:
  *   wal_bytes      PostgreSQL: pg_current_wal_insert_lsn() as a byte count;
@@ -138,7 +153,7 @@ typedef struct idmb_counters {
     int64_t buffer_writes;
 } idmb_counters;
 
-int idmb_read_counters(idmb_db *db, idmb_counters *out, char *err, size_t cap);
+int idmb_read_counters(idmb_db *db, idmb_counters *out, idmb_error *err);
 
 /* The filled table's primary key, -1 / < 0 where not reported:
  *   index_bytes        PostgreSQL pg_relation_size(TABLE_pkey); SQLite
@@ -165,6 +180,6 @@ typedef struct idmb_stats {
     int64_t page_bytes;
 } idmb_stats;
 
-int idmb_read_stats(idmb_db *db, const char *table, idmb_stats *out, char *err, size_t cap);
+int idmb_read_stats(idmb_db *db, const char *table, idmb_stats *out, idmb_error *err);
 
 #endif

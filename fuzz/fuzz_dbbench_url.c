@@ -81,10 +81,10 @@ static void round_trip(const idmb_mysql_url *u)
         encode(url, sizeof url, &n, u->socket);
     }
     idmb_mysql_url again;
-    char err[IDMB_ERR_CAP];
-    int rc = idmb_mysql_url_parse(url, n, &again, err, sizeof err);
+    idmb_error err;
+    int rc = idmb_mysql_url_parse(url, n, &again, &err);
     if (rc != IDMB_OK)
-        fprintf(stderr, "re-encoded '%s': %s\n", url, err);
+        fprintf(stderr, "re-encoded '%s': %s\n", url, err.msg);
     FUZZ_CHECK(rc == IDMB_OK);
     FUZZ_CHECK(strcmp(again.user, u->user) == 0);
     FUZZ_CHECK(strcmp(again.password, u->password) == 0);
@@ -99,10 +99,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_input in;
     fuzz_input_new(&in, data, size);
     idmb_mysql_url u;
-    char err[IDMB_ERR_CAP];
+    idmb_error err;
     memset(&u, 0xA5, sizeof u);
-    memset(err, 'x', sizeof err);
-    int rc = idmb_mysql_url_parse(in.text, in.len, &u, err, sizeof err);
+    memset(&err, 'x', sizeof err);
+    int rc = idmb_mysql_url_parse(in.text, in.len, &u, &err);
     if (rc == IDMB_OK) {
         FUZZ_CHECK(terminated(u.user, sizeof u.user) && u.user[0] != '\0');
         FUZZ_CHECK(terminated(u.password, sizeof u.password));
@@ -114,7 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         round_trip(&u);
     } else {
         FUZZ_CHECK(rc == IDMB_EUSAGE);
-        FUZZ_CHECK(terminated(err, sizeof err) && err[0] != '\0');
+        FUZZ_CHECK(err.code == IDMB_EUSAGE);
+        FUZZ_CHECK(terminated(err.msg, sizeof err.msg) && err.msg[0] != '\0');
         static const idmb_mysql_url zero;
         FUZZ_CHECK(memcmp(&u, &zero, sizeof u) == 0);
     }

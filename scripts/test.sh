@@ -126,6 +126,7 @@ run_ctest() {
 # ---------------------------------------------------------------------------
 section "dependencies"
 t0=$SECONDS
+# server.depgraph reads server/'s source with Universal Ctags (universal-ctags).
 # The server tests run real clients (curl, redis-cli, redis-benchmark,
 # redis-py; for TLS the openssl command makes certificates and tries old
 # protocol versions, and Python's ssl module checks close_notify) and step
@@ -141,7 +142,7 @@ t0=$SECONDS
 # (dbbench/) are built against libmariadb (libmariadb-dev) as well as
 # sqlite3 and libpq, and tested (tests/dbbench) against a real MariaDB
 # (mariadb-server; tests/coord/mariadb.sh starts it).
-packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime
+packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime universal-ctags
     openssl etcd-server etcd-client zookeeperd libzookeeper-mt-dev libcurl4-openssl-dev libjansson-dev
     postgresql postgresql-server-dev-15 sqlite3 mariadb-server libmariadb-dev)
 if ! command -v node >/dev/null 2>&1; then

@@ -17,7 +17,9 @@
  * Left out: several tokens, users other than Redis's "default", per-client
  * rate limits, and reloading the token without a restart.
  */
-#include "idmintd.h"
+#include "auth.h"
+#include "log.h"
+#include "server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

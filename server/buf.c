@@ -3,8 +3,9 @@
  * the buffer failed; the connection is then closed rather than sending a
  * truncated reply.
  */
-#include "idmintd.h"
+#include "buf.h"
 
+#include <idmint/snowflake.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -57,7 +57,14 @@
  * instead, so that many greedy clients together do not hold up a new one
  * either. Each turn answers at least the first connection queued.
  */
-#include "idmintd.h"
+#include "conn.h"
+#include "buf.h"
+#include "core/job.h"
+#include "core/waitlist.h"
+#include "log.h"
+#include "optparse.h"
+#include "server.h"
+#include "tls.h"
 
 #include <inttypes.h>
 #include <stddef.h>
@@ -388,6 +395,8 @@ static void set_parked(idms_conn *c, int park)
         m->parked--;
     if (park != IDMS_PARK_NONE)
         m->parked++;
+    else
+        idms_waiter_remove(&c->waiter);
     c->park = park;
 }
 
@@ -429,8 +438,7 @@ static void conn_close(idms_conn *c)
 
 static uint32_t idle_timeout_ms(const idms_conn *c)
 {
-    const idms_options *o = &c->server->opt;
-    return c->proto == &idms_resp_proto ? o->resp_idle_timeout_ms : o->idle_timeout_ms;
+    return c->listener->idle_timeout_ms;
 }
 
 /* The idle timer's verdict waits for the next poll: when the loop has been
@@ -775,6 +783,12 @@ static void on_park_timer(uv_timer_t *t)
     unpark(t->data);
 }
 
+/* Its key changed (the ceiling rose, the tag got a range): waitlist.h. */
+static void on_key_woken(idms_waiter *w)
+{
+    unpark((idms_conn *)((char *)w - offsetof(idms_conn, waiter)));
+}
+
 static void take_turn(idms_conn *c)
 {
     if (c->closing || c->lingering)
@@ -808,16 +822,18 @@ static void take_turn(idms_conn *c)
 /* The adapter left a parked request at the head of the buffer: read no
  * more (the request's successors wait behind it; a full buffer is the
  * client's backpressure), let no idle timer fire, and resume when the time
- * comes (IDMS_PARK_TIME) or when the mark is durable (IDMS_PARK_CEILING,
- * idms_conn_wake_ceiling). */
+ * comes (IDMS_PARK_TIME: a timer of its own) or when its key changes
+ * (IDMS_PARK_CEILING, IDMS_PARK_SEGMENT: on the key's list, park_on). */
 static void park(idms_conn *c)
 {
     uv_read_stop(&c->sock.stream);
     c->reading = false;
     uv_timer_stop(&c->idle);
     uv_timer_stop(&c->deadline);
-    if (c->park != IDMS_PARK_TIME)
+    if (c->park != IDMS_PARK_TIME) {
+        idms_waitq_add(c->park_on, &c->waiter);
         return;
+    }
     idm_clock clock = idm_clock_system();
     int64_t now_ns = 0;
     if (clock.now_ns(clock.ctx, &now_ns) != IDM_OK)
@@ -847,24 +863,9 @@ static void park(idms_conn *c)
     uv_timer_start(&c->park_timer, on_park_timer, ms, 0);
 }
 
-static void wake(idms_server *s, int why)
-{
-    idms_conn *next;
-    for (idms_conn *c = s->conns; c != NULL; c = next) {
-        next = c->next;
-        if (c->park == why)
-            unpark(c);
-    }
-}
-
 void idms_conn_wake_ceiling(idms_server *s)
 {
-    wake(s, IDMS_PARK_CEILING);
-}
-
-void idms_conn_wake_segment(idms_server *s)
-{
-    wake(s, IDMS_PARK_SEGMENT);
+    idms_waitq_wake(&s->ceiling_waiters);
 }
 
 /* A connection over the limit: the protocol's refusal, and the close. */
@@ -919,7 +920,7 @@ static void process(idms_conn *c)
      * are still noticed), parsing again would only repeat itself, and a
      * client trickling bytes would cost a full parse per byte. RESP
      * multibulk frames are length-prefixed and cheap to re-parse. */
-    if (c->proto == &idms_http_proto && !c->body_wait && c->parsed_len > 0 &&
+    if (c->proto->head_ends_in_lf && !c->body_wait && c->parsed_len > 0 &&
         c->parsed_len < c->in_len &&
         c->in_len - c->parsed_len < REPARSE_BYTES &&
         memchr(c->in + c->parsed_len, '\n', c->in_len - c->parsed_len) == NULL)
@@ -1270,6 +1271,7 @@ static void on_connection(uv_stream_t *server, int status)
     c->idle.data = c;
     c->park_timer.data = c;
     c->deadline.data = c;
+    idms_waiter_init(&c->waiter, on_key_woken);
     c->handles_open = CONN_HANDLES;
     if (s->tls_ctx != NULL)
         c->tls = idms_tls_new(s->tls_ctx);
@@ -1397,10 +1399,12 @@ static int listen_unix(idms_server *s, idms_listener *l, const char *path)
     return 0;
 }
 
-int idms_conn_listen(idms_server *s, idms_listener *l, const idms_proto *proto, const char *addr)
+int idms_conn_listen(idms_server *s, idms_listener *l, const idms_proto *proto, const char *addr,
+                     uint32_t idle_timeout_ms)
 {
     l->proto = proto;
     l->server = s;
+    l->idle_timeout_ms = idle_timeout_ms;
     if (strncmp(addr, "unix:", 5) == 0)
         return listen_unix(s, l, addr + 5);
     struct sockaddr_storage sa;

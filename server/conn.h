@@ -6,7 +6,8 @@
 #define IDMS_CONN_H
 
 #include "buf.h"
-#include "mint.h"
+#include "core/job.h"
+#include "core/waitlist.h"
 #include "resp/resp_session.h"
 
 #include <stdbool.h>
@@ -40,7 +41,8 @@ typedef struct idms_proto {
      * out. Returns bytes consumed, or -1 to close the connection after out
      * is flushed (a protocol error or a request to close). A request that
      * parks (idms_mint: IDMS_MINT_PARKED) is not consumed: the adapter
-     * returns the bytes before it, and is fed it again on resume. */
+     * hands the service's park to idms_conn_park, returns the bytes before
+     * the request, and is fed it again on resume. */
     ptrdiff_t (*feed)(struct idms_conn *c, const char *buf, size_t len, idms_buf *out);
     /* The replies sent before closing: for a connection over the limit,
      * for a request larger than max_request, and for one not complete
@@ -55,6 +57,10 @@ typedef struct idms_proto {
      * 1 yes, 0 no (it gets too_many), -1 not complete yet. NULL: such
      * connections get too_many at once. */
     int (*probe)(const char *buf, size_t len);
+    /* Each request begins with a head that ends with a line feed (HTTP):
+     * an incomplete one is parsed again only once a line feed (or enough
+     * more bytes) arrives, not per byte trickled in (conn.c). */
+    bool head_ends_in_lf;
 } idms_proto;
 
 /* Connections per listener beyond --max-connections that are read for a
@@ -62,12 +68,6 @@ typedef struct idms_proto {
  * within IDMS_PROBE_MS of their accept. */
 #define IDMS_PROBE_CONNS 16
 #define IDMS_PROBE_MS 2000
-
-extern const idms_proto idms_http_proto;
-extern const idms_proto idms_resp_proto;
-
-/* Why a connection is parked. */
-enum { IDMS_PARK_NONE = 0, IDMS_PARK_TIME = 1, IDMS_PARK_CEILING = 2, IDMS_PARK_SEGMENT = 4 };
 
 /* The links of a connection in one of the server's queues of them (the
  * turn queue, the handshake queue: conn.c), and such a queue. */
@@ -99,19 +99,21 @@ typedef struct idms_conn {
     uv_timer_t deadline;
     uv_shutdown_t shutdown;
     int handles_open; /* the socket and the three timers: freed when all are closed */
+    int writes_pending;
     /* Input not yet answered. Between reads it is the connection's own
      * allocation, exactly what is left (an incomplete request, or requests
      * waiting behind a park or a full batch); a read with nothing left
-     * lands in the loop's shared buffer (in_shared) and only the remainder
-     * is copied out, so an idle connection holds no input buffer. */
+     * lands in the loop's shared buffer (in_shared, below) and only the
+     * remainder is copied out, so an idle connection holds no input
+     * buffer. (The flags are together, and so are the words: the structure
+     * is a good part of what an idle connection costs.) */
     char *in;
     size_t in_len, in_cap;
-    bool in_shared;
     size_t out_queued; /* bytes handed to uv_write and not yet written */
     size_t parsed_len;    /* in[0..parsed_len) held no complete request */
     uint64_t skip_body;   /* HTTP: body bytes still to discard */
+    bool in_shared;
     bool body_wait;       /* HTTP: a request's body is still coming: parse on any input */
-    int writes_pending;
     bool closing;
     bool close_after_write;
     bool lingering; /* the last reply is written: discarding input until EOF */
@@ -119,22 +121,26 @@ typedef struct idms_conn {
     bool over_limit; /* accepted past --max-connections: a probe, or refused */
     bool reading;
     bool more; /* the adapter stopped at IDMS_OUT_BATCH with input left */
-    /* A parked request: why, and for IDMS_PARK_TIME the clock time (Unix
-     * ns) at which to try again. The job keeps what it has minted. */
+    /* A parked request (IDMS_PARK_*: core/job.h): why, and what until: for
+     * IDMS_PARK_TIME the clock time (Unix ns) at which to try again; for
+     * IDMS_PARK_CEILING and IDMS_PARK_SEGMENT the list of the key waited
+     * for (the server's ceiling_waiters, a segment tag's waiters), which
+     * waiter is on while the request is parked there. Set from the
+     * service's answer by the adapter (idms_conn_park). The job keeps what
+     * it has minted. */
     int park;
-    int64_t park_until_ns;
+    union {
+        int64_t park_until_ns;
+        idms_waitq *park_on;
+    };
+    idms_waiter waiter;
     int64_t park_clock_ns; /* the clock when it last parked */
     idms_mint_job job;
-    /* Segment store lookups this connection caused in the second that
-     * began at seg_window_ms (loop ms): its share (segments.c). */
-    int64_t seg_window_ms;
-    uint32_t seg_lookups;
+    idms_seg_share seg; /* its share of segment store lookups (segments.c) */
     idms_resp_session resp; /* RESP connections: the session (resp_server.c) */
     struct idms_tls *tls;   /* the TLS session (tls.h), NULL without TLS */
     size_t tls_held;        /* what idms_server.buffered_tls counts for it */
-    bool tls_slot;          /* its handshake holds one of the slots (conn.c) */
-    bool tls_waiting;       /* ... waits for one, in the server's queue */
-    idms_conn_link hs_link; /* that queue */
+    idms_conn_link hs_link; /* the handshake queue (tls_waiting, below) */
     struct idms_listener *listener;
     struct idms_conn *prev, *next;
     /* The turn queue (conn.c): work left for the next loop turn, after
@@ -144,6 +150,8 @@ typedef struct idms_conn {
     bool turn_park; /* look again at a time park due within the ms */
     bool turn_tls;  /* a handshake slot came: start the handshake */
     bool idle_due;  /* the idle timer fired: close unless input or output moved */
+    bool tls_slot;    /* its handshake holds one of the slots (conn.c) */
+    bool tls_waiting; /* ... waits for one, in the server's queue (hs_link) */
     uint64_t queued_turn;
     size_t idle_wq; /* the write queue's size when the idle timer fired */
     idms_conn_link turn_link;
@@ -155,6 +163,7 @@ typedef struct idms_listener {
     char path[108]; /* a Unix socket's path, removed when the listener closes */
     const idms_proto *proto;
     struct idms_server *server;
+    uint32_t idle_timeout_ms; /* its connections' idle timeout (0: never) */
     bool open;
     uint64_t conns_open; /* counted against idms_server.max_conns */
     uint64_t probes_open; /* of those, over the limit (IDMS_PROBE_CONNS) */
@@ -164,7 +173,11 @@ typedef struct idms_listener {
  * the loop has stopped). */
 void idms_conn_init(struct idms_server *s);
 void idms_conn_shutdown(struct idms_server *s);
-int idms_conn_listen(struct idms_server *s, idms_listener *l, const idms_proto *proto, const char *addr);
+/* Listens on addr (ADDR:PORT or unix:PATH) for proto, whose connections
+ * close after idle_timeout_ms without a request (0: never). Returns 0, or
+ * -1 after reporting why. */
+int idms_conn_listen(struct idms_server *s, idms_listener *l, const idms_proto *proto,
+                     const char *addr, uint32_t idle_timeout_ms);
 void idms_conn_close_listeners(struct idms_server *s);
 void idms_conn_close_idle(struct idms_server *s);
 /* Closes every connection now (the drain's deadline), each once. */
@@ -173,13 +186,27 @@ void idms_conn_close_all(struct idms_server *s);
 size_t idms_conn_share(const idms_conn *c);
 /* A batch of replies, or a part of a large one: a quarter of the share. */
 size_t idms_conn_part(const idms_conn *c);
+/* The request at the head of c's buffer as the services see it. */
+static inline idms_req idms_conn_req(idms_conn *c)
+{
+    idms_req q = {c->server, &c->job, &c->seg};
+    return q;
+}
+/* A service parked the request at the head of c's buffer (the adapter
+ * leaves it there, unconsumed): conn.c parks c on p once feed returns. */
+static inline void idms_conn_park(idms_conn *c, const idms_park *p)
+{
+    c->park = p->why;
+    if (p->why == IDMS_PARK_TIME)
+        c->park_until_ns = p->until_ns;
+    else
+        c->park_on = p->on;
+}
 /* Starts (again) reading a connection paused by backpressure. */
 void idms_conn_resume(idms_conn *c);
-/* Resumes every connection parked for the ceiling (the mark is durable,
- * or its write failed: they then get their error). */
+/* Resumes the connections parked for the ceiling (the mark is durable,
+ * or its write failed: they then get their error): the waiters of
+ * s->ceiling_waiters, none other. */
 void idms_conn_wake_ceiling(struct idms_server *s);
-/* Resumes every connection parked for a segment tag (a range arrived, or
- * the store failed: segments.h). */
-void idms_conn_wake_segment(struct idms_server *s);
 
 #endif

@@ -2,7 +2,10 @@
  * hlc.c - the hybrid logical clock service (see hlc.h for what it
  * guarantees and how it parks).
  */
-#include "idmintd.h"
+#include "hlc.h"
+#include "log.h"
+#include "node.h"
+#include "server.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -73,9 +76,9 @@ bool idms_hlc_parse(const char *text, size_t len, uint64_t *stamp, char *msg, si
     return true;
 }
 
-void idms_hlc_stamp(idms_conn *c, const uint64_t *remote, idms_hlc_result *r)
+void idms_hlc_stamp(const idms_req *q, const uint64_t *remote, idms_hlc_result *r)
 {
-    idms_server *s = c->server;
+    idms_server *s = q->server;
     memset(r, 0, sizeof *r);
     idm_clock clock = idm_clock_system();
     int64_t ns = 0;
@@ -104,10 +107,11 @@ void idms_hlc_stamp(idms_conn *c, const uint64_t *remote, idms_hlc_result *r)
             snprintf(r->message, sizeof r->message, "%.300s", s->hwm.why);
             return;
         }
-        idms_hwm_need(s, bound, true);
+        idms_node_need(s, bound, true);
         s->metrics.parks++;
         s->metrics.ceiling_waits++;
-        c->park = IDMS_PARK_CEILING;
+        r->park.why = IDMS_PARK_CEILING;
+        r->park.on = &s->ceiling_waiters;
         r->status = IDMS_HLC_PARKED;
         return;
     }
@@ -129,5 +133,5 @@ void idms_hlc_stamp(idms_conn *c, const uint64_t *remote, idms_hlc_result *r)
     s->metrics.hlc_stamps++;
     r->status = 200;
     /* The next mark is written ahead of need, as for minting. */
-    idms_hwm_need(s, (int64_t)(r->stamp >> 16), false);
+    idms_node_need(s, (int64_t)(r->stamp >> 16), false);
 }

@@ -25,7 +25,7 @@
  *    moves) and the time read, plus 1 for the logical overflow rule. When
  *    that is above the durable mark (a remote's lead, a run resumed above
  *    a clock stepped back, more than --reserve of overflow), a write of a
- *    mark covering it is requested (idms_hwm_need) and the request parks
+ *    mark covering it is requested (idms_node_need) and the request parks
  *    on IDMS_PARK_CEILING before the clock is touched, exactly as a mint
  *    request does at its generator's ceiling (mint.h): conn.c resumes it
  *    once the write completes, the adapter offers the same request again,
@@ -40,11 +40,12 @@
 #ifndef IDMS_HLC_H
 #define IDMS_HLC_H
 
+#include "core/job.h"
+
 #include <idmint/idmint.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-struct idms_conn;
 struct idms_server;
 
 /* Makes s->hlc (with --max-offset) and seeds it above the previous run's
@@ -53,7 +54,7 @@ int idms_hlc_open(struct idms_server *s);
 void idms_hlc_close(struct idms_server *s);
 
 /* The wall_ms of the last stamp handed out (or of the seeded mark), 0
- * before any: part of what idms_hwm_used_ms reports. */
+ * before any: part of what idms_mint_used_ms reports. */
 int64_t idms_hlc_used_ms(const struct idms_server *s);
 
 /* Statuses besides the HTTP-like ones. */
@@ -63,15 +64,17 @@ typedef struct idms_hlc_result {
     int status; /* 200, 422 (remote too far ahead), 500, 503, or IDMS_HLC_PARKED */
     uint64_t stamp;
     int64_t retry_after_s;
+    idms_park park; /* IDMS_HLC_PARKED: what it waits for (the ceiling) */
     char message[IDM_ERROR_MSG_CAP + 64];
 } idms_hlc_result;
 
-/* A new stamp for connection c: a local event (remote NULL) or the merge
- * of *remote (a receive event). PARKED: c->park is set and the request
- * must be offered again on resume (nothing changed). 422: *remote is more
+/* A new stamp for request q: a local event (remote NULL) or the merge of
+ * *remote (a receive event). PARKED: r->park says on what (the adapter
+ * hands it to idms_conn_park), and the request must be offered again on
+ * resume (nothing changed). 422: *remote is more
  * than --max-offset ahead of the clock; the clock did not move and the
  * message says how far ahead and the limit. */
-void idms_hlc_stamp(struct idms_conn *c, const uint64_t *remote, idms_hlc_result *r);
+void idms_hlc_stamp(const idms_req *q, const uint64_t *remote, idms_hlc_result *r);
 
 /* Parses a stamp as the adapters take it: the 16 hex digits, optionally
  * followed by "\n" or "\r\n" (a body written by echo). false with msg set

@@ -40,7 +40,9 @@
  * second while there is demand; requests that reach the ceiling meanwhile
  * get 503.
  */
-#include "idmintd.h"
+#include "hwm.h"
+#include "log.h"
+#include "server.h"
 #include "idmint_coord.h"
 
 #include <errno.h>
@@ -380,8 +382,7 @@ static void on_work_done(uv_work_t *w, int status)
             s->metrics.reserve_writes++;
         if (h->target_ms > h->durable_ms) {
             h->durable_ms = h->target_ms;
-            idms_node_apply_ceiling(s);
-            idm_gen_set_ceiling(s->gen, h->durable_ms);
+            idm_gen_set_ceiling(s->gen, h->durable_ms); /* the snowflakes': on_ceiling */
         }
         if (h->failing) {
             h->failing = false;
@@ -411,8 +412,9 @@ static void on_work_done(uv_work_t *w, int status)
             uv_timer_start(&h->retry, on_retry, RETRY_MS, 0);
         }
     }
-    /* Parked requests go on: minted now, or refused with the reason. */
-    idms_conn_wake_ceiling(s);
+    /* The snowflake ceiling follows, and parked requests go on: minted
+     * now, or refused with the reason. */
+    h->on_ceiling(s);
 }
 
 static void queue_work(idms_server *s, int64_t target, bool check_only)
@@ -446,9 +448,6 @@ static void on_check(uv_timer_t *t)
 
 void idms_hwm_need(idms_server *s, int64_t now_ms, bool at_ceiling)
 {
-    /* A coordinator's slot gets its mark from the lease thread (lease.h). */
-    if (s->node.coord == IDMS_NODE_COORD)
-        idms_lease_need(&s->node.lease, now_ms, at_ceiling);
     idms_hwm *h = &s->hwm;
     /* Also while draining: parked requests still need the mark. */
     if (!h->enabled || h->in_flight)
@@ -505,7 +504,7 @@ void idms_hwm_resume_above(idms_hwm *h, int64_t ms, int from)
     }
 }
 
-int idms_hwm_open(idms_server *s)
+int idms_hwm_open(idms_server *s, int64_t slot_mark_ms)
 {
     idms_hwm *h = &s->hwm;
     h->server = s;
@@ -551,7 +550,7 @@ int idms_hwm_open(idms_server *s)
     idms_hwm_resume_above(h, file_mark, IDMS_RESUME_STATE_DIR);
     /* An earlier holder of the node may have minted up to its slot's mark
      * (another state directory): resume above that too. */
-    idms_hwm_resume_above(h, idms_node_mark_ms(s), IDMS_RESUME_SLOT);
+    idms_hwm_resume_above(h, slot_mark_ms, IDMS_RESUME_SLOT);
     if (check_layout_end(s, file_mark) != 0)
         return 1;
     idm_error err = {0};
@@ -587,8 +586,8 @@ int idms_hwm_commit(idms_server *s)
     }
     s->metrics.reserve_writes++;
     h->durable_ms = h->target_ms;
-    idms_node_apply_ceiling(s);
     idm_gen_set_ceiling(s->gen, h->durable_ms);
+    h->on_ceiling(s);
     return 0;
 }
 
@@ -612,21 +611,17 @@ int64_t idms_hwm_used_ms(idms_server *s)
     int64_t gen_used = s->gen != NULL ? idm_gen_high_water_ms(s->gen) : 0;
     if (gen_used > used)
         used = gen_used;
-    int64_t hlc_used = idms_hlc_used_ms(s); /* stamps count too (hlc.h) */
-    if (hlc_used > used)
-        used = hlc_used;
     if (used < s->hwm.resume_ms)
         used = s->hwm.resume_ms;
     return used;
 }
 
-void idms_hwm_close(idms_server *s)
+void idms_hwm_close(idms_server *s, int64_t used)
 {
     idms_hwm *h = &s->hwm;
     if (!h->enabled)
         return;
-    if (h->fd >= 0 && !h->failing) {
-        int64_t used = idms_hwm_used_ms(s);
+    if (h->fd >= 0 && !h->failing && used >= 0) {
         /* Where a restart reads it: what was removed since the last look
          * is made again (with the mark to leave), as on the thread pool. */
         h->target_ms = used < h->durable_ms ? used : h->durable_ms;

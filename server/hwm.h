@@ -57,34 +57,45 @@ typedef struct idms_hwm {
     struct idmc_slot *work_slot;
     /* Results of the write, for the loop thread. */
     char work_why[1400];
+    /* Upward news, set by main.c before idms_hwm_open: the durable mark
+     * was committed or rose (the generators of this module's own, UUIDv7,
+     * ULID, KSUID, already have it as their ceiling), or a write ended
+     * without raising it (done, or failed: h->failing): the snowflake
+     * ceiling is to follow, and the requests parked on the ceiling to go
+     * on. hwm.c knows nothing of either. */
+    void (*on_ceiling)(struct idms_server *s);
 } idms_hwm;
 
 /* Takes the state directory (creating it, mode 0700), refusing when
- * another idmintd holds it; reads the mark (and the node's slot's), refuses
- * one past the layout's end, and sets the generators' resume point. Writes
+ * another idmintd holds it; reads the mark, refuses one past the layout's
+ * end, and sets the generators' resume point above it and above
+ * slot_mark_ms (the mark in the node's slot: node.h, 0 for none). Writes
  * no mark: the snowflake generator and the hybrid logical clock are made
  * with resume_ms next, and idms_hwm_commit writes once they have taken it.
  * Must run after the generators exist. Returns 0, or 1 after logging why. */
-int idms_hwm_open(struct idms_server *s);
+int idms_hwm_open(struct idms_server *s, int64_t slot_mark_ms);
 /* Raises the mark resumed above to ms if it is higher, recording whose it
  * is (IDMS_RESUME_*); a tie keeps the first source. */
 void idms_hwm_resume_above(idms_hwm *h, int64_t ms, int from);
 /* Makes the first mark durable, in the state directory and in the node's
  * slot (synchronously: the loop is not running yet), and sets the
- * generators' ceilings to it. Returns 0, or 1 after logging why. */
+ * generators' ceilings to it (the snowflake's through on_ceiling).
+ * Returns 0, or 1 after logging why. */
 int idms_hwm_commit(struct idms_server *s);
 /* Starts the loop-side machinery (the retry timer). */
 void idms_hwm_start(struct idms_server *s);
 /* Minting has reached now_ms: starts a background write when less than
- * half of the reserve is left above it, or the ceiling was reached. */
+ * half of the reserve is left above it, or the ceiling was reached (what
+ * minting calls is idms_node_need, which also asks the lease: node.h). */
 void idms_hwm_need(struct idms_server *s, int64_t now_ms, bool at_ceiling);
 /* Whether the mark can be made durable; why is the reason when not. */
 bool idms_hwm_ready(struct idms_server *s, char *why, size_t cap);
-/* After the loop has stopped: shrinks the mark to the latest time handed
- * out (so an ordinary restart does not wait) and releases the directory. */
-void idms_hwm_close(struct idms_server *s);
-/* The latest time handed out: the generators' high water, or the mark
- * resumed above when later. */
+/* After the loop has stopped: shrinks the mark to used, the latest time
+ * handed out (idms_mint_used_ms; -1 leaves it as it is), so that an
+ * ordinary restart does not wait, and releases the directory. */
+void idms_hwm_close(struct idms_server *s, int64_t used);
+/* The latest time the generators handed out: their high water, or the
+ * mark resumed above when later (idms_mint_used_ms adds the stamps). */
 int64_t idms_hwm_used_ms(struct idms_server *s);
 /* The system clock in Unix ms (0 when it cannot be read). */
 int64_t idms_clock_ms(void);

@@ -6,7 +6,9 @@
  * Obfuscate uses the current (first) key; reveal accepts any key, so that
  * a rotation (idmint keygen --rotate, then SIGHUP) breaks no public ID.
  */
-#include "idmintd.h"
+#include "keyed.h"
+#include "log.h"
+#include "server.h"
 
 #include "keyfile.h"
 

@@ -3,7 +3,10 @@
  * thread, which does all the talking, and the loop side, which turns what
  * it hears into the snowflake generator's ceiling.
  */
-#include "idmintd.h"
+#include "lease.h"
+#include "hwm.h"
+#include "log.h"
+#include "server.h"
 #include "idmint_coord.h"
 
 #include <inttypes.h>
@@ -24,16 +27,6 @@ static int64_t mono_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* How much of the TTL is not counted on: a fifth, at least 500 ms. It
- * covers the drift between this host's monotonic clock and the
- * coordinator's over one TTL, the time a reply takes to arrive after the
- * coordinator refreshed the lease, and the loop's lag in noticing. */
-static int64_t margin_ms(int64_t ttl_ms)
-{
-    int64_t m = ttl_ms / 5;
-    return m < 500 ? 500 : m;
 }
 
 /* ---- the thread ---------------------------------------------------------- */
@@ -179,7 +172,8 @@ static void recompute(idms_lease *L)
         int64_t c = idms_clock_ms() + left;
         L->ceiling = c < L->recorded ? c : L->recorded;
     }
-    idms_node_apply_ceiling(s);
+    /* The owner sets the ceiling and lets the parked requests go on. */
+    L->on_ceiling(s);
 }
 
 static void on_deadline(uv_timer_t *t)
@@ -202,9 +196,8 @@ static void on_deadline(uv_timer_t *t)
              L->seen.msg[0] ? "; " : "", L->seen.msg);
     idms_log(IDMS_LOG_ERROR, "%s; not minting snowflakes until it holds a lease again", why);
     s->metrics.lease_expiries++;
-    idms_node_set_held(s, false, why);
+    L->on_held(s, false, why);
     recompute(L);
-    idms_conn_wake_ceiling(s);
 }
 
 static void on_async(uv_async_t *a)
@@ -226,11 +219,11 @@ static void on_async(uv_async_t *a)
         L->epoch_seen = v->epoch;
         L->recorded = v->claim_mark;
         L->expired = false;
-        idms_node_take(s, v->node, v->generation, v->claim_mark);
+        L->on_claim(s, v->node, v->generation, v->claim_mark);
     }
     if (!v->lost) {
         L->recorded = v->recorded;
-        L->deadline_ms = v->confirmed_ms + v->ttl_ms - margin_ms(v->ttl_ms);
+        L->deadline_ms = idmc_lease_deadline(v->confirmed_ms, v->ttl_ms);
         int64_t left = L->deadline_ms - mono_ms();
         if (left > 0) {
             if (L->expired && !fresh) {
@@ -238,7 +231,7 @@ static void on_async(uv_async_t *a)
                  * deadline had passed: nobody else can have taken it. */
                 idms_log(IDMS_LOG_INFO, "the lease of node %" PRIu64 " is confirmed again",
                          v->node);
-                idms_node_set_held(s, true, NULL);
+                L->on_held(s, true, NULL);
             }
             L->expired = false;
             uv_timer_start(&L->deadline_timer, on_deadline, (uint64_t)left, 0);
@@ -249,7 +242,7 @@ static void on_async(uv_async_t *a)
                  "claiming a node again", v->node, v->generation, v->msg);
         idms_log(IDMS_LOG_ERROR, "%s", why);
         uv_timer_stop(&L->deadline_timer);
-        idms_node_set_held(s, false, why);
+        L->on_held(s, false, why);
     }
     if (v->epoch == 0 || v->lost) {
         /* No lease: say why (all held, the service unreachable). */
@@ -259,7 +252,7 @@ static void on_async(uv_async_t *a)
                      "): %.600s; trying again", idmc_kind(L->coord), L->lo, L->hi, v->msg);
             if (v->epoch == 0 || !prev.lost)
                 idms_log(IDMS_LOG_WARN, "%s", why);
-            idms_node_set_held(s, false, why);
+            L->on_held(s, false, why);
         }
     } else if (v->failing && strcmp(v->msg, prev.msg) != 0) {
         idms_log(IDMS_LOG_WARN, "node %" PRIu64 ": %s", v->node, v->msg);
@@ -267,7 +260,6 @@ static void on_async(uv_async_t *a)
     s->metrics.lease_keepalive_failures = v->keepalive_failures;
     s->metrics.lease_losses = v->losses;
     recompute(L);
-    idms_conn_wake_ceiling(s);
 }
 
 /* ---- the interface ------------------------------------------------------- */
@@ -311,7 +303,7 @@ int idms_lease_start(idms_server *s, idms_lease *L)
     L->seen = L->sh;
     if (L->sh.epoch > 0) {
         L->recorded = L->sh.recorded;
-        L->deadline_ms = L->sh.confirmed_ms + L->sh.ttl_ms - margin_ms(L->sh.ttl_ms);
+        L->deadline_ms = idmc_lease_deadline(L->sh.confirmed_ms, L->sh.ttl_ms);
         int64_t left = L->deadline_ms - mono_ms();
         uv_timer_start(&L->deadline_timer, on_deadline, (uint64_t)(left > 0 ? left : 0), 0);
     }

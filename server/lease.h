@@ -74,6 +74,13 @@ typedef struct idms_lease {
     int64_t recorded;         /* the loop's copy of sh.recorded */
     int64_t ceiling;          /* the lease's part of the generator's ceiling */
     idms_lease_shared seen;   /* the loop's copy of sh */
+    /* Upward news, on the loop, set by the owner (node.c) before
+     * idms_lease_open: a new claim (a generator for node, resuming above
+     * mark_ms), the lease valid again or not (why says why not), and the
+     * lease's part of the ceiling changed (idms_lease_ceiling). */
+    void (*on_claim)(struct idms_server *s, uint64_t node, const char *generation, int64_t mark_ms);
+    void (*on_held)(struct idms_server *s, bool held, const char *why);
+    void (*on_ceiling)(struct idms_server *s);
 } idms_lease;
 
 /* Before the loop runs: opens the coordinator and makes the first claim

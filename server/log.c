@@ -2,9 +2,11 @@
  * log.c - one line per event, with a UTC timestamp and a level, to stderr
  * or a file that SIGHUP reopens (for logrotate's copy-free rotation).
  */
-#include "idmintd.h"
+#include "log.h"
 
 #include <fcntl.h>
+#include <idmint/rfc3339.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>

@@ -12,7 +12,21 @@
  * --key-file (keyed.c) the same way: a file that fails to load leaves the
  * previous keys in service.
  */
-#include "idmintd.h"
+#include "auth.h"
+#include "conn.h"
+#include "core/waitlist.h"
+#include "hlc.h"
+#include "hwm.h"
+#include "keyed.h"
+#include "log.h"
+#include "mint.h"
+#include "node.h"
+#include "options.h"
+#include "segments.h"
+#include "server.h"
+#include "tls.h"
+#include "http/http_server.h"
+#include "resp/resp_server.h"
 #include "optvalue.h"
 
 #include <errno.h>
@@ -35,7 +49,10 @@
 
 static idms_server server;
 
-int idms_make_snowflake(idms_server *s, uint64_t node)
+/* The snowflake generator of node (the node module's make_snowflake):
+ * resuming above s->hwm.resume_ms, under the ceiling. Returns 0, or -1
+ * after logging why. */
+static int make_snowflake(idms_server *s, uint64_t node)
 {
     idm_snowflake_config cfg;
     idm_snowflake_config_init(&cfg);
@@ -50,6 +67,17 @@ int idms_make_snowflake(idms_server *s, uint64_t node)
     }
     idms_node_apply_ceiling(s);
     return 0;
+}
+
+/* The ceiling's parts moved (the durable mark, a lease; or a write of the
+ * mark failed): the snowflake generator's ceiling is set anew (the other
+ * generators' is the mark's, set by hwm.c), and the requests parked on the
+ * ceiling go on, minted or refused. hwm.c, node.c and lease.c report it
+ * here, through the callbacks set in setup_generators. */
+static void ceiling_moved(idms_server *s)
+{
+    idms_node_apply_ceiling(s);
+    idms_conn_wake_ceiling(s);
 }
 
 /* The generators: made IDM_GEN_UNSHARED (one loop thread mints), on the
@@ -72,6 +100,9 @@ static int setup_generators(idms_server *s)
         fprintf(stderr, "idmintd: %s\n", msg);
         return 2;
     }
+    s->node.make_snowflake = make_snowflake;
+    s->node.on_ceiling = ceiling_moved;
+    s->hwm.on_ceiling = ceiling_moved;
     if (idms_node_claim(s) != 0)
         return 1;
     idm_gen_config gcfg = {0};
@@ -90,9 +121,9 @@ static int setup_generators(idms_server *s)
      * snowflakes until node.c holds a node and makes it anew for it. The
      * first mark is written only once every generator has taken the one
      * found: a start refused leaves the state directory as it was. */
-    if (idms_hwm_open(s) != 0)
+    if (idms_hwm_open(s, idms_node_mark_ms(s)) != 0)
         return 1;
-    if (idms_make_snowflake(s, s->node.held ? s->node.node : s->node.lo) != 0)
+    if (make_snowflake(s, s->node.held ? s->node.node : s->node.lo) != 0)
         return 1;
     if (idms_hlc_open(s) != 0)
         return 1;
@@ -290,6 +321,7 @@ static void on_signal(uv_signal_t *h, int signum)
 int main(int argc, char **argv)
 {
     idms_server *s = &server;
+    idms_waitq_init(&s->ceiling_waiters);
     int rc = idms_options_load(&s->opt, argc, argv);
     if (rc != 0)
         return rc == 1 ? 0 : 2;
@@ -323,14 +355,16 @@ int main(int argc, char **argv)
     if (idms_segments_start(s) != 0)
         return 1;
     signal(SIGPIPE, SIG_IGN);
-    if ((s->opt.http[0] && idms_conn_listen(s, &s->http, &idms_http_proto, s->opt.http) != 0) ||
-        (s->opt.resp[0] && idms_conn_listen(s, &s->resp, &idms_resp_proto, s->opt.resp) != 0)) {
+    if ((s->opt.http[0] && idms_conn_listen(s, &s->http, &idms_http_proto, s->opt.http,
+                                            s->opt.idle_timeout_ms) != 0) ||
+        (s->opt.resp[0] && idms_conn_listen(s, &s->resp, &idms_resp_proto, s->opt.resp,
+                                            s->opt.resp_idle_timeout_ms) != 0)) {
         /* Nothing was minted: the mark goes back to where it was, so that
          * the next start (say, on a free port) does not wait out a reserve
          * this one never used. A Unix socket made goes too. */
         idms_conn_close_listeners(s);
-        int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_hwm_used_ms(s);
-        idms_hwm_close(s);
+        int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_mint_used_ms(s);
+        idms_hwm_close(s, used);
         idms_node_close(s, used);
         idms_segments_close(s);
         return 1;
@@ -345,8 +379,8 @@ int main(int argc, char **argv)
     idms_log(IDMS_LOG_INFO, "idmintd %s ready (pid %d)", idm_version(), (int)getpid());
     uv_run(s->loop, UV_RUN_DEFAULT);
     /* A mark that could not be written is left as it is (higher). */
-    int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_hwm_used_ms(s);
-    idms_hwm_close(s);
+    int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_mint_used_ms(s);
+    idms_hwm_close(s, used);
     idms_node_close(s, used);
     idms_segments_close(s);
     idm_snowflake_free(s->sf);

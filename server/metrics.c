@@ -3,7 +3,12 @@
  * version 0.0.4). Counters are plain integers: one event-loop thread
  * updates and reads them.
  */
-#include "idmintd.h"
+#include "metrics.h"
+#include "buf.h"
+#include "formats.h"
+#include "lease.h"
+#include "segments.h"
+#include "server.h"
 
 #include <inttypes.h>
 

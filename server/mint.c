@@ -19,17 +19,20 @@
  * request parked on the ceiling is woken by a mark that covers the lead,
  * and a restart resumes after it.
  */
-#include "idmintd.h"
+#include "mint.h"
+#include "buf.h"
+#include "core/job.h"
+#include "formats.h"
+#include "hlc.h"
+#include "hwm.h"
+#include "log.h"
+#include "node.h"
+#include "segments.h"
+#include "server.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-
-void idms_mint_job_free(idms_mint_job *j)
-{
-    idms_buf_free(&j->text);
-    memset(j, 0, sizeof *j);
-}
 
 static void fail(idms_mint_result *r, int status, const char *message)
 {
@@ -50,8 +53,15 @@ static int64_t clock_ns(void)
  * high water when an observation has put it ahead of the clock. */
 static int64_t need_ms(idms_server *s)
 {
-    int64_t now = clock_ns() / 1000000, used = idms_hwm_used_ms(s);
+    int64_t now = clock_ns() / 1000000, used = idms_mint_used_ms(s);
     return used > now ? used : now;
+}
+
+int64_t idms_mint_used_ms(idms_server *s)
+{
+    int64_t used = idms_hwm_used_ms(s);
+    int64_t hlc_used = idms_hlc_used_ms(s); /* stamps count too (hlc.h) */
+    return hlc_used > used ? hlc_used : used;
 }
 
 /* Renders the IDs the job has minted and not rendered (j->text, one per
@@ -374,17 +384,17 @@ static bool observe(idms_server *s, const seen_id *seen, idms_mint_result *r)
     return false;
 }
 
-void idms_mint(idms_conn *c, int format, const char *prefix, uint64_t count, int style,
+void idms_mint(const idms_req *q, int format, const char *prefix, uint64_t count, int style,
                size_t part, idms_buf *out, idms_mint_result *r)
 {
-    idms_mint_after(c, format, prefix, NULL, count, style, part, out, r);
+    idms_mint_after(q, format, prefix, NULL, count, style, part, out, r);
 }
 
-void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *after,
+void idms_mint_after(const idms_req *q, int format, const char *prefix, const char *after,
                      uint64_t count, int style, size_t part, idms_buf *out, idms_mint_result *r)
 {
-    idms_server *s = c->server;
-    idms_mint_job *j = &c->job;
+    idms_server *s = q->server;
+    idms_mint_job *j = q->job;
     memset(r, 0, sizeof *r);
     r->status = 200;
     if (j->active && (j->format != format || j->count != count)) {
@@ -439,9 +449,8 @@ void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *a
     }
     const bool timed = f->time_ordered;
     if (timed && out->len > start)
-        idms_hwm_need(s, need_ms(s), false);
+        idms_node_need(s, need_ms(s), false);
     if (rc == IDM_OK && j->sent < count) {
-        c->more = true;
         r->status = IDMS_MINT_PART;
         return;
     }
@@ -468,22 +477,23 @@ void idms_mint_after(idms_conn *c, int format, const char *prefix, const char *a
                     s->metrics.clock_rewinds++;
             }
         }
-        c->park = IDMS_PARK_TIME;
-        c->park_until_ns = retry_ns;
+        r->park.why = IDMS_PARK_TIME;
+        r->park.until_ns = retry_ns;
         r->status = IDMS_MINT_PARKED;
         return;
     }
     char stuck[900];
     stuck[0] = '\0';
     if (rc == IDM_ECEILING && idms_node_ceiling_rises(s, format == IDMX_FMT_SNOWFLAKE, stuck, sizeof stuck)) {
-        idms_hwm_need(s, need_ms(s), true);
+        idms_node_need(s, need_ms(s), true);
         if (!(j->parked_for & 1u << IDMS_PARK_CEILING)) {
             if (j->parked_for == 0)
                 s->metrics.parks++;
             j->parked_for |= 1u << IDMS_PARK_CEILING;
             s->metrics.ceiling_waits++;
         }
-        c->park = IDMS_PARK_CEILING;
+        r->park.why = IDMS_PARK_CEILING;
+        r->park.on = &s->ceiling_waiters;
         r->status = IDMS_MINT_PARKED;
         return;
     }

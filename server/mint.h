@@ -3,42 +3,31 @@
  *
  * Minting never waits on the loop: where the generators would (a
  * snowflake unit's sequence used up, a small clock rewind, the ceiling of
- * the durable mark), the request is parked with what it has minted so far
- * in its connection's job, and the adapter leaves the request in the
- * input buffer. conn.c resumes the connection when the time comes (a
- * timer) or the mark is durable (hwm.c); the adapter parses the same
- * request again and idms_mint continues the job. Replies on a connection
+ * the durable mark), the service answers "parked" (r->park: until a time,
+ * or on the ceiling's wait list) with what it has minted so far in the
+ * request's job (idms_req), and the adapter leaves the request in the
+ * input buffer and hands the park to the connection (idms_conn_park).
+ * conn.c resumes it when the time comes (a timer) or the ceiling rises
+ * (the list is woken); the adapter parses the same request again and
+ * idms_mint continues the job. Replies on a connection
  * therefore stay in request order. Not installed.
  */
 #ifndef IDMS_MINT_H
 #define IDMS_MINT_H
 
 #include "buf.h"
+#include "core/job.h"
 
 #include <idmint/idmint.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-struct idms_conn;
 struct idms_server;
 
-/* A request being minted, kept across parks and across the parts of a
- * reply sent in parts. */
-typedef struct idms_mint_job {
-    bool active;
-    bool in_parts; /* the reply is larger than a part: sent as it is minted */
-    int format;
-    uint64_t count, done;
-    uint64_t sent; /* IDs already rendered into replies (in_parts) */
-    unsigned parked_for; /* 1 << IDMS_PARK_*: why it has parked, counted once each */
-    idms_buf text; /* the IDs minted and not rendered yet, one per line */
-} idms_mint_job;
-
-void idms_mint_job_free(idms_mint_job *j);
-
-/* Statuses without a complete reply. PARKED: the request waits (conn.c
- * resumes it). PART: a part of the reply was appended and the rest follows
- * once it is written (the mint service set c->more). In both cases the
+/* Statuses without a complete reply. PARKED: the request waits on
+ * r->park (the adapter hands it to idms_conn_park; conn.c resumes it).
+ * PART: a part of the reply was appended and the rest follows once it is
+ * written (the adapter sets c->more). In both cases the
  * request must be offered again when c is resumed. CUT: the request was
  * refused after a part of its reply had gone out (the clock stepped back
  * past --max-rewind, the mark cannot be written): the connection must be
@@ -53,6 +42,7 @@ typedef struct idms_mint_result {
     bool in_parts;  /* the reply is sent in parts: its length must be announced whole */
     bool continued; /* what was appended continues a reply begun by an earlier call */
     int64_t retry_after_s;
+    idms_park park; /* IDMS_MINT_PARKED: what it waits for */
     char message[IDM_ERROR_MSG_CAP + 64];
 } idms_mint_result;
 
@@ -60,15 +50,15 @@ typedef struct idms_mint_result {
  * string for count 1, an array otherwise), RESP always an array. */
 enum { IDMS_OUT_LINES, IDMS_OUT_JSON, IDMS_OUT_RESP, IDMS_OUT_RESP_ARRAY };
 
-/* Mints count IDs of format (IDMX_FMT_*) for connection c into out in the
- * given style. prefix may be NULL. part > 0 lets a reply larger than part
+/* Mints count IDs of format (IDMX_FMT_*) for request q into out in the
+ * given style (the job is q's). prefix may be NULL. part > 0 lets a reply larger than part
  * bytes go out in parts of about that size, each minted when the one
  * before has been written (bounded memory for large replies to clients
  * that read slowly); 0 keeps the reply whole (its length is not known in
  * advance: HTTP snowflakes). Whatever is appended to out must be sent,
  * whatever the status. On failure nothing is appended for this request and
  * r->status/message say why. */
-void idms_mint(struct idms_conn *c, int format, const char *prefix, uint64_t count, int style,
+void idms_mint(const idms_req *q, int format, const char *prefix, uint64_t count, int style,
                size_t part, idms_buf *out, idms_mint_result *r);
 
 /* idms_mint with causal minting: after, when not NULL, is the text of an
@@ -82,7 +72,7 @@ void idms_mint(struct idms_conn *c, int format, const char *prefix, uint64_t cou
  * reason), 422 for an ID further ahead of the clock than --max-offset
  * (the library's message), or one this node cannot follow (a snowflake
  * layout with the node above the time), 503 as idms_mint. */
-void idms_mint_after(struct idms_conn *c, int format, const char *prefix, const char *after,
+void idms_mint_after(const idms_req *q, int format, const char *prefix, const char *after,
                      uint64_t count, int style, size_t part, idms_buf *out, idms_mint_result *r);
 
 /* The checks of idms_mint_after's after without observing it (HEAD): true,
@@ -95,6 +85,11 @@ bool idms_mint_check_after(const struct idms_server *s, int format, const char *
  * would give (HEAD answers a GET's status without minting). */
 bool idms_mint_check(const struct idms_server *s, int format, const char *prefix, uint64_t count,
                      idms_mint_result *r);
+
+/* The latest time handed out: the generators' high water (hwm.h) and the
+ * hybrid logical clock's last stamp (hlc.h), or the mark resumed above
+ * when later; what a graceful stop leaves as the mark. */
+int64_t idms_mint_used_ms(struct idms_server *s);
 
 /* Whether the service can mint right now; why says why not (or "ready"),
  * with the details an operator needs (holders, paths, the coordinator). */

@@ -5,7 +5,12 @@
  * whole range is file I/O: not on the loop); or a lease from a coordinator
  * (lease.c), whose thread does the claiming.
  */
-#include "idmintd.h"
+#include "node.h"
+#include "buf.h"
+#include "hwm.h"
+#include "lease.h"
+#include "log.h"
+#include "server.h"
 #include "idmint_coord.h"
 #include "host.h"
 #include "json.h"
@@ -89,6 +94,15 @@ static void held(idms_server *s, struct idmc_slot *slot)
     n->why[0] = '\0';
 }
 
+static void take_claim(idms_server *s, uint64_t node, const char *generation, int64_t mark_ms);
+static void set_held(idms_server *s, bool held_now, const char *why);
+
+/* The lease's part of the ceiling changed (lease.h's on_ceiling). */
+static void lease_moved(idms_server *s)
+{
+    s->node.on_ceiling(s);
+}
+
 /* --coord: the first claim, before the loop runs. */
 static int claim_coord(idms_server *s)
 {
@@ -98,6 +112,9 @@ static int claim_coord(idms_server *s)
     L->lo = n->lo;
     L->hi = n->hi;
     L->holder = n->holder;
+    L->on_claim = take_claim;
+    L->on_held = set_held;
+    L->on_ceiling = lease_moved;
     char msg[700];
     int rc = idms_lease_open(s, L, msg, sizeof msg);
     if (rc == 0) {
@@ -218,13 +235,13 @@ static int install(idms_server *s, uint64_t node, int64_t mark)
     idms_hwm_resume_above(&s->hwm, mark, IDMS_RESUME_SLOT);
     if (s->node.coord != IDMS_NODE_COORD && s->hwm.enabled && mark < s->hwm.durable_ms)
         s->hwm.durable_ms = mark;
-    if (idms_make_snowflake(s, node) != 0) {
+    if (s->node.make_snowflake(s, node) != 0) {
         s->sf = old;
         return -1;
     }
     idm_snowflake_free(old);
     int64_t now = idms_clock_ms();
-    idms_hwm_need(s, mark > now ? mark : now, true);
+    idms_node_need(s, mark > now ? mark : now, true);
     return 0;
 }
 
@@ -241,7 +258,9 @@ static void install_slot(idms_server *s, struct idmc_slot *slot, const char *not
              s->node.registry);
 }
 
-void idms_node_take(idms_server *s, uint64_t node, const char *generation, int64_t mark_ms)
+/* The lease thread claimed node (lease.h's on_claim): a generator for it,
+ * resuming above mark_ms. */
+static void take_claim(idms_server *s, uint64_t node, const char *generation, int64_t mark_ms)
 {
     idms_node *n = &s->node;
     n->held = false;
@@ -260,7 +279,9 @@ void idms_node_take(idms_server *s, uint64_t node, const char *generation, int64
              idmc_kind(n->lease.coord), s->opt.coord);
 }
 
-void idms_node_set_held(idms_server *s, bool held_now, const char *why)
+/* The node is held again, or not (why says why not); also lease.h's
+ * on_held. */
+static void set_held(idms_server *s, bool held_now, const char *why)
 {
     idms_node *n = &s->node;
     n->held = held_now;
@@ -276,6 +297,14 @@ int64_t idms_node_mark_ms(const idms_server *s)
     if (n->coord == IDMS_NODE_COORD)
         return n->held ? n->lease.sh.claim_mark : 0;
     return n->slot != NULL ? idmc_slot_mark_ms(n->slot) : 0;
+}
+
+void idms_node_need(idms_server *s, int64_t now_ms, bool at_ceiling)
+{
+    /* A coordinator's slot gets its mark from the lease thread (lease.h). */
+    if (s->node.coord == IDMS_NODE_COORD)
+        idms_lease_need(&s->node.lease, now_ms, at_ceiling);
+    idms_hwm_need(s, now_ms, at_ceiling);
 }
 
 void idms_node_apply_ceiling(idms_server *s)
@@ -381,7 +410,7 @@ static void on_checked(uv_work_t *w, int status)
     if (n->check_rc == 0) {
         if (n->slot_broken) {
             n->slot_broken = false;
-            idms_node_set_held(s, true, NULL);
+            set_held(s, true, NULL);
             idms_log(IDMS_LOG_INFO, "node %" PRIu64 ": its slot file is whole again; minting "
                      "snowflakes as it again", n->node);
         }
@@ -394,7 +423,7 @@ static void on_checked(uv_work_t *w, int status)
                  "(its name in the abstract socket namespace is held)", n->check_msg, n->node);
         if (n->slot_broken) {
             n->slot_broken = false;
-            idms_node_set_held(s, true, NULL);
+            set_held(s, true, NULL);
         }
         return;
     }
@@ -404,10 +433,10 @@ static void on_checked(uv_work_t *w, int status)
     if (!n->slot_broken || n->repair_rc == IDMC_BUSY)
         idms_log(IDMS_LOG_ERROR, "%s", why);
     n->slot_broken = n->repair_rc != IDMC_BUSY;
-    idms_node_set_held(s, false, why);
+    set_held(s, false, why);
     if (n->repair_rc == IDMC_BUSY)
         uv_timer_start(&n->retry, on_retry, 0, 0);
-    idms_conn_wake_ceiling(s);
+    n->on_ceiling(s);
 }
 
 static void on_check(uv_timer_t *t)
@@ -429,7 +458,7 @@ void idms_node_start(idms_server *s)
     if (n->coord == IDMS_NODE_COORD) {
         /* The lease thread claims, keeps alive and records marks. */
         if (idms_lease_start(s, &n->lease) != 0)
-            idms_node_set_held(s, false, "the lease thread could not start");
+            set_held(s, false, "the lease thread could not start");
         return;
     }
     uv_timer_init(s->loop, &n->retry);

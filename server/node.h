@@ -64,6 +64,13 @@ typedef struct idms_node {
     int check_rc, repair_rc;
     char check_msg[600];
     idms_lease lease;      /* --coord (lease.h) */
+    /* Set by main.c before idms_node_claim. make_snowflake makes s->sf,
+     * the generator of node, resuming above s->hwm.resume_ms, under the
+     * ceiling (0, or -1 after logging why). on_ceiling: the snowflake
+     * ceiling's parts moved (a lease, a node lost): it is to be set anew
+     * (idms_node_apply_ceiling) and the requests parked on it to go on. */
+    int (*make_snowflake)(struct idms_server *s, uint64_t node);
+    void (*on_ceiling)(struct idms_server *s);
 } idms_node;
 
 /* Before the generators exist: claims the node (synchronously; the loop is
@@ -77,24 +84,20 @@ void idms_node_start(struct idms_server *s);
 bool idms_node_ready(const struct idms_server *s, char *why, size_t cap);
 /* GET /v1/node's object. */
 void idms_node_json(const struct idms_server *s, struct idms_buf *out);
-/* (main.c) Makes s->sf, the snowflake generator of node: resuming above
- * s->hwm.resume_ms, under the durable mark's ceiling. Returns 0, or -1
- * after logging why. */
-int idms_make_snowflake(struct idms_server *s, uint64_t node);
 /* The mark found in the node's slot when it was claimed (0: none). */
 int64_t idms_node_mark_ms(const struct idms_server *s);
+/* Minting has reached now_ms: asks for the marks ahead of it when less
+ * than half of --reserve is left, or the ceiling was reached: the state
+ * directory's (idms_hwm_need) and, with --coord, the one the lease thread
+ * records in the slot (idms_lease_need). */
+void idms_node_need(struct idms_server *s, int64_t now_ms, bool at_ceiling);
 /* Sets the snowflake generator's ceiling: the lowest of the durable mark's
  * (hwm.h) and the lease's (lease.h). */
 void idms_node_apply_ceiling(struct idms_server *s);
-/* (lease.c) A node was claimed from the coordinator: makes the generator
- * for it, resuming above mark_ms. */
-void idms_node_take(struct idms_server *s, uint64_t node, const char *generation, int64_t mark_ms);
 /* After the generator's ceiling stopped a request: whether it will rise
  * (a mark being recorded, a lease being confirmed: park), or not (why
  * says why: refuse). The lease bounds snowflakes only. */
 bool idms_node_ceiling_rises(struct idms_server *s, bool snowflake, char *why, size_t cap);
-/* (lease.c) The lease is valid again, or not (why says why not). */
-void idms_node_set_held(struct idms_server *s, bool held, const char *why);
 /* "static", "local", "etcd" or "zookeeper"; "held", "waiting", "lost" or
  * "static" (GET /v1/node, INFO). */
 const char *idms_node_coord_name(const struct idms_server *s);

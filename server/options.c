@@ -7,7 +7,8 @@
  * --max-rewind) and the counts and milliseconds are parsed by
  * common/optvalue.c, so both front ends accept the same texts.
  */
-#include "idmintd.h"
+#include "options.h"
+#include "log.h"
 
 #include "config/config_parser.h"
 #include "idmint_coord.h"

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define IDMS_SEG_TAGS_DEFAULT 4096 /* --segment-tags: live tags at most (segments.h) */
+
 typedef struct idms_options {
     char http[128];          /* ADDR:PORT or unix:PATH, "" = off */
     char resp[128];

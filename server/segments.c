@@ -3,9 +3,17 @@
  * allocators on the loop, in the tag table (tagtable.h), and the store
  * thread that looks them up and leases ranges for them.
  */
-#include "idmintd.h"
+#include "segments.h"
+#include "buf.h"
+#include "core/job.h"
+#include "core/waitlist.h"
+#include "log.h"
+#include "mint.h"
+#include "server.h"
+#include "tagtable.h"
 #include "idmint_segstore.h"
 
+#include <assert.h>
 #include <idmint/segment.h>
 #include <stdarg.h>
 
@@ -257,7 +265,11 @@ static void on_async(uv_async_t *a)
     g->results = NULL;
     uv_mutex_unlock(&g->mu);
     /* Every tag in the list has been queued, so is pinned until repin:
-     * an eviction meanwhile cannot free one of them. */
+     * an eviction meanwhile cannot free one of them. The requests parked
+     * for these tags (and no other) go on once every result is in: woken
+     * meanwhile, they could evict a tag of the list. */
+    idms_waitq woken;
+    idms_waitq_init(&woken);
     for (idms_seg_tag *t = list, *next; t != NULL; t = next) {
         next = t->qnext;
         uv_mutex_lock(&g->mu);
@@ -285,8 +297,9 @@ static void on_async(uv_async_t *a)
         }
         fetch(g, t, false);
         repin(g, t);
+        idms_waitq_move(&woken, &t->waiters);
     }
-    idms_conn_wake_segment(g->server);
+    idms_waitq_wake(&woken);
 }
 
 static void on_retry(uv_timer_t *timer)
@@ -316,6 +329,9 @@ static void evict(void *ctx, idms_tag_entry *e)
 {
     (void)ctx;
     idms_seg_tag *t = (idms_seg_tag *)e;
+    /* Requests park only on pinned tags (loading, or with an allocator),
+     * and leave a tag's list when its result comes, before it unpins. */
+    assert(idms_waitq_empty(&t->waiters));
     idm_segment_free(t->seg);
     free(t);
 }
@@ -458,9 +474,12 @@ static void refuse(idms_mint_result *r, int status, const char *fmt, ...)
     va_end(ap);
 }
 
-static void park_for(idms_conn *c, idms_mint_result *r)
+/* The request waits for t's next result from the store (a range, or a
+ * failure). */
+static void park_for(idms_seg_tag *t, idms_mint_result *r)
 {
-    c->park = IDMS_PARK_SEGMENT;
+    r->park.why = IDMS_PARK_SEGMENT;
+    r->park.on = &t->waiters;
     r->status = IDMS_MINT_PARKED;
 }
 
@@ -496,24 +515,25 @@ bool idms_segment_check(const idms_server *s, const char *tag, size_t tag_len, u
     return true;
 }
 
-/* Whether c may cause one more store lookup this second (counted); if
- * not, r parks it until the second is over (the connection reads no
- * further meanwhile: the flood's cost is the flooder's). */
-static bool lookup_allowed(idms_conn *c, int64_t now, idms_mint_result *r)
+/* Whether q's connection may cause one more store lookup this second
+ * (counted); if not, r parks it until the second is over (the connection
+ * reads no further meanwhile: the flood's cost is the flooder's). */
+static bool lookup_allowed(const idms_req *q, int64_t now, idms_mint_result *r)
 {
-    idms_segments *g = &c->server->segments;
-    if (c->seg_lookups == 0 || now - c->seg_window_ms >= 1000) {
-        c->seg_window_ms = now;
-        c->seg_lookups = 0;
+    idms_segments *g = &q->server->segments;
+    idms_seg_share *sh = q->seg;
+    if (sh->lookups == 0 || now - sh->window_ms >= 1000) {
+        sh->window_ms = now;
+        sh->lookups = 0;
     }
-    if (c->seg_lookups < IDMS_SEG_LOOKUPS_PER_S) {
-        c->seg_lookups++;
+    if (sh->lookups < IDMS_SEG_LOOKUPS_PER_S) {
+        sh->lookups++;
         return true;
     }
     /* Counted once per second that it waits for (it may look again
      * before the second is quite over). */
-    if (c->seg_lookups == IDMS_SEG_LOOKUPS_PER_S) {
-        c->seg_lookups++;
+    if (sh->lookups == IDMS_SEG_LOOKUPS_PER_S) {
+        sh->lookups++;
         g->lookup_waits++;
     }
     idm_clock clock = idm_clock_system();
@@ -521,8 +541,8 @@ static bool lookup_allowed(idms_conn *c, int64_t now, idms_mint_result *r)
     if (clock.now_ns(clock.ctx, &wall_ns) != IDM_OK)
         wall_ns = 0;
     /* A millisecond past the second's end: conn.c rounds the wait down. */
-    c->park = IDMS_PARK_TIME;
-    c->park_until_ns = wall_ns + (c->seg_window_ms + 1000 + 1 - now) * 1000000;
+    r->park.why = IDMS_PARK_TIME;
+    r->park.until_ns = wall_ns + (sh->window_ms + 1000 + 1 - now) * 1000000;
     r->status = IDMS_MINT_PARKED;
     return false;
 }
@@ -552,18 +572,18 @@ static void refuse_full(idms_segments *g, idms_seg_tag *t, idms_mint_result *r)
                    "is not served", g->live, g->live_max, name_of(t));
 }
 
-void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t count, int style,
-                       idms_buf *out, idms_mint_result *r)
+void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint64_t count,
+                       int style, idms_buf *out, idms_mint_result *r)
 {
-    idms_server *s = c->server;
+    idms_server *s = q->server;
     idms_segments *g = &s->segments;
-    idms_mint_job *j = &c->job;
+    idms_mint_job *j = q->job;
     if (!idms_segment_check(s, tag, tag_len, count, r))
         return;
     int64_t now = (int64_t)uv_now(s->loop);
     idms_seg_tag *t = (idms_seg_tag *)idms_tagtable_find(&g->table, tag, tag_len);
     if (t == NULL || needs_lookup(t, now)) {
-        if (!lookup_allowed(c, now, r))
+        if (!lookup_allowed(q, now, r))
             return;
         if (t == NULL) {
             t = calloc(1, sizeof *t);
@@ -571,11 +591,12 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
                 refuse(r, 503, "out of memory for segment tag %.64s", tag);
                 return;
             }
+            idms_waitq_init(&t->waiters);
             idms_tagtable_add(&g->table, &t->entry, tag, tag_len);
         }
         t->state = IDMS_TAG_LOADING;
         queue(g, t, 0);
-        park_for(c, r);
+        park_for(t, r);
         return;
     }
     const char *name = name_of(t);
@@ -590,7 +611,7 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
     }
     if (t->state == IDMS_TAG_LOADING) {
         if (t->queued) {
-            park_for(c, r);
+            park_for(t, r);
             return;
         }
         refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s is not loaded",
@@ -616,7 +637,7 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
                            "that many IDs left in memory", t->why, name);
             return;
         }
-        park_for(c, r);
+        park_for(t, r);
         return;
     }
     /* The IDs of a request drained meanwhile wait in the connection's job
@@ -660,7 +681,7 @@ void idms_segment_mint(idms_conn *c, const char *tag, size_t tag_len, uint64_t c
             idms_mint_job_free(j);
             return;
         }
-        park_for(c, r);
+        park_for(t, r);
         return;
     }
     /* Render what the job holds, in the style asked for. */

@@ -24,7 +24,7 @@
  * The tag table (tagtable.h), bounded two ways:
  *
  *   live     tags with an allocator (at most --segment-tags, default
- *            IDMS_SEG_TAGS_DEFAULT), and tags with a job at the store
+ *            IDMS_SEG_TAGS_DEFAULT in options.h), and tags with a job at the store
  *            thread: never evicted. A tag of the store asked for once the
  *            live tags fill the table gets 503 ("the segment tag table is
  *            full") and /readyz is false, saying so, until a restart with
@@ -52,16 +52,16 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "core/job.h"
+#include "core/waitlist.h"
 #include "tagtable.h"
 
 struct idms_server;
-struct idms_conn;
 struct idms_buf;
 struct idms_mint_result;
 struct idm_segment;
 struct idmc_store;
 
-#define IDMS_SEG_TAGS_DEFAULT 4096    /* --segment-tags: live tags at most */
 #define IDMS_SEG_CACHE_MAX 4096       /* names cached as missing (or failed) at most */
 #define IDMS_SEG_MISSING_TTL_MS 1000  /* how long "no such tag" is believed */
 #define IDMS_SEG_LOOKUPS_PER_S 1000   /* store lookups a connection may cause per second */
@@ -105,6 +105,7 @@ typedef struct idms_seg_tag {
     uint64_t first, count, step, max_step, got_stride;
     char msg[600];
     struct idms_seg_tag *qnext; /* in the job or result queue */
+    idms_waitq waiters;         /* the requests parked until its next result */
 } idms_seg_tag;
 
 /* A FIFO of jobs, under mu. */
@@ -147,12 +148,13 @@ int idms_segments_start(struct idms_server *s);
 void idms_segments_close(struct idms_server *s);
 
 /* The segment mint service, as idms_mint is for the other formats
- * (mint.h): count IDs of tag for c into out in style (IDMS_SEG_*), or a
- * park (r->status IDMS_MINT_PARKED, c->park IDMS_PARK_SEGMENT), or a
+ * (mint.h): count IDs of tag for q into out in style (IDMS_SEG_*), or a
+ * park (r->status IDMS_MINT_PARKED, r->park on the tag's waiters, or until
+ * the end of the second for a connection past its lookups), or a
  * refusal (400 bad tag or count, 404 unknown tag, 503 store unreachable
  * and no IDs left, or the table of live tags full). tag is tag_len bytes
  * (not a C string: a NUL inside is refused). */
-void idms_segment_mint(struct idms_conn *c, const char *tag, size_t tag_len, uint64_t count,
+void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint64_t count,
                        int style, struct idms_buf *out, struct idms_mint_result *r);
 
 /* The checks idms_segment_mint makes before it mints (a store, the tag's

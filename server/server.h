@@ -33,6 +33,9 @@ typedef struct idms_server {
     idmx_keyring keys; /* --key-file (keyed.c): keys[0] current; n 0 without */
     idms_listener http, resp;
     idms_conn *conns;
+    /* The requests parked until the generators' ceiling rises (mint.c,
+     * hlc.c park there; conn.c wakes them). */
+    idms_waitq ceiling_waiters;
     bool draining;
     uv_signal_t sigterm, sigint, sighup;
     idms_hwm hwm;

@@ -3,7 +3,7 @@
  * increasing integers handed out from ranges leased from a store, with no
  * clock in the IDs. docs/segments.md has the design.
  *
- * A store (a database row per tag: idmint_coord's idmint_segstore.h, or
+ * A store (a database row per tag: idmint_segstore's <idmint/segstore.h>, or
  * anything else) leases ranges with one atomic update; this object holds
  * two of them, the current and the next, and hands out IDs from the
  * current. It never does I/O itself: it tells its owner when to fetch the

@@ -4,7 +4,7 @@
  * A layout is three fields - time, node and sequence - in any order, most
  * significant first, that together take at most 64 bits; bits above them
  * are unused and zero in a valid ID. Time counts whole units (unit_ms
- * milliseconds) since epoch_ms. Presets (shared/CONTRACT.md):
+ * milliseconds) since epoch_ms. Presets (idmint(1), LAYOUTS):
  *
  *   twitter    epoch 1288834974657, 1 ms:  1 unused, 41 time, 10 node, 12 seq
  *   discord    epoch 1420070400000, 1 ms:  42 time, 10 node, 12 seq

@@ -57,7 +57,19 @@
  * major version other than 1); 500 and 503 come from the mint service
  * (out of memory, the clock, the durable mark).
  */
-#include "idmintd.h"
+#include "http/http_server.h"
+#include "auth.h"
+#include "buf.h"
+#include "conn.h"
+#include "formats.h"
+#include "hlc.h"
+#include "keyed.h"
+#include "metrics.h"
+#include "mint.h"
+#include "node.h"
+#include "optparse.h"
+#include "segments.h"
+#include "server.h"
 
 #include "http/http_parser.h"
 #include "hlc_render.h"
@@ -210,13 +222,19 @@ static bool starts_with(const char *p, size_t len, const char *prefix, size_t *r
     return true;
 }
 
-/* The mint service's answer as a response: parked, a part, cut short, an
+/* The mint service's answer as a response: parked (c waits on what the
+ * service says), a part (more follows once it is written), cut short, an
  * error, or IDs. */
-static void minted(const idms_mint_result *res, const char *content_type, response *r)
+static void minted(idms_conn *c, const idms_mint_result *res, const char *content_type,
+                   response *r)
 {
     r->parked = res->status == IDMS_MINT_PARKED;
     r->part = res->status == IDMS_MINT_PART;
     r->cut = res->status == IDMS_MINT_CUT;
+    if (r->parked)
+        idms_conn_park(c, &res->park);
+    if (r->part)
+        c->more = true;
     if (r->parked || r->part || r->cut) {
         r->status = 200;
         r->content_type = content_type;
@@ -359,9 +377,10 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
     uint64_t length = 0;
     bool known = fixed_length(f, p, count, json, &length);
     idms_mint_result res;
-    idms_mint_after(c, f->id, p, a, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES,
+    idms_req q = idms_conn_req(c);
+    idms_mint_after(&q, f->id, p, a, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES,
                     known ? idms_conn_part(c) : 0, &r->body, &res);
-    minted(&res, type, r);
+    minted(c, &res, type, r);
     if (res.in_parts && (res.status == 200 || r->parked || r->part)) {
         r->in_parts = true;
         r->continued = res.continued;
@@ -658,8 +677,9 @@ static int route_leaf(idms_conn *c, bool head, const char *query, size_t query_l
     }
     /* Leaf's snowflake mode ignores the key; so do we. */
     idms_mint_result res;
-    idms_mint(c, IDMX_FMT_SNOWFLAKE, NULL, 1, IDMS_OUT_LINES, 0, &r->body, &res);
-    minted(&res, "text/plain; charset=utf-8", r);
+    idms_req q = idms_conn_req(c);
+    idms_mint(&q, IDMX_FMT_SNOWFLAKE, NULL, 1, IDMS_OUT_LINES, 0, &r->body, &res);
+    minted(c, &res, "text/plain; charset=utf-8", r);
     if (res.status == 200 && r->body.len > 0)
         r->body.len--; /* Leaf answers the bare number, no newline */
     return IDMS_ROUTE_LEAF;
@@ -679,8 +699,9 @@ static int segment_reply(idms_conn *c, bool head, int rt, const char *tag, size_
             head_of_mint(r, type, false, 0);
         return rt;
     }
-    idms_segment_mint(c, tag, tag_len, count, style, &r->body, &res);
-    minted(&res, type, r);
+    idms_req q = idms_conn_req(c);
+    idms_segment_mint(&q, tag, tag_len, count, style, &r->body, &res);
+    minted(c, &res, type, r);
     return rt;
 }
 
@@ -819,8 +840,10 @@ static int route_hlc(idms_conn *c, const idms_http_request *req, bool head, bool
         }
     }
     idms_hlc_result res;
-    idms_hlc_stamp(c, post ? &remote : NULL, &res);
+    idms_req q = idms_conn_req(c);
+    idms_hlc_stamp(&q, post ? &remote : NULL, &res);
     if (res.status == IDMS_HLC_PARKED) {
+        idms_conn_park(c, &res.park);
         r->parked = true;
         r->status = 200;
         r->content_type = type;
@@ -1150,4 +1173,5 @@ const idms_proto idms_http_proto = {
     IDMS_HTTP_MAX_HEAD,
     IDMS_PROTO_HTTP,
     http_probe,
+    true,
 };

@@ -42,7 +42,20 @@
  * Left out: users other than "default" (ACLs), databases other than 0,
  * CLIENT LIST filters, COMMAND's subcommand entries and argument docs.
  */
-#include "idmintd.h"
+#include "resp/resp_server.h"
+#include "auth.h"
+#include "buf.h"
+#include "conn.h"
+#include "formats.h"
+#include "hlc.h"
+#include "keyed.h"
+#include "lease.h"
+#include "log.h"
+#include "metrics.h"
+#include "mint.h"
+#include "node.h"
+#include "segments.h"
+#include "server.h"
 
 #include "resp/resp_parser.h"
 
@@ -364,12 +377,19 @@ static int cmd_next(req *r)
      * array, so that generic code need not look at the count. */
     int style = count_arg != NULL ? IDMS_OUT_RESP_ARRAY : IDMS_OUT_RESP;
     idms_mint_result m;
-    idms_mint_after(r->c, f->id, prefix_arg ? prefix : NULL, after_id, count, style,
+    idms_req q = idms_conn_req(r->c);
+    idms_mint_after(&q, f->id, prefix_arg ? prefix : NULL, after_id, count, style,
                     idms_conn_part(r->c), r->out, &m);
     if (m.status == 200)
         return RUN_DONE;
-    if (m.status == IDMS_MINT_PARKED || m.status == IDMS_MINT_PART)
+    if (m.status == IDMS_MINT_PARKED) {
+        idms_conn_park(r->c, &m.park);
         return RUN_PARKED;
+    }
+    if (m.status == IDMS_MINT_PART) {
+        r->c->more = true; /* the rest once this part is written */
+        return RUN_PARKED;
+    }
     if (m.status == IDMS_MINT_CUT)
         return RUN_CUT;
     if (m.retry_after_s > 0)
@@ -398,9 +418,12 @@ static int cmd_hlc(req *r)
         }
     }
     idms_hlc_result res;
-    idms_hlc_stamp(r->c, cmd->argc == 2 ? &remote : NULL, &res);
-    if (res.status == IDMS_HLC_PARKED)
+    idms_req q = idms_conn_req(r->c);
+    idms_hlc_stamp(&q, cmd->argc == 2 ? &remote : NULL, &res);
+    if (res.status == IDMS_HLC_PARKED) {
+        idms_conn_park(r->c, &res.park);
         return RUN_PARKED;
+    }
     if (res.status != 200) {
         if (res.retry_after_s > 0)
             errorf(r->out, "%s (retry in %" PRId64 " s)", res.message, res.retry_after_s);
@@ -456,8 +479,10 @@ static int cmd_reveal(req *r)
 /* The answer of a segment mint that did not complete. */
 static int segment_status(req *r, const idms_mint_result *m)
 {
-    if (m->status == IDMS_MINT_PARKED)
+    if (m->status == IDMS_MINT_PARKED) {
+        idms_conn_park(r->c, &m->park);
         return RUN_PARKED;
+    }
     if (m->retry_after_s > 0)
         errorf(r->out, "%s (retry in %" PRId64 " s)", m->message, m->retry_after_s);
     else
@@ -471,7 +496,8 @@ static int cmd_incr(req *r)
 {
     const idms_resp_arg *tag = &r->cmd->argv[1];
     idms_mint_result m;
-    idms_segment_mint(r->c, tag->ptr, tag->len, 1, IDMS_SEG_RESP_INT, r->out, &m);
+    idms_req q = idms_conn_req(r->c);
+    idms_segment_mint(&q, tag->ptr, tag->len, 1, IDMS_SEG_RESP_INT, r->out, &m);
     return m.status == 200 ? RUN_DONE : segment_status(r, &m);
 }
 
@@ -491,7 +517,8 @@ static int cmd_incrby(req *r)
         return RUN_DONE;
     }
     idms_mint_result m;
-    idms_segment_mint(r->c, tag->ptr, tag->len, (uint64_t)n, IDMS_SEG_RESP_INCRBY, r->out, &m);
+    idms_req q = idms_conn_req(r->c);
+    idms_segment_mint(&q, tag->ptr, tag->len, (uint64_t)n, IDMS_SEG_RESP_INCRBY, r->out, &m);
     return m.status == 200 ? RUN_DONE : segment_status(r, &m);
 }
 
@@ -1187,4 +1214,5 @@ const idms_proto idms_resp_proto = {
     IDMS_RESP_MAX_COMMAND,
     IDMS_PROTO_RESP,
     NULL, /* no probes over the limit: refused at once */
+    false,
 };

@@ -2,7 +2,7 @@
  * inspect.c - recognise an ID's kind from its text, decode it, and read
  * any 128-bit text form (for `idmint inspect` and `idmint convert`).
  *
- * Recognition (include/idmint/inspect.h, shared/CONTRACT.md) looks only at
+ * Recognition (include/idmint/inspect.h, idmint(1) "inspect") looks only at
  * the shape of the text, then hands it to that kind's strict parser, whose
  * error names what is wrong. One refinement of the header's order: text
  * containing '_' goes to the TypeID parser before the 26/27-character
@@ -196,7 +196,7 @@ int idm_inspect(const char *text, size_t len, int kind, const idm_sf_layout *lay
         result.unix_ms = idm_ksuid_unix_ms(&result.ksuid);
         break;
     case IDM_KIND_TYPEID:
-        /* A TypeID follows the rules of the UUID it holds (CONTRACT.md). */
+        /* A TypeID follows the rules of the UUID it holds (idmint(1)). */
         rc = idm_typeid_parse(text, len, &result.typeid, err);
         if (rc != IDM_OK)
             return rc;

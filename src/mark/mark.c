@@ -223,14 +223,21 @@ static void give_back(idm_mark *m)
     pthread_cond_broadcast(&m->done);
 }
 
-static int64_t target_for(const idm_mark *m, int64_t need_ms)
+/* The mark to write for need: a reserve past the clock (now_ms) or past
+ * need, whichever is later. */
+static int64_t target_for(const idm_mark *m, int64_t now_ms, int64_t need_ms)
+{
+    return min64(max64(now_ms, need_ms) + m->reserve_ms, MARK_MAX_MS);
+}
+
+/* The clock, for a split owner's calls, which have no error to return: 0
+ * when it cannot be read (the target is then a reserve past need, and the
+ * slot's write time unknown). */
+static int64_t now_or_zero(const idm_mark *m)
 {
     int64_t now = 0;
     idm_error ignored;
-    /* A clock that cannot be read: the reserve from what is needed. */
-    if (idm__env_now_ms(&m->env, &now, &ignored) != IDM_OK)
-        now = 0;
-    return min64(max64(now, need_ms) + m->reserve_ms, MARK_MAX_MS);
+    return idm__env_now_ms(&m->env, &now, &ignored) == IDM_OK ? now : 0;
 }
 
 bool idm_mark_want(idm_mark *m, int64_t need_unix_ms, bool at_ceiling, int64_t *target_ms)
@@ -245,11 +252,14 @@ bool idm_mark_want(idm_mark *m, int64_t need_unix_ms, bool at_ceiling, int64_t *
     bool go = take_token(m);
     pthread_mutex_unlock(&m->mu);
     if (go && target_ms != NULL)
-        *target_ms = target_for(m, need_unix_ms);
+        *target_ms = target_for(m, now_or_zero(m), need_unix_ms);
     return go;
 }
 
-static int write_file(idm_mark *m, int64_t target_ms, int64_t *durable_ms, idm_error *err)
+/* Writes target_ms (written_ms: the clock when it was chosen, kept in the
+ * slot for diagnostics). */
+static int write_file(idm_mark *m, int64_t target_ms, int64_t written_ms, int64_t *durable_ms,
+                      idm_error *err)
 {
     if (target_ms < 0 || target_ms > MARK_MAX_MS)
         return idm__fail(err, IDM_EINVAL, 0, "a mark must be 0 to 2^48 - 1 ms, got %" PRId64,
@@ -282,11 +292,7 @@ static int write_file(idm_mark *m, int64_t target_ms, int64_t *durable_ms, idm_e
         }
     }
     if (rc == IDM_OK) {
-        int64_t now = 0;
-        idm_error ignored;
-        if (idm__env_now_ms(&m->env, &now, &ignored) != IDM_OK)
-            now = 0;
-        struct idm_mark_slot s = {m->seq + 1, target_ms, now, (uint32_t)getpid(), {0}};
+        struct idm_mark_slot s = {m->seq + 1, target_ms, written_ms, (uint32_t)getpid(), {0}};
         memcpy(s.tag, m->tag, sizeof s.tag);
         uint8_t bytes[IDM_MARK_SLOT_BYTES];
         idm__mark_slot_encode(&s, bytes);
@@ -306,7 +312,7 @@ int idm_mark_write(idm_mark *m, int64_t target_ms, int64_t *durable_ms, idm_erro
 {
     if (m == NULL || durable_ms == NULL)
         return idm__fail(err, IDM_EINVAL, 0, "no mark or no place to store the result");
-    return write_file(m, target_ms, durable_ms, err);
+    return write_file(m, target_ms, now_or_zero(m), durable_ms, err);
 }
 
 /* m->mu held. */
@@ -366,13 +372,16 @@ int idm_mark_advance(idm_mark *m, int64_t need_unix_ms, idm_error *err)
         pthread_cond_wait(&m->done, &m->mu);
     }
     pthread_mutex_unlock(&m->mu);
-    int64_t target = target_for(m, need_unix_ms), durable = 0;
-    int rc = write_file(m, target, &durable, err);
+    int64_t now = 0, durable = 0;
+    int rc = idm__env_now_ms(&m->env, &now, err);
+    bool wrote = rc == IDM_OK;
+    if (wrote)
+        rc = write_file(m, target_for(m, now, need_unix_ms), now, &durable, err);
     pthread_mutex_lock(&m->mu);
     if (rc == IDM_OK) {
         commit_locked(m, durable);
     } else {
-        m->failed = true;
+        m->failed = m->failed || wrote; /* a clock that failed wrote nothing */
         give_back(m);
     }
     pthread_mutex_unlock(&m->mu);
@@ -498,7 +507,7 @@ int idm_mark_close(idm_mark *m, idm_error *err)
         /* Down to what was used, never below it nor below the file's mark
          * at open: the next run resumes right above the last ID. */
         int64_t used = idm_mark_used_ms(m), durable = atomic_load(&m->durable_ms), got = 0;
-        if (used < durable && (rc = write_file(m, used, &got, err)) == IDM_OK) {
+        if (used < durable && (rc = write_file(m, used, used, &got, err)) == IDM_OK) {
             /* Nothing past the file now, should a generator mint on. */
             atomic_store(&m->durable_ms, got);
             apply(m);

@@ -9,7 +9,7 @@
  *   63 ........... shift[A]+bits[A] | A | B | C | bit 0
  *   shift[C] = 0, shift[B] = bits[C], shift[A] = bits[B] + bits[C]
  *
- * The presets and the spec syntax are those of shared/CONTRACT.md. A spec
+ * The presets and the spec syntax are those of idmint(1), LAYOUTS. A spec
  * without unit or epoch means 1 ms from the Unix epoch.
  *
  * Left out on purpose: field aliases ("sequence", "worker"), whitespace in
@@ -35,7 +35,7 @@ struct preset {
     uint8_t bits[3]; /* time, node, seq */
 };
 
-/* shared/CONTRACT.md, "Snowflake layouts". Sonyflake puts the sequence
+/* idmint(1), LAYOUTS. Sonyflake puts the sequence
  * above the machine id (sonyflake.go: time << 24 | seq << 16 | machine);
  * baidu is uid-generator's default (delta seconds << 35 | worker << 13 |
  * seq) with its 2016-05-20 UTC+8 epoch kept so that existing IDs decode. */

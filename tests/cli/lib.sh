@@ -1,6 +1,6 @@
 # lib.sh - the acceptance tests' runner, sourced by tests/cli/test_*.sh.
 #
-# Each case states, declaratively, the CONTRACT.md sentence it proves (its
+# Each case states, declaratively, the man page sentence it proves (its
 # evidence), the command, its stdin, and the expected stdout, stderr and
 # exit status (after SQLite's EVIDENCE-OF tags and curl's tests/data):
 #

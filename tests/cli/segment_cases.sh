@@ -7,7 +7,7 @@
 #
 # Not a test of its own (tests/CMakeLists.txt registers test_*.sh only).
 
-# RFC 3339 UTC with milliseconds (CONTRACT.md, Conventions).
+# RFC 3339 UTC with milliseconds (man/idmint.1, DESCRIPTION).
 SEG_TIME='20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z'
 export SEG_TIME
 

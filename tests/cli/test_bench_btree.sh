@@ -1,5 +1,5 @@
-# test_bench_btree.sh - `idmint bench btree` (CONTRACT.md, "Commands the
-# open issues add"; issue 12) without a database server: usage errors and
+# test_bench_btree.sh - `idmint bench btree` (man/idmint.1, "bench btree";
+# issue 12) without a database server: usage errors and
 # their messages, --help, the keys per format (through `bench keys`, the
 # diagnostic that mints them as the benchmark does), then small runs on
 # SQLite, the embedded default: JSON Lines, CSV and SVG well-formed,

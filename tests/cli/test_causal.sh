@@ -82,7 +82,7 @@ opts_of() {
 
 for f in uuidv7 ulid ksuid typeid snowflake; do
     seen=$(id_at "$f" $(($(now_ms) + 300)))
-    # EVIDENCE: every time-ordered format is strictly increasing (CONTRACT.md),
+    # EVIDENCE: every time-ordered format is strictly increasing (idmint(1)),
     # and with --after every ID sorts after the one given.
     check "gen $f --after ID 300 ms ahead (--max-offset 1000): every ID sorts after ID" -o yes \
         --sh "\"\$IDMINT\" gen $f $(opts_of "$f") -n 5 --after '$seen' --max-offset 1000 >\"$T_DIR/ids\" &&

@@ -1,5 +1,5 @@
-# test_hlc.sh - `idmint hlc now|update|inspect` (CONTRACT.md, "Commands the
-# open issues add": idmint hlc now [--at UNIX_MS] [--state PATH], idmint hlc
+# test_hlc.sh - `idmint hlc now|update|inspect` (man/idmint.1, "hlc":
+# idmint hlc now [--at UNIX_MS] [--state PATH], idmint hlc
 # update [--max-offset MS] STAMP, idmint hlc inspect [--json] STAMP with the
 # members stamp, wall_ms, time, logical; issue 13).
 # Usage: bash tests/cli/test_hlc.sh PATH_TO_IDMINT

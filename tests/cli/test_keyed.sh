@@ -1,9 +1,8 @@
-# test_keyed.sh - public IDs under a secret key (CONTRACT.md "Commands the
-# open issues add": keygen, obfuscate, reveal, gen token --expires, verify;
-# man/idmint.1): key files and their rules, round trips with and without
-# prefixes, stdin, wrong keys, tampering, expiry, rotation (keygen --rotate,
-# --list, files of several keys, --force replacing atomically), and the key
-# never shown.
+# test_keyed.sh - public IDs under a secret key (man/idmint.1: keygen,
+# obfuscate, reveal, gen token --expires, verify): key files and their
+# rules, round trips with and without prefixes, stdin, wrong keys,
+# tampering, expiry, rotation (keygen --rotate, --list, files of several
+# keys, --force replacing atomically), and the key never shown.
 # Usage: bash tests/cli/test_keyed.sh PATH_TO_IDMINT
 . "$(dirname "$0")/lib.sh"
 

@@ -1,14 +1,14 @@
 /*
- * store_test.c - the segment stores (coord/segstore_sqlite.c,
- * coord/segstore_pg.c) against a real database, through the public API of
- * idmint_segstore.h only. tests/coord/test_stores.sh makes the databases
+ * store_test.c - the segment stores (segstore/segstore_sqlite.c,
+ * segstore/segstore_pg.c) against a real database, through the public API of
+ * <idmint/segstore.h> only. tests/coord/test_stores.sh makes the databases
  * and runs it.
  *
  *   store_test URL [TEST_NAME]
  *       every API test (or one) against URL (sqlite:PATH or
  *       postgresql://...): creates with defaults and custom values,
- *       IDMC_EXISTS, bad names and values, leases disjoint and increasing,
- *       strides and offsets, IDMC_NOTAG, show and list, a tag used up near
+ *       IDMSEG_EEXISTS, bad names and values, leases disjoint and increasing,
+ *       strides and offsets, IDMSEG_ENOTAG, show and list, a tag used up near
  *       2^63 - 1, an unreachable database. Tags are named after the PID,
  *       so runs on one database never meet.
  *   store_test URL concurrent N M TAG
@@ -19,24 +19,24 @@
  *       creates TAG (stride 1) and leases one range (for readonly).
  *   store_test URL readonly TAG
  *       the store cannot be written (a read-only file or role): open
- *       succeeds, show and list work, create and lease are IDMC_READONLY.
- *       With TAG "-", opening itself must be IDMC_READONLY (no table).
+ *       succeeds, show and list work, create and lease are IDMSEG_EREADONLY.
+ *       With TAG "-", opening itself must be IDMSEG_EREADONLY (no table).
  *   store_test URL busy
  *       the database is locked by another process for longer than the
- *       busy timeout: a lease fails with IDMC_ERROR in bounded time.
+ *       busy timeout: a lease fails with IDMSEG_EDB in bounded time.
  *   store_test URL restart
  *       driven over stdin by test_stores.sh: leases, prints "leased HIGH"
  *       (the end of everything leased); on "down" (the server is stopped)
  *       tries a lease and prints "down RC MS"; on "up" leases until it
- *       succeeds (at most one IDMC_ERROR allowed) and checks that the
+ *       succeeds (at most one IDMSEG_EDB allowed) and checks that the
  *       ranges go on above HIGH.
  *
  * Lines starting with "# " report measurements (round trips, times to
  * fail); they are judged only by the bounds asserted. The exit status is
  * non-zero when any test failed.
  */
-#include "idmint_segstore.h"
 #include "testlib.h"
+#include <idmint/segstore.h>
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -52,9 +52,9 @@
 
 static const char *url; /* argv[1] */
 static bool is_sqlite;  /* url is sqlite:... */
-static idmc_store *st;  /* opened on url by main */
+static idmseg_store *st; /* opened on url by main */
 static char prefix[32]; /* "tPID-", the tags of this run */
-static char msg[512];
+static idmseg_error err;
 
 static int64_t now_ms(void)
 {
@@ -80,7 +80,7 @@ static int64_t wall_ms(void)
 /* This run's name for tag NAME. */
 static const char *tagname(const char *name)
 {
-    static char buf[4][IDMC_TAG_MAX + 1];
+    static char buf[4][IDMSEG_TAG_MAX + 1];
     static int next;
     char *b = buf[next++ % 4];
     snprintf(b, sizeof buf[0], "%s%s", prefix, name);
@@ -91,7 +91,7 @@ static const char *tagname(const char *name)
     do {                                                                                           \
         int rc_ = (call);                                                                          \
         if (rc_ != (want))                                                                         \
-            TEST_FAIL_("%s returned %d, expected %d: %s", #call, rc_, (int)(want), msg);           \
+            TEST_FAIL_("%s returned %d, expected %d: %s", #call, rc_, (int)(want), err.msg);       \
     } while (0)
 
 /* ---- the API ------------------------------------------------------------- */
@@ -100,10 +100,10 @@ static void test_create_defaults(void)
 {
     const char *tag = tagname("defaults");
     int64_t before = wall_ms();
-    ASSERT_RC(idmc_store_create(st, tag, NULL, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_create(st, tag, NULL, &err), 0);
     int64_t after = wall_ms();
-    idmc_tag_info info;
-    ASSERT_RC(idmc_store_show(st, tag, &info, msg, sizeof msg), 0);
+    idmseg_tag_info info;
+    ASSERT_RC(idmseg_store_show(st, tag, &info, &err), 0);
     ASSERT_EQ_STR(info.tag, tag);
     ASSERT_EQ_U64(info.next_id, 1);
     ASSERT_EQ_U64(info.step, 1000);
@@ -115,13 +115,13 @@ static void test_create_defaults(void)
     ASSERT_EQ_INT(info.updated_ms, info.created_ms);
 
     /* A second create changes nothing. */
-    idmc_tag_spec spec = IDMC_TAG_SPEC_DEFAULTS;
+    idmseg_tag_spec spec = IDMSEG_TAG_SPEC_DEFAULTS;
     spec.first = 500;
-    ASSERT_RC(idmc_store_create(st, tag, &spec, msg, sizeof msg), IDMC_EXISTS);
-    ASSERT_TRUE(strstr(msg, tag) != NULL);
-    ASSERT_RC(idmc_store_create(st, tag, NULL, msg, sizeof msg), IDMC_EXISTS);
-    idmc_tag_info again;
-    ASSERT_RC(idmc_store_show(st, tag, &again, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_create(st, tag, &spec, &err), IDMSEG_EEXISTS);
+    ASSERT_TRUE(strstr(err.msg, tag) != NULL);
+    ASSERT_RC(idmseg_store_create(st, tag, NULL, &err), IDMSEG_EEXISTS);
+    idmseg_tag_info again;
+    ASSERT_RC(idmseg_store_show(st, tag, &again, &err), 0);
     ASSERT_EQ_U64(again.next_id, 1);
     ASSERT_EQ_INT(again.created_ms, info.created_ms);
 }
@@ -129,11 +129,11 @@ static void test_create_defaults(void)
 static void test_create_custom(void)
 {
     const char *tag = tagname("custom");
-    idmc_tag_spec spec = {
+    idmseg_tag_spec spec = {
         .first = 1000001, .step = 50, .max_step = 5000, .stride = 10, .offset = 3};
-    ASSERT_RC(idmc_store_create(st, tag, &spec, msg, sizeof msg), 0);
-    idmc_tag_info info;
-    ASSERT_RC(idmc_store_show(st, tag, &info, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_create(st, tag, &spec, &err), 0);
+    idmseg_tag_info info;
+    ASSERT_RC(idmseg_store_show(st, tag, &info, &err), 0);
     /* Rounded up to 3 modulo 10. */
     ASSERT_EQ_U64(info.next_id, 1000003);
     ASSERT_EQ_U64(info.step, 50);
@@ -143,21 +143,21 @@ static void test_create_custom(void)
 
     /* Already congruent: kept. first 0 is a value like any other. */
     const char *tag2 = tagname("custom2");
-    idmc_tag_spec s2 = {.first = 13, .step = 1, .max_step = 1, .stride = 10, .offset = 3};
-    ASSERT_RC(idmc_store_create(st, tag2, &s2, msg, sizeof msg), 0);
-    ASSERT_RC(idmc_store_show(st, tag2, &info, msg, sizeof msg), 0);
+    idmseg_tag_spec s2 = {.first = 13, .step = 1, .max_step = 1, .stride = 10, .offset = 3};
+    ASSERT_RC(idmseg_store_create(st, tag2, &s2, &err), 0);
+    ASSERT_RC(idmseg_store_show(st, tag2, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, 13);
     const char *tag3 = tagname("custom3");
-    idmc_tag_spec s3 = {.first = 0, .step = 7, .max_step = 7, .stride = 1, .offset = 0};
-    ASSERT_RC(idmc_store_create(st, tag3, &s3, msg, sizeof msg), 0);
-    ASSERT_RC(idmc_store_show(st, tag3, &info, msg, sizeof msg), 0);
+    idmseg_tag_spec s3 = {.first = 0, .step = 7, .max_step = 7, .stride = 1, .offset = 0};
+    ASSERT_RC(idmseg_store_create(st, tag3, &s3, &err), 0);
+    ASSERT_RC(idmseg_store_show(st, tag3, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, 0);
     /* The largest stride. */
     const char *tag4 = tagname("custom4");
-    idmc_tag_spec s4 = {
+    idmseg_tag_spec s4 = {
         .first = 5, .step = 1, .max_step = 1, .stride = (uint64_t)INT64_MAX, .offset = 9};
-    ASSERT_RC(idmc_store_create(st, tag4, &s4, msg, sizeof msg), 0);
-    ASSERT_RC(idmc_store_show(st, tag4, &info, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_create(st, tag4, &s4, &err), 0);
+    ASSERT_RC(idmseg_store_show(st, tag4, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, 9);
 }
 
@@ -167,45 +167,45 @@ static void test_bad_names(void)
                                       "quo'te", "sl/ash", "caf\xc3\xa9", "tab\t",
                                       "x%",     "a*b",    NULL};
     for (int i = 0; bad[i] != NULL; i++) {
-        msg[0] = '\0';
-        if (idmc_tag_valid(bad[i], strlen(bad[i]), msg, sizeof msg))
+        err.msg[0] = '\0';
+        if (idmseg_tag_valid(bad[i], strlen(bad[i]), &err))
             TEST_FAIL_("'%s' was accepted as a tag", bad[i]);
-        ASSERT_TRUE(msg[0] != '\0');
-        ASSERT_RC(idmc_store_create(st, bad[i], NULL, msg, sizeof msg), IDMC_USAGE);
+        ASSERT_TRUE(err.msg[0] != '\0');
+        ASSERT_RC(idmseg_store_create(st, bad[i], NULL, &err), IDMSEG_EUSAGE);
         uint64_t first, stride;
-        ASSERT_RC(idmc_store_lease(st, bad[i], 1, &first, &stride, msg, sizeof msg), IDMC_USAGE);
-        idmc_tag_info info;
-        ASSERT_RC(idmc_store_show(st, bad[i], &info, msg, sizeof msg), IDMC_USAGE);
+        ASSERT_RC(idmseg_store_lease(st, bad[i], 1, &first, &stride, &err), IDMSEG_EUSAGE);
+        idmseg_tag_info info;
+        ASSERT_RC(idmseg_store_show(st, bad[i], &info, &err), IDMSEG_EUSAGE);
     }
-    char longest[IDMC_TAG_MAX + 2];
+    char longest[IDMSEG_TAG_MAX + 2];
     memset(longest, 'a', sizeof longest);
-    longest[IDMC_TAG_MAX] = '\0';
-    ASSERT_TRUE(idmc_tag_valid(longest, IDMC_TAG_MAX, msg, sizeof msg));
-    ASSERT_TRUE(!idmc_tag_valid(longest, IDMC_TAG_MAX + 1, msg, sizeof msg));
-    ASSERT_TRUE(strstr(msg, "64") != NULL);
-    ASSERT_TRUE(idmc_tag_valid("a-z.0_9", 7, msg, sizeof msg));
+    longest[IDMSEG_TAG_MAX] = '\0';
+    ASSERT_TRUE(idmseg_tag_valid(longest, IDMSEG_TAG_MAX, &err));
+    ASSERT_TRUE(!idmseg_tag_valid(longest, IDMSEG_TAG_MAX + 1, &err));
+    ASSERT_TRUE(strstr(err.msg, "64") != NULL);
+    ASSERT_TRUE(idmseg_tag_valid("a-z.0_9", 7, &err));
     /* Bytes, not a C string: a NUL inside is refused where it is, and the
      * refusal names the byte and its position, never the name. */
-    ASSERT_TRUE(!idmc_tag_valid("a\0b", 3, msg, sizeof msg));
-    ASSERT_TRUE(strstr(msg, "byte 0x00 at 1 ") != NULL);
-    ASSERT_TRUE(idmc_tag_valid("a\0b", 1, msg, sizeof msg));
-    ASSERT_TRUE(!idmc_tag_valid("okay\r\nX", 7, msg, sizeof msg));
-    ASSERT_TRUE(strstr(msg, "byte 0x0d at 4 ") != NULL);
-    ASSERT_TRUE(strchr(msg, '\r') == NULL && strchr(msg, '\n') == NULL);
-    ASSERT_TRUE(!idmc_tag_valid("Upper", 5, msg, sizeof msg));
-    ASSERT_TRUE(strstr(msg, "byte 0x55 ('U') at 0 ") != NULL);
-    ASSERT_TRUE(!idmc_tag_valid("", 0, msg, sizeof msg));
+    ASSERT_TRUE(!idmseg_tag_valid("a\0b", 3, &err));
+    ASSERT_TRUE(strstr(err.msg, "byte 0x00 at 1 ") != NULL);
+    ASSERT_TRUE(idmseg_tag_valid("a\0b", 1, &err));
+    ASSERT_TRUE(!idmseg_tag_valid("okay\r\nX", 7, &err));
+    ASSERT_TRUE(strstr(err.msg, "byte 0x0d at 4 ") != NULL);
+    ASSERT_TRUE(strchr(err.msg, '\r') == NULL && strchr(err.msg, '\n') == NULL);
+    ASSERT_TRUE(!idmseg_tag_valid("Upper", 5, &err));
+    ASSERT_TRUE(strstr(err.msg, "byte 0x55 ('U') at 0 ") != NULL);
+    ASSERT_TRUE(!idmseg_tag_valid("", 0, &err));
     /* An SQL-looking name is refused before any SQL runs; were it not,
      * bound parameters would still keep it a value. */
-    ASSERT_RC(idmc_store_create(st, "x'); DROP TABLE idmint_segments; --", NULL, msg, sizeof msg),
-              IDMC_USAGE);
+    ASSERT_RC(idmseg_store_create(st, "x'); DROP TABLE idmint_segments; --", NULL, &err),
+              IDMSEG_EUSAGE);
 }
 
 static void test_bad_values(void)
 {
     const char *tag = tagname("badvalues");
     const uint64_t big = (uint64_t)INT64_MAX + 1;
-    idmc_tag_spec bad[] = {
+    idmseg_tag_spec bad[] = {
         {.first = 1, .step = 10, .max_step = 100, .stride = 0, .offset = 0},
         {.first = 1, .step = 10, .max_step = 100, .stride = 4, .offset = 4},
         {.first = 1, .step = 10, .max_step = 100, .stride = 4, .offset = 9},
@@ -220,58 +220,58 @@ static void test_bad_values(void)
         {.first = (uint64_t)INT64_MAX, .step = 1, .max_step = 1, .stride = 2, .offset = 0},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        msg[0] = '\0';
-        int rc = idmc_store_create(st, tag, &bad[i], msg, sizeof msg);
-        if (rc != IDMC_USAGE)
-            TEST_FAIL_("bad spec #%zu: %d, expected IDMC_USAGE: %s", i, rc, msg);
-        ASSERT_TRUE(strstr(msg, tag) != NULL);
+        err.msg[0] = '\0';
+        int rc = idmseg_store_create(st, tag, &bad[i], &err);
+        if (rc != IDMSEG_EUSAGE)
+            TEST_FAIL_("bad spec #%zu: %d, expected IDMSEG_EUSAGE: %s", i, rc, err.msg);
+        ASSERT_TRUE(strstr(err.msg, tag) != NULL);
     }
-    idmc_tag_info info;
-    ASSERT_RC(idmc_store_show(st, tag, &info, msg, sizeof msg), IDMC_NOTAG);
+    idmseg_tag_info info;
+    ASSERT_RC(idmseg_store_show(st, tag, &info, &err), IDMSEG_ENOTAG);
     /* The edges that are fine. */
-    idmc_tag_spec ok = {.first = (uint64_t)INT64_MAX,
-                        .step = (uint64_t)INT64_MAX,
-                        .max_step = (uint64_t)INT64_MAX,
-                        .stride = 2,
-                        .offset = 1};
-    ASSERT_RC(idmc_store_create(st, tag, &ok, msg, sizeof msg), 0);
-    ASSERT_RC(idmc_store_show(st, tag, &info, msg, sizeof msg), 0);
+    idmseg_tag_spec ok = {.first = (uint64_t)INT64_MAX,
+                          .step = (uint64_t)INT64_MAX,
+                          .max_step = (uint64_t)INT64_MAX,
+                          .stride = 2,
+                          .offset = 1};
+    ASSERT_RC(idmseg_store_create(st, tag, &ok, &err), 0);
+    ASSERT_RC(idmseg_store_show(st, tag, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, (uint64_t)INT64_MAX);
     ASSERT_EQ_U64(info.step, (uint64_t)INT64_MAX);
     uint64_t first, stride;
-    ASSERT_RC(idmc_store_lease(st, tag, 0, &first, &stride, msg, sizeof msg), IDMC_USAGE);
+    ASSERT_RC(idmseg_store_lease(st, tag, 0, &first, &stride, &err), IDMSEG_EUSAGE);
 }
 
 static void test_notag(void)
 {
     const char *tag = tagname("missing");
     uint64_t first = 77, stride = 77;
-    ASSERT_RC(idmc_store_lease(st, tag, 10, &first, &stride, msg, sizeof msg), IDMC_NOTAG);
-    ASSERT_TRUE(strstr(msg, tag) != NULL);
+    ASSERT_RC(idmseg_store_lease(st, tag, 10, &first, &stride, &err), IDMSEG_ENOTAG);
+    ASSERT_TRUE(strstr(err.msg, tag) != NULL);
     ASSERT_EQ_U64(first, 77);
-    idmc_tag_info info;
-    ASSERT_RC(idmc_store_show(st, tag, &info, msg, sizeof msg), IDMC_NOTAG);
+    idmseg_tag_info info;
+    ASSERT_RC(idmseg_store_show(st, tag, &info, &err), IDMSEG_ENOTAG);
     /* The failed lease made no row. */
-    ASSERT_RC(idmc_store_show(st, tag, &info, msg, sizeof msg), IDMC_NOTAG);
+    ASSERT_RC(idmseg_store_show(st, tag, &info, &err), IDMSEG_ENOTAG);
 }
 
 static void test_lease_ranges(void)
 {
     const char *tag = tagname("ranges");
-    ASSERT_RC(idmc_store_create(st, tag, NULL, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_create(st, tag, NULL, &err), 0);
     uint64_t expect = 1, total = 0;
     int64_t before = wall_ms();
     for (uint64_t i = 1; i <= 50; i++) {
         uint64_t first = 0, stride = 0, count = i * 37 % 1000 + 1;
-        ASSERT_RC(idmc_store_lease(st, tag, count, &first, &stride, msg, sizeof msg), 0);
+        ASSERT_RC(idmseg_store_lease(st, tag, count, &first, &stride, &err), 0);
         ASSERT_EQ_U64(stride, 1);
         /* Each range starts where the last one ended: disjoint, rising. */
         ASSERT_EQ_U64(first, expect);
         expect += count;
         total += count;
     }
-    idmc_tag_info info;
-    ASSERT_RC(idmc_store_show(st, tag, &info, msg, sizeof msg), 0);
+    idmseg_tag_info info;
+    ASSERT_RC(idmseg_store_show(st, tag, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, 1 + total);
     ASSERT_EQ_U64(info.leases, 50);
     ASSERT_TRUE(info.updated_ms >= before && info.updated_ms >= info.created_ms);
@@ -285,19 +285,19 @@ static void test_lease_ranges(void)
 static void test_strides(void)
 {
     const char *odd = tagname("odd"), *even = tagname("even"), *three = tagname("mod5r3");
-    idmc_tag_spec so = {.first = 1, .step = 100, .max_step = 1000, .stride = 2, .offset = 1};
-    idmc_tag_spec se = {.first = 1, .step = 100, .max_step = 1000, .stride = 2, .offset = 0};
-    idmc_tag_spec s3 = {.first = 100, .step = 100, .max_step = 1000, .stride = 5, .offset = 3};
-    ASSERT_RC(idmc_store_create(st, odd, &so, msg, sizeof msg), 0);
-    ASSERT_RC(idmc_store_create(st, even, &se, msg, sizeof msg), 0);
-    ASSERT_RC(idmc_store_create(st, three, &s3, msg, sizeof msg), 0);
+    idmseg_tag_spec so = {.first = 1, .step = 100, .max_step = 1000, .stride = 2, .offset = 1};
+    idmseg_tag_spec se = {.first = 1, .step = 100, .max_step = 1000, .stride = 2, .offset = 0};
+    idmseg_tag_spec s3 = {.first = 100, .step = 100, .max_step = 1000, .stride = 5, .offset = 3};
+    ASSERT_RC(idmseg_store_create(st, odd, &so, &err), 0);
+    ASSERT_RC(idmseg_store_create(st, even, &se, &err), 0);
+    ASSERT_RC(idmseg_store_create(st, three, &s3, &err), 0);
     static bool seen[20000];
     memset(seen, 0, sizeof seen);
     uint64_t next_odd = 1, next_even = 2, next3 = 103;
     for (int i = 0; i < 40; i++) {
         uint64_t count = (uint64_t)(i % 7) * 11 + 3, first, stride;
         const char *tag = i % 2 ? odd : even;
-        ASSERT_RC(idmc_store_lease(st, tag, count, &first, &stride, msg, sizeof msg), 0);
+        ASSERT_RC(idmseg_store_lease(st, tag, count, &first, &stride, &err), 0);
         ASSERT_EQ_U64(stride, 2);
         ASSERT_EQ_U64(first % 2, i % 2 ? 1 : 0);
         ASSERT_EQ_U64(first, i % 2 ? next_odd : next_even);
@@ -312,17 +312,17 @@ static void test_strides(void)
             next_odd = first + count * stride;
         else
             next_even = first + count * stride;
-        ASSERT_RC(idmc_store_lease(st, three, count, &first, &stride, msg, sizeof msg), 0);
+        ASSERT_RC(idmseg_store_lease(st, three, count, &first, &stride, &err), 0);
         ASSERT_EQ_U64(stride, 5);
         ASSERT_EQ_U64(first, next3);
         ASSERT_EQ_U64(first % 5, 3);
         next3 += count * 5;
     }
-    idmc_tag_info info;
-    ASSERT_RC(idmc_store_show(st, odd, &info, msg, sizeof msg), 0);
+    idmseg_tag_info info;
+    ASSERT_RC(idmseg_store_show(st, odd, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, next_odd);
     ASSERT_EQ_U64(info.next_id % 2, 1);
-    ASSERT_RC(idmc_store_show(st, three, &info, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_show(st, three, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, next3);
 }
 
@@ -330,50 +330,50 @@ static void test_used_up(void)
 {
     const char *tag = tagname("nearmax");
     const uint64_t max = (uint64_t)INT64_MAX;
-    idmc_tag_spec spec = {.first = max - 10, .step = 5, .max_step = 5, .stride = 1, .offset = 0};
-    ASSERT_RC(idmc_store_create(st, tag, &spec, msg, sizeof msg), 0);
+    idmseg_tag_spec spec = {.first = max - 10, .step = 5, .max_step = 5, .stride = 1, .offset = 0};
+    ASSERT_RC(idmseg_store_create(st, tag, &spec, &err), 0);
     uint64_t first, stride;
-    ASSERT_RC(idmc_store_lease(st, tag, 5, &first, &stride, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_lease(st, tag, 5, &first, &stride, &err), 0);
     ASSERT_EQ_U64(first, max - 10);
     /* Up to next_id = 2^63 - 1 exactly: the last leased ID is 2^63 - 2. */
-    ASSERT_RC(idmc_store_lease(st, tag, 5, &first, &stride, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_lease(st, tag, 5, &first, &stride, &err), 0);
     ASSERT_EQ_U64(first, max - 5);
-    ASSERT_RC(idmc_store_lease(st, tag, 1, &first, &stride, msg, sizeof msg), IDMC_USAGE);
-    ASSERT_TRUE(strstr(msg, "used up") != NULL);
-    ASSERT_TRUE(strstr(msg, tag) != NULL);
-    idmc_tag_info info;
-    ASSERT_RC(idmc_store_show(st, tag, &info, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_lease(st, tag, 1, &first, &stride, &err), IDMSEG_EUSAGE);
+    ASSERT_TRUE(strstr(err.msg, "used up") != NULL);
+    ASSERT_TRUE(strstr(err.msg, tag) != NULL);
+    idmseg_tag_info info;
+    ASSERT_RC(idmseg_store_show(st, tag, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, max);
     ASSERT_EQ_U64(info.leases, 2);
 
     /* A count whose product with the stride passes 2^64 is refused
      * without overflowing inside the database. */
     const char *wide = tagname("widestride");
-    idmc_tag_spec sw = {.first = 1, .step = 1, .max_step = 1, .stride = 1000, .offset = 1};
-    ASSERT_RC(idmc_store_create(st, wide, &sw, msg, sizeof msg), 0);
-    ASSERT_RC(idmc_store_lease(st, wide, (uint64_t)1 << 62, &first, &stride, msg, sizeof msg),
-              IDMC_USAGE);
-    ASSERT_TRUE(strstr(msg, "used up") != NULL);
-    ASSERT_RC(idmc_store_lease(st, wide, max, &first, &stride, msg, sizeof msg), IDMC_USAGE);
-    ASSERT_RC(idmc_store_lease(st, wide, max + 1, &first, &stride, msg, sizeof msg), IDMC_USAGE);
+    idmseg_tag_spec sw = {.first = 1, .step = 1, .max_step = 1, .stride = 1000, .offset = 1};
+    ASSERT_RC(idmseg_store_create(st, wide, &sw, &err), 0);
+    ASSERT_RC(idmseg_store_lease(st, wide, (uint64_t)1 << 62, &first, &stride, &err),
+              IDMSEG_EUSAGE);
+    ASSERT_TRUE(strstr(err.msg, "used up") != NULL);
+    ASSERT_RC(idmseg_store_lease(st, wide, max, &first, &stride, &err), IDMSEG_EUSAGE);
+    ASSERT_RC(idmseg_store_lease(st, wide, max + 1, &first, &stride, &err), IDMSEG_EUSAGE);
     /* The largest lease that fits: (2^63 - 1 - 1) / 1000 IDs. */
     uint64_t fit = (max - 1) / 1000;
-    ASSERT_RC(idmc_store_lease(st, wide, fit, &first, &stride, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_lease(st, wide, fit, &first, &stride, &err), 0);
     ASSERT_EQ_U64(first, 1);
-    ASSERT_RC(idmc_store_show(st, wide, &info, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_show(st, wide, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, 1 + fit * 1000);
-    ASSERT_RC(idmc_store_lease(st, wide, 1, &first, &stride, msg, sizeof msg), IDMC_USAGE);
+    ASSERT_RC(idmseg_store_lease(st, wide, 1, &first, &stride, &err), IDMSEG_EUSAGE);
 }
 
 struct collect {
     int n, mine;
-    char last[IDMC_TAG_MAX + 1];
+    char last[IDMSEG_TAG_MAX + 1];
     bool ordered;
-    idmc_tag_info custom;
+    idmseg_tag_info custom;
     bool got_custom;
 };
 
-static void collect_fn(void *ctx, const idmc_tag_info *t)
+static void collect_fn(void *ctx, const idmseg_tag_info *t)
 {
     struct collect *c = ctx;
     if (c->n > 0 && strcmp(c->last, t->tag) >= 0)
@@ -393,23 +393,23 @@ static void test_list(void)
     /* Names whose byte order differs from a locale's ('-' < '.' < '_'). */
     static const char *const names[] = {"list_a", "list.b", "list-c", "list.a", "list0"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        ASSERT_RC(idmc_store_create(st, tagname(names[i]), NULL, msg, sizeof msg), 0);
-    idmc_tag_spec spec = {.first = 40, .step = 3, .max_step = 9, .stride = 4, .offset = 2};
-    ASSERT_RC(idmc_store_create(st, tagname("list.b"), &spec, msg, sizeof msg), IDMC_EXISTS);
+        ASSERT_RC(idmseg_store_create(st, tagname(names[i]), NULL, &err), 0);
+    idmseg_tag_spec spec = {.first = 40, .step = 3, .max_step = 9, .stride = 4, .offset = 2};
+    ASSERT_RC(idmseg_store_create(st, tagname("list.b"), &spec, &err), IDMSEG_EEXISTS);
     uint64_t first, stride;
-    ASSERT_RC(idmc_store_lease(st, tagname("list.b"), 6, &first, &stride, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_lease(st, tagname("list.b"), 6, &first, &stride, &err), 0);
     struct collect c = {.ordered = true};
-    int n = idmc_store_list(st, collect_fn, &c, msg, sizeof msg);
+    int n = idmseg_store_list(st, collect_fn, &c, &err);
     if (n < 0)
-        TEST_FAIL_("idmc_store_list: %s", msg);
+        TEST_FAIL_("idmseg_store_list: %s", err.msg);
     ASSERT_EQ_INT(n, c.n);
     ASSERT_TRUE(c.ordered);
     ASSERT_TRUE(c.got_custom);
     ASSERT_EQ_U64(c.custom.next_id, 7);
     ASSERT_EQ_U64(c.custom.leases, 1);
     ASSERT_EQ_U64(c.custom.step, 1000);
-    idmc_tag_info shown;
-    ASSERT_RC(idmc_store_show(st, tagname("list.b"), &shown, msg, sizeof msg), 0);
+    idmseg_tag_info shown;
+    ASSERT_RC(idmseg_store_show(st, tagname("list.b"), &shown, &err), 0);
     ASSERT_EQ_MEM(&shown, &c.custom, sizeof shown);
     /* Every tag this run made so far is listed (the tests before this one
      * made the rest: at least the five here). */
@@ -420,13 +420,13 @@ static void test_list(void)
 static void test_lease_timing(void)
 {
     const char *tag = tagname("timing");
-    ASSERT_RC(idmc_store_create(st, tag, NULL, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_create(st, tag, NULL, &err), 0);
     enum { N = 200 };
     static int64_t us[N];
     for (int i = 0; i < N; i++) {
         uint64_t first, stride;
         int64_t t0 = now_us();
-        ASSERT_RC(idmc_store_lease(st, tag, 1000, &first, &stride, msg, sizeof msg), 0);
+        ASSERT_RC(idmseg_store_lease(st, tag, 1000, &first, &stride, &err), 0);
         us[i] = now_us() - t0;
         ASSERT_EQ_U64(first, 1 + (uint64_t)i * 1000);
     }
@@ -437,7 +437,7 @@ static void test_lease_timing(void)
             us[j - 1] = t;
         }
     printf("# %s: a lease round trip (%d in a row): median %lld us, p99 %lld us, max %lld us\n",
-           idmc_store_kind(st), N, (long long)us[N / 2], (long long)us[N * 99 / 100],
+           idmseg_store_kind(st), N, (long long)us[N / 2], (long long)us[N * 99 / 100],
            (long long)us[N - 1]);
 }
 
@@ -446,36 +446,35 @@ static void test_bad_urls(void)
     static const char *const bad[] = {
         "", "sqlite:", "mysql://x/y", "sqlite", "postgresq://x", "file:/tmp/x", NULL};
     for (int i = 0; bad[i] != NULL; i++) {
-        idmc_store *s = (idmc_store *)1;
-        msg[0] = '\0';
-        int rc = idmc_store_open(bad[i], &s, msg, sizeof msg);
-        if (rc != IDMC_USAGE || s != NULL)
-            TEST_FAIL_("'%s': %d, expected IDMC_USAGE: %s", bad[i], rc, msg);
-        ASSERT_TRUE(msg[0] != '\0');
+        idmseg_store *s = (idmseg_store *)1;
+        err.msg[0] = '\0';
+        int rc = idmseg_store_open(bad[i], &s, &err);
+        if (rc != IDMSEG_EUSAGE || s != NULL)
+            TEST_FAIL_("'%s': %d, expected IDMSEG_EUSAGE: %s", bad[i], rc, err.msg);
+        ASSERT_TRUE(err.msg[0] != '\0');
     }
     /* A password in a URL is not repeated in a message. */
-    idmc_store *s = NULL;
-    ASSERT_RC(idmc_store_open("mysql://u:sekrit@h/db", &s, msg, sizeof msg), IDMC_USAGE);
-    ASSERT_TRUE(strstr(msg, "sekrit") == NULL);
-    ASSERT_RC(idmc_store_open("postgresql://u:sekrit@127.0.0.1:1/db?bogus=1", &s, msg, sizeof msg),
-              IDMC_USAGE);
-    ASSERT_TRUE(strstr(msg, "sekrit") == NULL);
-    idmc_store_close(NULL);
+    idmseg_store *s = NULL;
+    ASSERT_RC(idmseg_store_open("mysql://u:sekrit@h/db", &s, &err), IDMSEG_EUSAGE);
+    ASSERT_TRUE(strstr(err.msg, "sekrit") == NULL);
+    ASSERT_RC(idmseg_store_open("postgresql://u:sekrit@127.0.0.1:1/db?bogus=1", &s, &err),
+              IDMSEG_EUSAGE);
+    ASSERT_TRUE(strstr(err.msg, "sekrit") == NULL);
+    idmseg_store_close(NULL);
 }
 
 /* A port with nothing behind it, and a listener that never answers:
- * IDMC_ERROR, within the connect timeout. */
+ * IDMSEG_EDB, within the connect timeout. */
 static void test_unreachable(void)
 {
     if (is_sqlite) {
-        idmc_store *s = NULL;
+        idmseg_store *s = NULL;
         int64_t t0 = now_ms();
-        ASSERT_RC(idmc_store_open("sqlite:/nonexistent-dir/idmint/x.db", &s, msg, sizeof msg),
-                  IDMC_ERROR);
+        ASSERT_RC(idmseg_store_open("sqlite:/nonexistent-dir/idmint/x.db", &s, &err), IDMSEG_EDB);
         ASSERT_TRUE(s == NULL);
-        ASSERT_TRUE(strstr(msg, "/nonexistent-dir/idmint/x.db") != NULL);
-        printf("# sqlite: a file in a missing directory: IDMC_ERROR in %lld ms (%s)\n",
-               (long long)(now_ms() - t0), msg);
+        ASSERT_TRUE(strstr(err.msg, "/nonexistent-dir/idmint/x.db") != NULL);
+        printf("# sqlite: a file in a missing directory: IDMSEG_EDB in %lld ms (%s)\n",
+               (long long)(now_ms() - t0), err.msg);
         return;
     }
     /* A closed port: a socket bound and closed again (not reused soon). */
@@ -489,13 +488,13 @@ static void test_unreachable(void)
     close(fd);
     char u[128];
     snprintf(u, sizeof u, "postgresql://postgres@127.0.0.1:%d/postgres", port);
-    idmc_store *s = NULL;
+    idmseg_store *s = NULL;
     int64_t t0 = now_ms();
-    ASSERT_RC(idmc_store_open(u, &s, msg, sizeof msg), IDMC_ERROR);
+    ASSERT_RC(idmseg_store_open(u, &s, &err), IDMSEG_EDB);
     int64_t ms = now_ms() - t0;
     ASSERT_TRUE(s == NULL);
     ASSERT_TRUE(ms < HANG_BOUND_MS);
-    printf("# postgresql: a closed port: IDMC_ERROR in %lld ms (%s)\n", (long long)ms, msg);
+    printf("# postgresql: a closed port: IDMSEG_EDB in %lld ms (%s)\n", (long long)ms, err.msg);
 
     /* A listener that accepts (the kernel does) and never says a word:
      * only connect_timeout (5 s, the store's default) ends the wait. */
@@ -508,13 +507,13 @@ static void test_unreachable(void)
     ASSERT_TRUE(getsockname(fd, (struct sockaddr *)&sa, &len) == 0);
     snprintf(u, sizeof u, "postgresql://postgres@127.0.0.1:%d/postgres", ntohs(sa.sin_port));
     t0 = now_ms();
-    int rc = idmc_store_open(u, &s, msg, sizeof msg);
+    int rc = idmseg_store_open(u, &s, &err);
     ms = now_ms() - t0;
     close(fd);
-    ASSERT_EQ_INT(rc, IDMC_ERROR);
+    ASSERT_EQ_INT(rc, IDMSEG_EDB);
     ASSERT_TRUE(s == NULL);
     ASSERT_TRUE(ms >= 4000 && ms < HANG_BOUND_MS);
-    printf("# postgresql: a silent listener: IDMC_ERROR in %lld ms (%s)\n", (long long)ms, msg);
+    printf("# postgresql: a silent listener: IDMSEG_EDB in %lld ms (%s)\n", (long long)ms, err.msg);
 }
 
 static const struct test_case api_tests[] = {TEST(test_bad_urls),
@@ -539,19 +538,19 @@ static const char *conc_tag;
 /* One child: M leases on a store of its own, a line per range to fd. */
 static int conc_child(int fd, int index)
 {
-    idmc_store *s = NULL;
-    char m[512];
-    int rc = idmc_store_open(url, &s, m, sizeof m);
+    idmseg_store *s = NULL;
+    idmseg_error m;
+    int rc = idmseg_store_open(url, &s, &m);
     if (rc != 0) {
-        fprintf(stderr, "child %d: open: %d: %s\n", index, rc, m);
+        fprintf(stderr, "child %d: open: %d: %s\n", index, rc, m.msg);
         return 1;
     }
     int status = 0;
     for (int j = 0; j < conc_m; j++) {
         uint64_t count = (uint64_t)((index * 131 + j * 17) % 97 + 1), first, stride;
-        rc = idmc_store_lease(s, conc_tag, count, &first, &stride, m, sizeof m);
+        rc = idmseg_store_lease(s, conc_tag, count, &first, &stride, &m);
         if (rc != 0) {
-            fprintf(stderr, "child %d: lease %d: %d: %s\n", index, j, rc, m);
+            fprintf(stderr, "child %d: lease %d: %d: %s\n", index, j, rc, m.msg);
             status = 1;
             break;
         }
@@ -564,7 +563,7 @@ static int conc_child(int fd, int index)
             break;
         }
     }
-    idmc_store_close(s);
+    idmseg_store_close(s);
     return status;
 }
 
@@ -580,10 +579,10 @@ static int cmp_range(const void *a, const void *b)
 
 static void test_concurrent(void)
 {
-    idmc_tag_spec spec = {.first = 1001, .step = 10, .max_step = 100, .stride = 3, .offset = 2};
-    ASSERT_RC(idmc_store_create(st, conc_tag, &spec, msg, sizeof msg), 0);
-    idmc_tag_info info;
-    ASSERT_RC(idmc_store_show(st, conc_tag, &info, msg, sizeof msg), 0);
+    idmseg_tag_spec spec = {.first = 1001, .step = 10, .max_step = 100, .stride = 3, .offset = 2};
+    ASSERT_RC(idmseg_store_create(st, conc_tag, &spec, &err), 0);
+    idmseg_tag_info info;
+    ASSERT_RC(idmseg_store_show(st, conc_tag, &info, &err), 0);
     const uint64_t start = info.next_id;
     ASSERT_EQ_U64(start, 1001);
     int pipefd[2];
@@ -598,7 +597,7 @@ static void test_concurrent(void)
             close(pipefd[0]);
             int status = conc_child(pipefd[1], i);
             close(pipefd[1]);
-            idmc_store_close(st);
+            idmseg_store_close(st);
             free(pids);
             exit(status);
         }
@@ -646,12 +645,12 @@ static void test_concurrent(void)
         sum += r[i].count;
     }
     free(r);
-    ASSERT_RC(idmc_store_show(st, conc_tag, &info, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_show(st, conc_tag, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, start + sum * 3);
     ASSERT_EQ_U64(info.leases, (uint64_t)conc_n * (uint64_t)conc_m);
     printf("# %s: %d processes x %d leases of one tag in %lld ms (%.0f leases/s), all disjoint, "
            "next_id = %llu\n",
-           idmc_store_kind(st), conc_n, conc_m, (long long)ms,
+           idmseg_store_kind(st), conc_n, conc_m, (long long)ms,
            ms > 0 ? (double)conc_n * conc_m * 1000.0 / (double)ms : 0.0,
            (unsigned long long)info.next_id);
 }
@@ -662,14 +661,14 @@ static const char *ro_tag;
 
 static void test_setup(void)
 {
-    idmc_tag_spec spec = IDMC_TAG_SPEC_DEFAULTS;
-    ASSERT_RC(idmc_store_create(st, ro_tag, &spec, msg, sizeof msg), 0);
+    idmseg_tag_spec spec = IDMSEG_TAG_SPEC_DEFAULTS;
+    ASSERT_RC(idmseg_store_create(st, ro_tag, &spec, &err), 0);
     uint64_t first, stride;
-    ASSERT_RC(idmc_store_lease(st, ro_tag, 10, &first, &stride, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_lease(st, ro_tag, 10, &first, &stride, &err), 0);
     ASSERT_EQ_U64(first, 1);
 }
 
-static void count_fn(void *ctx, const idmc_tag_info *t)
+static void count_fn(void *ctx, const idmseg_tag_info *t)
 {
     (void)t;
     (*(int *)ctx)++;
@@ -677,20 +676,19 @@ static void count_fn(void *ctx, const idmc_tag_info *t)
 
 static void test_readonly(void)
 {
-    idmc_tag_info info;
-    ASSERT_RC(idmc_store_show(st, ro_tag, &info, msg, sizeof msg), 0);
+    idmseg_tag_info info;
+    ASSERT_RC(idmseg_store_show(st, ro_tag, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, 11);
     int n = 0;
-    ASSERT_TRUE(idmc_store_list(st, count_fn, &n, msg, sizeof msg) >= 1);
+    ASSERT_TRUE(idmseg_store_list(st, count_fn, &n, &err) >= 1);
     ASSERT_TRUE(n >= 1);
     uint64_t first = 0, stride = 0;
-    ASSERT_RC(idmc_store_lease(st, ro_tag, 10, &first, &stride, msg, sizeof msg), IDMC_READONLY);
-    printf("# %s: a lease on a read-only store: %s\n", idmc_store_kind(st), msg);
-    ASSERT_TRUE(strstr(msg, "read-only") != NULL);
-    ASSERT_RC(idmc_store_create(st, "ro-new", NULL, msg, sizeof msg), IDMC_READONLY);
-    ASSERT_RC(idmc_store_lease(st, "ro-missing", 1, &first, &stride, msg, sizeof msg),
-              IDMC_READONLY);
-    ASSERT_RC(idmc_store_show(st, ro_tag, &info, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_lease(st, ro_tag, 10, &first, &stride, &err), IDMSEG_EREADONLY);
+    printf("# %s: a lease on a read-only store: %s\n", idmseg_store_kind(st), err.msg);
+    ASSERT_TRUE(strstr(err.msg, "read-only") != NULL);
+    ASSERT_RC(idmseg_store_create(st, "ro-new", NULL, &err), IDMSEG_EREADONLY);
+    ASSERT_RC(idmseg_store_lease(st, "ro-missing", 1, &first, &stride, &err), IDMSEG_EREADONLY);
+    ASSERT_RC(idmseg_store_show(st, ro_tag, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, 11);
     ASSERT_EQ_U64(info.leases, 1);
 }
@@ -699,11 +697,11 @@ static void test_busy(void)
 {
     uint64_t first, stride;
     int64_t t0 = now_ms();
-    int rc = idmc_store_lease(st, "busy", 1, &first, &stride, msg, sizeof msg);
+    int rc = idmseg_store_lease(st, "busy", 1, &first, &stride, &err);
     int64_t ms = now_ms() - t0;
     printf("# %s: a lease on a file locked by another process: %d in %lld ms (%s)\n",
-           idmc_store_kind(st), rc, (long long)ms, msg);
-    ASSERT_EQ_INT(rc, IDMC_ERROR);
+           idmseg_store_kind(st), rc, (long long)ms, err.msg);
+    ASSERT_EQ_INT(rc, IDMSEG_EDB);
     ASSERT_TRUE(ms >= 4000 && ms < HANG_BOUND_MS);
 }
 
@@ -721,10 +719,10 @@ static bool read_line(const char *want)
 static void test_restart(void)
 {
     const char *tag = tagname("restart");
-    ASSERT_RC(idmc_store_create(st, tag, NULL, msg, sizeof msg), 0);
+    ASSERT_RC(idmseg_store_create(st, tag, NULL, &err), 0);
     uint64_t first, stride, high = 0;
     for (int i = 0; i < 20; i++) {
-        ASSERT_RC(idmc_store_lease(st, tag, 100, &first, &stride, msg, sizeof msg), 0);
+        ASSERT_RC(idmseg_store_lease(st, tag, 100, &first, &stride, &err), 0);
         ASSERT_TRUE(first >= high);
         high = first + 100;
     }
@@ -733,13 +731,13 @@ static void test_restart(void)
     if (!read_line("down"))
         TEST_FAIL_("expected 'down' on stdin");
     int64_t t0 = now_ms();
-    int rc = idmc_store_lease(st, tag, 100, &first, &stride, msg, sizeof msg);
+    int rc = idmseg_store_lease(st, tag, 100, &first, &stride, &err);
     int64_t ms = now_ms() - t0;
     printf("down %d %lld\n", rc, (long long)ms);
     printf("# postgresql: a lease with the server stopped: %d in %lld ms (%s)\n", rc, (long long)ms,
-           msg);
+           err.msg);
     fflush(stdout);
-    ASSERT_EQ_INT(rc, IDMC_ERROR);
+    ASSERT_EQ_INT(rc, IDMSEG_EDB);
     ASSERT_TRUE(ms < HANG_BOUND_MS);
     if (!read_line("up"))
         TEST_FAIL_("expected 'up' on stdin");
@@ -748,26 +746,26 @@ static void test_restart(void)
     int errors = 0;
     t0 = now_ms();
     for (;;) {
-        rc = idmc_store_lease(st, tag, 100, &first, &stride, msg, sizeof msg);
-        if (rc != IDMC_ERROR || errors >= 1)
+        rc = idmseg_store_lease(st, tag, 100, &first, &stride, &err);
+        if (rc != IDMSEG_EDB || errors >= 1)
             break;
-        printf("# postgresql: the first lease after the restart: IDMC_ERROR (%s)\n", msg);
+        printf("# postgresql: the first lease after the restart: IDMSEG_EDB (%s)\n", err.msg);
         errors++;
     }
     ASSERT_RC(rc, 0);
-    printf("# postgresql: after the restart a lease succeeded in %lld ms with %d IDMC_ERROR "
+    printf("# postgresql: after the restart a lease succeeded in %lld ms with %d IDMSEG_EDB "
            "first (%s)\n",
            (long long)(now_ms() - t0), errors,
            errors == 0 ? "a transparent reconnect" : "then a reconnect");
     ASSERT_TRUE(first >= high);
     high = first + 100;
     for (int i = 0; i < 10; i++) {
-        ASSERT_RC(idmc_store_lease(st, tag, 100, &first, &stride, msg, sizeof msg), 0);
+        ASSERT_RC(idmseg_store_lease(st, tag, 100, &first, &stride, &err), 0);
         ASSERT_TRUE(first >= high);
         high = first + 100;
     }
-    idmc_tag_info info;
-    ASSERT_RC(idmc_store_show(st, tag, &info, msg, sizeof msg), 0);
+    idmseg_tag_info info;
+    ASSERT_RC(idmseg_store_show(st, tag, &info, &err), 0);
     ASSERT_EQ_U64(info.next_id, high);
     printf("restart-result %d\n", errors);
 }
@@ -795,15 +793,15 @@ int main(int argc, char **argv)
     const char *mode = argc >= 3 ? argv[2] : NULL;
     if (mode != NULL && strcmp(mode, "readonly") == 0 && argc == 4 && strcmp(argv[3], "-") == 0) {
         /* No table and none can be made: opening says so. */
-        int rc = idmc_store_open(url, &st, msg, sizeof msg);
+        int rc = idmseg_store_open(url, &st, &err);
         printf("# %s: opening a read-only store without the table: %d (%s)\n",
-               is_sqlite ? "sqlite" : "postgresql", rc, msg);
-        idmc_store_close(st);
-        return rc == IDMC_READONLY ? 0 : 1;
+               is_sqlite ? "sqlite" : "postgresql", rc, err.msg);
+        idmseg_store_close(st);
+        return rc == IDMSEG_EREADONLY ? 0 : 1;
     }
-    int rc = idmc_store_open(url, &st, msg, sizeof msg);
+    int rc = idmseg_store_open(url, &st, &err);
     if (rc != 0) {
-        fprintf(stderr, "store_test: cannot open the store: %d: %s\n", rc, msg);
+        fprintf(stderr, "store_test: cannot open the store: %d: %s\n", rc, err.msg);
         return 1;
     }
     char *args[3] = {argv[0], "-", NULL};
@@ -819,7 +817,7 @@ int main(int argc, char **argv)
         conc_tag = argv[5];
         if (conc_n <= 0 || conc_m <= 0) {
             fprintf(stderr, "store_test: N and M are 1 to 10000\n");
-            idmc_store_close(st);
+            idmseg_store_close(st);
             return 2;
         }
         status = test_main(2, args, conc);
@@ -837,6 +835,6 @@ int main(int argc, char **argv)
         args[2] = argc >= 3 ? argv[2] : NULL;
         status = test_main(argc >= 3 ? 3 : 2, args, api_tests);
     }
-    idmc_store_close(st);
+    idmseg_store_close(st);
     return status;
 }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# test_stores.sh - the segment stores (coord/segstore_sqlite.c,
-# coord/segstore_pg.c) against a fresh SQLite file and a real PostgreSQL
+# test_stores.sh - the segment stores (segstore/segstore_sqlite.c,
+# segstore/segstore_pg.c) against a fresh SQLite file and a real PostgreSQL
 # on loopback.
 #
-# For each backend this build has (IDMC_HAVE_SQLITE / IDMC_HAVE_PG, from
+# For each backend this build has (IDMSEG_HAVE_SQLITE / IDMSEG_HAVE_PG, from
 # ctest) it runs store_test:
 #   1. store_test URL: the API's promises (creates, EXISTS, bad names and
 #      values, disjoint increasing leases, strides, NOTAG, show and list,
@@ -12,11 +12,11 @@
 #   3. read-only stores: an SQLite file chmod'ed 0444 (honoured even by
 #      root), and as the user nobody a file in a read-only directory; on
 #      PostgreSQL a role with only SELECT, and a read-only transaction;
-#      with no table and none to be made, opening is IDMC_READONLY;
+#      with no table and none to be made, opening is IDMSEG_EREADONLY;
 #   4. SQLite: a file locked by another process (the sqlite3 tool) for
-#      longer than the busy timeout: IDMC_ERROR within bounds;
+#      longer than the busy timeout: IDMSEG_EDB within bounds;
 #   5. PostgreSQL: stopped (pg_ctl stop -m immediate) between leases and
-#      started again: one IDMC_ERROR at most, leases go on above all
+#      started again: one IDMSEG_EDB at most, leases go on above all
 #      earlier ones.
 # Lines of store_test starting with "# " (what was measured) are shown.
 #
@@ -152,11 +152,11 @@ sqlite_cases() {
     # A file made read-only (0444): even root may not write it.
     run_st "sqlite: setup of a tag to read" ro-setup.sqlite.log 30 '' -- "sqlite:$d/ro.db" setup ro
     chmod 0444 "$d/ro.db"
-    run_st "sqlite: a 0444 file: show and list work, create and lease are IDMC_READONLY" \
+    run_st "sqlite: a 0444 file: show and list work, create and lease are IDMSEG_EREADONLY" \
         ro.sqlite.log 30 '' -- "sqlite:$d/ro.db" readonly ro
     : >"$d/empty.db"
     chmod 0444 "$d/empty.db"
-    run_st "sqlite: a 0444 file without the table: open is IDMC_READONLY" \
+    run_st "sqlite: a 0444 file without the table: open is IDMSEG_EREADONLY" \
         ro-empty.sqlite.log 30 '' -- "sqlite:$d/empty.db" readonly -
 
     # The kernel's own refusal: nobody, a directory it cannot write.
@@ -165,9 +165,9 @@ sqlite_cases() {
         mkdir -p "$rd"
         run_st "sqlite: setup of a tag to read" ro-setup2.sqlite.log 30 '' -- "sqlite:$rd/r.db" setup ro
         chmod 0555 "$rd"
-        run_st "sqlite: as nobody, a WAL file in a read-only directory: reads work, writes IDMC_READONLY" \
+        run_st "sqlite: as nobody, a WAL file in a read-only directory: reads work, writes IDMSEG_EREADONLY" \
             ro-dir.sqlite.log 30 nobody -- "sqlite:$rd/r.db" readonly ro
-        run_st "sqlite: as nobody, a missing file in a read-only directory: IDMC_READONLY" \
+        run_st "sqlite: as nobody, a missing file in a read-only directory: IDMSEG_EREADONLY" \
             ro-dir-missing.sqlite.log 30 nobody -- "sqlite:$rd/none.db" readonly -
         chmod 0755 "$rd"
     else
@@ -189,7 +189,7 @@ sqlite_cases() {
             sleep 0.05
             n=$((n + 1))
         done
-        run_st "sqlite: a file locked by another process: IDMC_ERROR after the busy timeout, bounded" \
+        run_st "sqlite: a file locked by another process: IDMSEG_EDB after the busy timeout, bounded" \
             busy.sqlite.log 30 '' -- "sqlite:$d/stores.db" busy
         echo 'COMMIT;' >&"$LOCK_FD"
         exec {LOCK_FD}>&-
@@ -256,12 +256,12 @@ pg_restart_case() {
     grep '^# ' "$log"
     result=$(sed -n 's/^restart-result //p' "$log")
     [ $rc = 0 ] || problems+="  store_test exited $rc"$'\n'
-    [[ $RT_DOWN == down\ 2\ * ]] || problems+="  no 'down 2 MS' (IDMC_ERROR) while PostgreSQL was stopped: '$RT_DOWN'"$'\n'
+    [[ $RT_DOWN == down\ 2\ * ]] || problems+="  no 'down 2 MS' (IDMSEG_EDB) while PostgreSQL was stopped: '$RT_DOWN'"$'\n'
     [ -n "$result" ] || problems+="  no restart-result line"$'\n'
     if [ -z "$problems" ]; then
         pass
     else
-        fail "postgresql: leases across a restart: one IDMC_ERROR at most, then above all earlier ones" \
+        fail "postgresql: leases across a restart: one IDMSEG_EDB at most, then above all earlier ones" \
             "$problems  output:"$'\n'"$leased"$'\n'"$(tail -n 40 "$log")"
     fi
 }
@@ -295,11 +295,11 @@ pg_cases() {
     else
         fail "psql makes a read-only role" "  $(cat "$T_DIR/psql.log")"
     fi
-    run_st "postgresql: a role with only SELECT: show and list work, create and lease are IDMC_READONLY" \
+    run_st "postgresql: a role with only SELECT: show and list work, create and lease are IDMSEG_EREADONLY" \
         ro.pg.log 30 '' -- "$base/postgres?user=idmint_ro" readonly "ro-$$"
-    run_st "postgresql: a read-only transaction (SQLSTATE 25006): IDMC_READONLY" \
+    run_st "postgresql: a read-only transaction (SQLSTATE 25006): IDMSEG_EREADONLY" \
         ro-tx.pg.log 30 '' -- "$PG_URL?options=-c%20default_transaction_read_only%3Don" readonly "ro-$$"
-    run_st "postgresql: a read-only role, a database without the table: open is IDMC_READONLY" \
+    run_st "postgresql: a read-only role, a database without the table: open is IDMSEG_EREADONLY" \
         ro-empty.pg.log 30 '' -- "$base/idmint_empty?user=idmint_ro" readonly -
 
     pg_restart_case
@@ -308,12 +308,12 @@ pg_cases() {
     expect "postgresql: stop_pg ends the server" "$(svc_running "$pid" && echo running || echo gone)" = gone
 }
 
-if [ "${IDMC_HAVE_SQLITE:-OFF}" = ON ]; then
+if [ "${IDMSEG_HAVE_SQLITE:-OFF}" = ON ]; then
     sqlite_cases
 else
     not_run "this build has no SQLite store"
 fi
-if [ "${IDMC_HAVE_PG:-OFF}" = ON ]; then
+if [ "${IDMSEG_HAVE_PG:-OFF}" = ON ]; then
     pg_cases
 else
     not_run "this build has no PostgreSQL store"

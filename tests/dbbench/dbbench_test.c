@@ -6,8 +6,8 @@
  *   dbbench_test URL [TEST_NAME]
  *       every test (or one) against URL (sqlite:PATH, postgresql://...,
  *       mysql://...): the pure parts (URL kinds, redaction, the mysql://
- *       parser), table names refused without the prefix, for key widths
- *       8, 16 and 20 a table made, filled with sequential and random keys
+ *       parser, the error record written only on failure), table names
+ *       refused without the prefix, for key widths 8, 16 and 20 a table made, filled with sequential and random keys
  *       in batches, its figures growing with its rows, a duplicate key
  *       refused (IDMB_EDB saying so, its batch rolled back), the table
  *       dropped; 16-byte random keys against sequential ones (50,000 rows
@@ -36,14 +36,14 @@
 static const char *url;
 static idmb_kind kind;
 static idmb_db *db;
-static char err[IDMB_ERR_CAP];
+static idmb_error err;
 static uint64_t rng = 0x1d3a7e5b2c4f6a89u;
 
 #define ASSERT_RC(call, want)                                                                      \
     do {                                                                                           \
         int rc_ = (call);                                                                          \
         if (rc_ != (want))                                                                         \
-            TEST_FAIL_("%s returned %d, expected %d: %s", #call, rc_, (int)(want), err);           \
+            TEST_FAIL_("%s returned %d, expected %d: %s", #call, rc_, (int)(want), err.msg);       \
     } while (0)
 
 #define ASSERT_CONTAINS(hay, needle)                                                               \
@@ -121,10 +121,37 @@ static void test_url_kinds(void)
     ASSERT_EQ_INT(idmb_url_kind(""), 0);
     ASSERT_TRUE(idmb_have(kind));
     idmb_db *none = NULL;
-    ASSERT_RC(idmb_open("oracle://scott:tiger@h/db", &none, err, sizeof err), IDMB_EUSAGE);
+    ASSERT_RC(idmb_open("oracle://scott:tiger@h/db", &none, &err), IDMB_EUSAGE);
     ASSERT_TRUE(none == NULL);
-    ASSERT_LACKS(err, "tiger");
-    ASSERT_RC(idmb_open("sqlite:", &none, err, sizeof err), IDMB_EUSAGE);
+    ASSERT_LACKS(err.msg, "tiger");
+    ASSERT_RC(idmb_open("sqlite:", &none, &err), IDMB_EUSAGE);
+}
+
+/* docs/CONTRIBUTING.md's convention: positive codes, the caller's record
+ * written only when a call fails (with the code), NULL allowed. */
+static void test_error_record(void)
+{
+    idmb_error e;
+    memset(&e, 0, sizeof e);
+    e.code = 99;
+    snprintf(e.msg, sizeof e.msg, "untouched");
+    idmb_mysql_url u;
+    const char *ok = "mysql://u@h/db";
+    ASSERT_RC(idmb_mysql_url_parse(ok, strlen(ok), &u, &e), IDMB_OK);
+    ASSERT_EQ_INT(e.code, 99);
+    ASSERT_EQ_STR(e.msg, "untouched");
+    ASSERT_RC(idmb_mysql_url_parse("mysql://", 8, &u, &e), IDMB_EUSAGE);
+    ASSERT_EQ_INT(e.code, IDMB_EUSAGE);
+    ASSERT_CONTAINS(e.msg, "mysql URL");
+    ASSERT_RC(idmb_mysql_url_parse("mysql://", 8, &u, NULL), IDMB_EUSAGE);
+    idmb_db *none = NULL;
+    ASSERT_RC(idmb_open("oracle://h/db", &none, NULL), IDMB_EUSAGE);
+    ASSERT_RC(idmb_open("oracle://h/db", &none, &e), IDMB_EUSAGE);
+    ASSERT_EQ_INT(e.code, IDMB_EUSAGE);
+    ASSERT_CONTAINS(e.msg, "is not a database URL");
+    ASSERT_TRUE(IDMB_EUSAGE > 0 && IDMB_EUNSUPPORTED > 0 && IDMB_EDB > 0 && IDMB_EMISSING > 0);
+    ASSERT_EQ_STR(idmb_strerror(IDMB_EDB), "the database failed or could not be reached");
+    ASSERT_EQ_STR(idmb_strerror(-3), "unknown error");
 }
 
 static void test_url_redact(void)
@@ -152,7 +179,7 @@ static void test_mysql_url_parse(void)
 {
     idmb_mysql_url u;
     const char *a = "mysql://bench:p%40ss@127.0.0.1:3307/idm%5Fdb";
-    ASSERT_RC(idmb_mysql_url_parse(a, strlen(a), &u, err, sizeof err), IDMB_OK);
+    ASSERT_RC(idmb_mysql_url_parse(a, strlen(a), &u, &err), IDMB_OK);
     ASSERT_EQ_STR(u.user, "bench");
     ASSERT_EQ_STR(u.password, "p@ss");
     ASSERT_EQ_STR(u.host, "127.0.0.1");
@@ -160,19 +187,19 @@ static void test_mysql_url_parse(void)
     ASSERT_EQ_STR(u.db, "idm_db");
     ASSERT_EQ_STR(u.socket, "");
     const char *b = "mariadb://root@localhost/d?socket=/tmp/my%20sock";
-    ASSERT_RC(idmb_mysql_url_parse(b, strlen(b), &u, err, sizeof err), IDMB_OK);
+    ASSERT_RC(idmb_mysql_url_parse(b, strlen(b), &u, &err), IDMB_OK);
     ASSERT_EQ_STR(u.user, "root");
     ASSERT_EQ_STR(u.password, "");
     ASSERT_EQ_STR(u.host, "");
     ASSERT_EQ_INT(u.port, 0);
     ASSERT_EQ_STR(u.socket, "/tmp/my sock");
     const char *c = "mysql://u:pw@[::1]:33/d";
-    ASSERT_RC(idmb_mysql_url_parse(c, strlen(c), &u, err, sizeof err), IDMB_OK);
+    ASSERT_RC(idmb_mysql_url_parse(c, strlen(c), &u, &err), IDMB_OK);
     ASSERT_EQ_STR(u.host, "::1");
     ASSERT_EQ_INT(u.port, 33);
     /* Only len bytes count: the rest of the buffer is not read. */
     const char *d = "mysql://u@h/dbXXXX";
-    ASSERT_RC(idmb_mysql_url_parse(d, strlen(d) - 4, &u, err, sizeof err), IDMB_OK);
+    ASSERT_RC(idmb_mysql_url_parse(d, strlen(d) - 4, &u, &err), IDMB_OK);
     ASSERT_EQ_STR(u.db, "db");
     static const char *const bad[] = {
         "mysql://h/db",           "mysql://@h/db",         "mysql://u:topsecret@h",
@@ -183,10 +210,11 @@ static void test_mysql_url_parse(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memset(&u, 'x', sizeof u);
-        int rc = idmb_mysql_url_parse(bad[i], strlen(bad[i]), &u, err, sizeof err);
-        if (rc != IDMB_EUSAGE || err[0] == '\0')
-            TEST_FAIL_("'%s': rc %d, message '%s'", bad[i], rc, err);
-        ASSERT_LACKS(err, "topsecret");
+        err.msg[0] = '\0';
+        int rc = idmb_mysql_url_parse(bad[i], strlen(bad[i]), &u, &err);
+        if (rc != IDMB_EUSAGE || err.msg[0] == '\0')
+            TEST_FAIL_("'%s': rc %d, message '%s'", bad[i], rc, err.msg);
+        ASSERT_LACKS(err.msg, "topsecret");
         ASSERT_EQ_STR(u.password, "");
     }
 }
@@ -212,20 +240,20 @@ static void test_table_names(void)
         "idmint_bench_x y", "Idmint_bench_x", "idmint_bench_0123456789012345678901234567890123456789012345678901",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        if (idmb_create_table(db, bad[i], 16, err, sizeof err) != IDMB_EUSAGE)
+        if (idmb_create_table(db, bad[i], 16, &err) != IDMB_EUSAGE)
             TEST_FAIL_("create '%s' was not refused", bad[i]);
-        if (idmb_drop_table(db, bad[i], err, sizeof err) != IDMB_EUSAGE)
+        if (idmb_drop_table(db, bad[i], &err) != IDMB_EUSAGE)
             TEST_FAIL_("drop '%s' was not refused", bad[i]);
         idmb_stats st;
-        if (idmb_read_stats(db, bad[i], &st, err, sizeof err) != IDMB_EUSAGE)
+        if (idmb_read_stats(db, bad[i], &st, &err) != IDMB_EUSAGE)
             TEST_FAIL_("stats of '%s' were not refused", bad[i]);
     }
-    ASSERT_RC(idmb_create_table(db, "users", 16, err, sizeof err), IDMB_EUSAGE);
-    ASSERT_CONTAINS(err, IDMB_TABLE_PREFIX);
-    ASSERT_RC(idmb_create_table(db, table("w"), 12, err, sizeof err), IDMB_EUSAGE);
+    ASSERT_RC(idmb_create_table(db, "users", 16, &err), IDMB_EUSAGE);
+    ASSERT_CONTAINS(err.msg, IDMB_TABLE_PREFIX);
+    ASSERT_RC(idmb_create_table(db, table("w"), 12, &err), IDMB_EUSAGE);
     uint8_t k[16] = {0};
-    ASSERT_RC(idmb_insert(db, "users", 16, k, 1, 0, err, sizeof err), IDMB_EUSAGE);
-    ASSERT_RC(idmb_insert(db, table("w"), 16, k, 1, -1, err, sizeof err), IDMB_EUSAGE);
+    ASSERT_RC(idmb_insert(db, "users", 16, k, 1, 0, &err), IDMB_EUSAGE);
+    ASSERT_RC(idmb_insert(db, table("w"), 16, k, 1, -1, &err), IDMB_EUSAGE);
 }
 
 static bool density_ok(double d)
@@ -242,29 +270,29 @@ static void check_width(int w)
     ASSERT_TRUE(keys != NULL);
     uint64_t seq = 1000;
     int64_t row = 0;
-    ASSERT_RC(idmb_create_table(db, t, w, err, sizeof err), IDMB_OK);
+    ASSERT_RC(idmb_create_table(db, t, w, &err), IDMB_OK);
     /* Made again: dropped first. */
-    ASSERT_RC(idmb_create_table(db, t, w, err, sizeof err), IDMB_OK);
+    ASSERT_RC(idmb_create_table(db, t, w, &err), IDMB_OK);
     idmb_stats s0, s1, s2;
-    int rc = idmb_read_stats(db, t, &s0, err, sizeof err);
+    int rc = idmb_read_stats(db, t, &s0, &err);
     if (rc != IDMB_OK) {
         free(keys);
-        TEST_FAIL_("stats of an empty table: %d: %s", rc, err);
+        TEST_FAIL_("stats of an empty table: %d: %s", rc, err.msg);
     }
     for (int pass = 0; pass < 2; pass++) {
         for (int b = 0; b < BATCHES; b++) {
             make_keys(keys, w, BATCH, pass == 0, &seq);
-            rc = idmb_insert(db, t, w, keys, BATCH, row, err, sizeof err);
+            rc = idmb_insert(db, t, w, keys, BATCH, row, &err);
             if (rc != IDMB_OK) {
                 free(keys);
-                TEST_FAIL_("insert of %d-byte keys, batch %d: %d: %s", w, b, rc, err);
+                TEST_FAIL_("insert of %d-byte keys, batch %d: %d: %s", w, b, rc, err.msg);
             }
             row += BATCH;
         }
-        rc = idmb_read_stats(db, t, pass == 0 ? &s1 : &s2, err, sizeof err);
+        rc = idmb_read_stats(db, t, pass == 0 ? &s1 : &s2, &err);
         if (rc != IDMB_OK) {
             free(keys);
-            TEST_FAIL_("stats: %d: %s", rc, err);
+            TEST_FAIL_("stats: %d: %s", rc, err.msg);
         }
     }
     printf("# %s: %d-byte keys: %lld rows: index %lld bytes, %lld leaves, density %.3f, page %lld\n",
@@ -276,12 +304,12 @@ static void check_width(int w)
     uint64_t fresh = 1u << 30;
     make_keys(two, w, 1, true, &fresh);
     memcpy(two + w, keys, (size_t)w);
-    rc = idmb_insert(db, t, w, two, 2, row, err, sizeof err);
+    rc = idmb_insert(db, t, w, two, 2, row, &err);
     free(keys);
     ASSERT_EQ_INT(rc, IDMB_EDB);
-    ASSERT_CONTAINS(err, "duplicate key");
-    ASSERT_CONTAINS(err, t);
-    ASSERT_RC(idmb_insert(db, t, w, two, 1, row, err, sizeof err), IDMB_OK);
+    ASSERT_CONTAINS(err.msg, "duplicate key");
+    ASSERT_CONTAINS(err.msg, t);
+    ASSERT_RC(idmb_insert(db, t, w, two, 1, row, &err), IDMB_OK);
 
     ASSERT_TRUE(s0.index_bytes >= 0);
     ASSERT_TRUE(s1.index_bytes > 0);
@@ -307,12 +335,12 @@ static void check_width(int w)
     }
     ASSERT_TRUE(s2.index_bytes >= s2.leaf_pages * s2.page_bytes);
 
-    ASSERT_RC(idmb_drop_table(db, t, err, sizeof err), IDMB_OK);
+    ASSERT_RC(idmb_drop_table(db, t, &err), IDMB_OK);
     idmb_stats gone;
-    ASSERT_RC(idmb_read_stats(db, t, &gone, err, sizeof err), IDMB_EDB);
-    ASSERT_CONTAINS(err, t);
+    ASSERT_RC(idmb_read_stats(db, t, &gone, &err), IDMB_EDB);
+    ASSERT_CONTAINS(err.msg, t);
     /* Dropping what is not there is fine. */
-    ASSERT_RC(idmb_drop_table(db, t, err, sizeof err), IDMB_OK);
+    ASSERT_RC(idmb_drop_table(db, t, &err), IDMB_OK);
 }
 
 static void test_width_8(void)
@@ -337,17 +365,17 @@ static int fill(const char *t, bool sequential, idmb_stats *st, double *rows_per
     if (keys == NULL)
         return -100;
     uint64_t seq = 1;
-    int rc = idmb_create_table(db, t, 16, err, sizeof err);
+    int rc = idmb_create_table(db, t, 16, &err);
     double spent = 0;
     for (int64_t row = 0; rc == IDMB_OK && row < DENSITY_ROWS; row += DENSITY_BATCH) {
         make_keys(keys, 16, DENSITY_BATCH, sequential, &seq);
         double t0 = now_s();
-        rc = idmb_insert(db, t, 16, keys, DENSITY_BATCH, row, err, sizeof err);
+        rc = idmb_insert(db, t, 16, keys, DENSITY_BATCH, row, &err);
         spent += now_s() - t0;
     }
     free(keys);
     if (rc == IDMB_OK)
-        rc = idmb_read_stats(db, t, st, err, sizeof err);
+        rc = idmb_read_stats(db, t, st, &err);
     *rows_per_s = spent > 0 ? DENSITY_ROWS / spent : 0;
     return rc;
 }
@@ -374,8 +402,8 @@ static void test_random_vs_sequential(void)
     }
     if (kind == IDMB_MYSQL)
         ASSERT_TRUE(sr.leaf_pages > ss.leaf_pages);
-    ASSERT_RC(idmb_drop_table(db, ts, err, sizeof err), IDMB_OK);
-    ASSERT_RC(idmb_drop_table(db, tr, err, sizeof err), IDMB_OK);
+    ASSERT_RC(idmb_drop_table(db, ts, &err), IDMB_OK);
+    ASSERT_RC(idmb_drop_table(db, tr, &err), IDMB_OK);
 }
 
 static void test_counters_grow(void)
@@ -385,16 +413,16 @@ static void test_counters_grow(void)
     uint8_t *keys = malloc((size_t)BATCH * 16);
     ASSERT_TRUE(keys != NULL);
     idmb_counters c0, c1;
-    int rc = idmb_create_table(db, t, 16, err, sizeof err);
+    int rc = idmb_create_table(db, t, 16, &err);
     if (rc == IDMB_OK)
-        rc = idmb_read_counters(db, &c0, err, sizeof err);
+        rc = idmb_read_counters(db, &c0, &err);
     for (int64_t row = 0; rc == IDMB_OK && row < ROWS; row += BATCH) {
         make_keys(keys, 16, BATCH, false, NULL);
-        rc = idmb_insert(db, t, 16, keys, BATCH, row, err, sizeof err);
+        rc = idmb_insert(db, t, 16, keys, BATCH, row, &err);
     }
     free(keys);
     ASSERT_RC(rc, IDMB_OK);
-    ASSERT_RC(idmb_read_counters(db, &c1, err, sizeof err), IDMB_OK);
+    ASSERT_RC(idmb_read_counters(db, &c1, &err), IDMB_OK);
     printf("# %s: %d random rows: wal %lld, written %lld, reads %lld, writes %lld (deltas)\n",
            kind_name(), ROWS, (long long)(c1.wal_bytes - c0.wal_bytes),
            (long long)(c1.bytes_written - c0.bytes_written),
@@ -412,7 +440,7 @@ static void test_counters_grow(void)
         ASSERT_TRUE(c0.wal_bytes >= 0);
         ASSERT_TRUE(c1.wal_bytes - c0.wal_bytes >= (int64_t)ROWS * 16);
     }
-    ASSERT_RC(idmb_drop_table(db, t, err, sizeof err), IDMB_OK);
+    ASSERT_RC(idmb_drop_table(db, t, &err), IDMB_OK);
 }
 
 /* A loopback port nobody listens on: tcp/1 (tcpmux) is refused here. */
@@ -434,17 +462,17 @@ static void test_unreachable(void)
     }
     idmb_db *other = NULL;
     double t0 = now_s();
-    int rc = idmb_open(bad, &other, err, sizeof err);
+    int rc = idmb_open(bad, &other, &err);
     double took = now_s() - t0;
-    printf("# %s: unreachable: %d after %.0f ms: %s\n", kind_name(), rc, took * 1000, err);
+    printf("# %s: unreachable: %d after %.0f ms: %s\n", kind_name(), rc, took * 1000, err.msg);
     ASSERT_EQ_INT(rc, IDMB_EDB);
     ASSERT_TRUE(other == NULL);
-    ASSERT_LACKS(err, "hunter2pw");
+    ASSERT_LACKS(err.msg, "hunter2pw");
     if (kind == IDMB_SQLITE) {
-        ASSERT_CONTAINS(err, "/nonexistent-dir-");
+        ASSERT_CONTAINS(err.msg, "/nonexistent-dir-");
     } else {
-        ASSERT_CONTAINS(err, "127.0.0.1:1/");
-        ASSERT_CONTAINS(err, "***");
+        ASSERT_CONTAINS(err.msg, "127.0.0.1:1/");
+        ASSERT_CONTAINS(err.msg, "***");
     }
     ASSERT_TRUE(took < 12);
 }
@@ -452,15 +480,16 @@ static void test_unreachable(void)
 static void test_missing(void)
 {
     idmb_db *other = NULL;
-    int rc = idmb_open(url, &other, err, sizeof err);
-    printf("# %s: a role that may not create pgstattuple: %d: %s\n", kind_name(), rc, err);
+    int rc = idmb_open(url, &other, &err);
+    printf("# %s: a role that may not create pgstattuple: %d: %s\n", kind_name(), rc, err.msg);
     idmb_close(other);
     ASSERT_EQ_INT(rc, IDMB_EMISSING);
-    ASSERT_CONTAINS(err, "pgstattuple");
-    ASSERT_CONTAINS(err, "postgresql-contrib");
+    ASSERT_CONTAINS(err.msg, "pgstattuple");
+    ASSERT_CONTAINS(err.msg, "postgresql-contrib");
 }
 
 static const struct test_case pure[] = {
+    TEST(test_error_record),
     TEST(test_url_kinds),
     TEST(test_url_redact),
     TEST(test_mysql_url_parse),
@@ -510,9 +539,9 @@ int main(int argc, char **argv)
         run(miss, NULL, &ran, &failed);
     } else {
         run(pure, only, &ran, &failed);
-        int rc = idmb_open(url, &db, err, sizeof err);
+        int rc = idmb_open(url, &db, &err);
         if (rc != IDMB_OK) {
-            fprintf(stderr, "dbbench_test: cannot open the database: %d: %s\n", rc, err);
+            fprintf(stderr, "dbbench_test: cannot open the database: %d: %s\n", rc, err.msg);
             return 1;
         }
         run(live, only, &ran, &failed);

@@ -82,6 +82,33 @@ run_hello() {
 }
 
 # check_pkgconfig PREFIX: idmint.pc under PREFIX resolves into PREFIX, and
+# check_component WHERE PACKAGE PROGRAM EXPECTED WHAT [ARGS...]: PROGRAM.c
+# builds against the installed PACKAGE with pkg-config's flags, and run
+# with ARGS prints EXPECTED.
+check_component() {
+    local where=$1 pkg=$2 prog=$3 want=$4 what=$5
+    shift 5
+    local flags out rc=0
+    if ! flags=$(pkg-config --cflags --libs "$pkg" 2>&1); then
+        fail "pkg-config ($where): pkg-config --cflags --libs $pkg: $flags"
+        return
+    fi
+    # shellcheck disable=SC2086 # pkg-config's output is meant to be split
+    out=$("$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror "${SAN_FLAGS[@]}" \
+        "$HERE/$prog.c" -o "$T/$prog" $flags 2>&1) || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        fail "pkg-config ($where): $CC $prog.c $flags: $out"
+    else
+        out=$("$T/$prog" "$@" 2>&1)
+        if [ "$out" = "$want" ]; then
+            pass "pkg-config ($where): $prog.c builds with $pkg and $what"
+        else
+            fail "pkg-config ($where): $prog printed: $out"
+        fi
+    fi
+    rm -f "$T/$prog"
+}
+
 # hello builds and runs with it.
 check_pkgconfig() {
     local prefix=$1 where=$2 pcdir="$1/$LIBDIR/pkgconfig" var got want out rc
@@ -121,27 +148,16 @@ check_pkgconfig() {
     pass "pkg-config ($where): hello.c builds with: $CC ${SAN_FLAGS[*]} $flags"
     run_hello "pkg-config ($where)" "$T/hello_pc" LD_LIBRARY_PATH="$prefix/$LIBDIR"
     rm -f "$T/hello_pc"
-    # The coordination component: its own static library and .pc file, which
-    # brings the clients' libraries (libcurl, jansson, libzookeeper_mt).
-    if ! flags=$(pkg-config --cflags --libs idmint-coord 2>&1); then
-        fail "pkg-config ($where): pkg-config --cflags --libs idmint-coord: $flags"
-    else
-        rc=0
-        # shellcheck disable=SC2086 # pkg-config's output is meant to be split
-        out=$("$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror "${SAN_FLAGS[@]}" \
-            "$HERE/coord_hello.c" -o "$T/coord_hello" $flags 2>&1) || rc=$?
-        if [ "$rc" -ne 0 ]; then
-            fail "pkg-config ($where): $CC coord_hello.c $flags: $out"
-        else
-            out=$("$T/coord_hello" 2>&1)
-            if [ "$out" = "etcd etcd://127.0.0.1:2379/idmint/hello"$'\n'"zookeeper zk://127.0.0.1:2181/idmint/hello" ]; then
-                pass "pkg-config ($where): coord_hello.c builds with idmint-coord and opens both kinds of coordinator"
-            else
-                fail "pkg-config ($where): coord_hello printed: $out"
-            fi
-        fi
-        rm -f "$T/coord_hello"
-    fi
+    # The coordination component and the segment stores: each its own
+    # static library and .pc file, which brings the clients' libraries
+    # (libcurl, jansson, libzookeeper_mt; sqlite3, libpq).
+    check_component "$where" idmint-coord coord_hello \
+        "etcd etcd://127.0.0.1:2379/idmint/hello"$'\n'"zookeeper zk://127.0.0.1:2181/idmint/hello" \
+        "opens both kinds of coordinator"
+    rm -f "$T/hello.db"
+    check_component "$where" idmint-segstore segstore_hello "sqlite 1 11 1 1" \
+        "leases from an SQLite store" "$T/hello.db"
+    rm -f "$T/hello.db" "$T/hello.db-wal" "$T/hello.db-shm"
     unset PKG_CONFIG_PATH
 }
 

@@ -1,7 +1,7 @@
 /*
  * test_common.c - the front ends' shared helpers (common/): JSON string
  * escaping must yield valid JSON whatever bytes come in, the inspect
- * renderer must produce the CONTRACT.md members, in the fixed buffers that
+ * renderer must produce the members man/idmint.1 lists, in the fixed buffers that
  * both the CLI and the server hand it, and the option values that idmint
  * and idmintd share (optvalue.h) must be parsed alike: negative and
  * RFC 3339 epochs, ranges, junk and overflow.

@@ -427,6 +427,41 @@ static int run_segment(struct faults *f, const struct scenario *s, idm_error *er
     return rc;
 }
 
+/* A durable mark (mark.h) with a generator attached, blocking mode: open,
+ * mint across several reserves (the clock moves 1 ms per read, the reserve
+ * is 5 ms), close (which lowers the file). */
+static int run_mark(struct faults *f, const struct scenario *s, idm_error *err)
+{
+    static idm_uuid u[BIG_N];
+    const char *path = fresh_state_path();
+    idm_mark_config mc;
+    idm_mark_config_init(&mc);
+    mc.reserve_ms = 5;
+    mc.clock = (idm_clock){fault_now, fault_sleep, f};
+    mc.allocator = (idm_allocator){fault_alloc, fault_free, f};
+    idm_mark *m = (idm_mark *)f; /* must be replaced, by NULL on failure */
+    int rc = idm_mark_open(&m, path, &mc, err);
+    if (rc != IDM_OK) {
+        if (m != NULL)
+            TEST_REPORT_("idm_mark_open failed (%d) but left *out set", rc);
+        return rc;
+    }
+    idm_gen *g;
+    rc = with_gen(f, s, &g, err);
+    if (rc == IDM_OK)
+        rc = idm_mark_attach_gen(m, g, err);
+    for (int i = 0; i < 20 && rc == IDM_OK; i++)
+        rc = idm_uuidv7_next_n(g, u, SMALL_N, err);
+    idm_error close_err = {0};
+    int crc = idm_mark_close(m, &close_err);
+    if (rc == IDM_OK && crc != IDM_OK) {
+        rc = crc;
+        *err = close_err;
+    }
+    idm_gen_free(g);
+    return rc;
+}
+
 #define GEN_SCENARIOS(suffix, fl)                                                                  \
     {"idm_gen_new" suffix, fl, 0, run_gen_new, 0},                                                 \
         {"idm_uuidv7_next_n" suffix, fl, 0, run_uuidv7, 0},                                        \
@@ -457,6 +492,7 @@ static const struct scenario scenarios[] = {
     {"idm_snowflake_try_next_text_n", 0, 0, run_sf_next, SF_TRY | SF_TEXT},
     {"idm_snowflake_next_n state_path", 0, 1, run_sf_next, 0},
     {"idm_segment_new", 0, 0, run_segment, 0},
+    {"idm_mark_open, attach, mint, close", 0, 0, run_mark, 0},
     {NULL, 0, 0, NULL, 0},
 };
 

@@ -1,10 +1,10 @@
 /*
  * test_formats.c - the one table of formats (common/formats.h) that
  * idmint gen and idmintd share: every entry sits at its id, in the order
- * of CONTRACT.md's table (idmintd's metrics follow it), the lookups find
+ * of man/idmint.1's FORMATS (idmintd's metrics follow it), the lookups find
  * exactly the names, and each entry's facts agree with the library (the
  * IDM_FORMAT_* codes write texts of the stated length) and with
- * CONTRACT.md (time-ordered formats, prefixes).
+ * man/idmint.1 (time-ordered formats, prefixes).
  */
 #include "formats.h"
 #include "testlib.h"
@@ -57,7 +57,7 @@ static void test_formats_lookup_takes_exactly_len_bytes(void)
 
 static void test_formats_contract_facts(void)
 {
-    /* CONTRACT.md: "every time-ordered format (uuidv7, ulid, ksuid,
+    /* idmint(1): "every time-ordered format (uuidv7, ulid, ksuid,
      * snowflake, typeid)"; --prefix "required" for typeid, "when --prefix
      * is given" for token. */
     for (int i = 0; i < IDMX_FMT_COUNT; i++) {

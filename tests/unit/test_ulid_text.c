@@ -35,10 +35,10 @@ static void ulid_parse_gives_the_contract_messages(void)
 {
     idm_ulid u;
     idm_error err;
-    /* shared/CONTRACT.md's example diagnostic. */
+    /* idmint(1)'s example diagnostic (DESCRIPTION). */
     ASSERT_EQ_INT(idm_ulid_parse("8ZZZZZZZZZZZZZZZZZZZZZZZZZ", 26, &u, &err), IDM_EPARSE);
     ASSERT_EQ_STR(err.msg, "ULID exceeds 128 bits (first character above 7)");
-    /* shared/STYLE.md's example reason. */
+    /* The reason alone: the CLI adds "idmint: INPUT: " in front. */
     ASSERT_EQ_INT(idm_ulid_parse("01ARZ3NDEKTSV4RRFFQ69G5FA", 25, &u, &err), IDM_EPARSE);
     ASSERT_EQ_STR(err.msg, "ULID must be 26 characters, got 25");
     ASSERT_EQ_INT(err.offset, 25);

@@ -1,6 +1,6 @@
 /*
  * segstore_pg.c - the segment store in PostgreSQL (postgresql://... or
- * postgres://..., a libpq connection URI), over libpq (idmint_segstore.h).
+ * postgres://..., a libpq connection URI), over libpq (<idmint/segstore.h>).
  *
  * Each statement runs in autocommit: the lease is one UPDATE ...
  * RETURNING, atomic under PostgreSQL's row lock, so servers sharing the
@@ -22,7 +22,7 @@
  * Messages name the store as HOST:PORT/DB, never with the URI itself,
  * which may hold a password.
  */
-#include "segstore_backend.h"
+#include "backend.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -33,14 +33,14 @@
 
 /* Byte order, as SQLite's BINARY: not the database's locale, which may
  * sort '_' and '.' anywhere. */
-static const char sql_list_pg[] = IDMC_SQL_COLUMNS " ORDER BY tag COLLATE \"C\"";
+static const char sql_list_pg[] = IDMSEG_SQL_COLUMNS " ORDER BY tag COLLATE \"C\"";
 
 typedef struct pg_store {
     PGconn *conn;
     char where[320]; /* "PostgreSQL at HOST:PORT/DB" */
 } pg_store;
 
-static pg_store *pg(idmc_store *st)
+static pg_store *pg(idmseg_store *st)
 {
     return st->impl;
 }
@@ -90,10 +90,11 @@ static bool sqlstate_readonly(const char *state)
 }
 
 /* Runs sql with n text parameters. Returns the result (to PQclear), or
- * NULL with *rc (IDMC_READONLY, IDMC_ERROR) and msg; *lost says whether it
- * failed for a lost connection (worth one more try). */
+ * NULL with *rc (IDMSEG_EREADONLY, IDMSEG_EDB) and the message in err;
+ * *lost says whether it failed for a lost connection (worth one more
+ * try). */
 static PGresult *run(pg_store *s, const char *sql, int n, const char *const *vals, const char *what,
-                     int *rc, bool *lost, char *msg, size_t cap)
+                     int *rc, bool *lost, idmseg_error *err)
 {
     char why[512];
     *lost = false;
@@ -103,8 +104,8 @@ static PGresult *run(pg_store *s, const char *sql, int n, const char *const *val
         PQreset(s->conn);
         if (PQstatus(s->conn) != CONNECTION_OK) {
             copy_pq_msg(why, sizeof why, PQerrorMessage(s->conn));
-            snprintf(msg, cap, "%s: %s: cannot reconnect: %s", s->where, what, why);
-            *rc = IDMC_ERROR;
+            idmseg__msg(err, "%s: %s: cannot reconnect: %s", s->where, what, why);
+            *rc = IDMSEG_EDB;
             return NULL;
         }
     }
@@ -116,13 +117,13 @@ static PGresult *run(pg_store *s, const char *sql, int n, const char *const *val
     const char *text = res != NULL ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
     copy_pq_msg(why, sizeof why, text != NULL ? text : PQerrorMessage(s->conn));
     if (sqlstate_readonly(state)) {
-        snprintf(msg, cap, "%s is read-only for this connection (SQLSTATE %s: %s): %s", s->where,
-                 state, why, what);
-        *rc = IDMC_READONLY;
+        idmseg__msg(err, "%s is read-only for this connection (SQLSTATE %s: %s): %s", s->where,
+                    state, why, what);
+        *rc = IDMSEG_EREADONLY;
     } else {
-        snprintf(msg, cap, "%s: %s: %s%s%s", s->where, what, why, state != NULL ? " SQLSTATE " : "",
-                 state != NULL ? state : "");
-        *rc = IDMC_ERROR;
+        idmseg__msg(err, "%s: %s: %s%s%s", s->where, what, why, state != NULL ? " SQLSTATE " : "",
+                    state != NULL ? state : "");
+        *rc = IDMSEG_EDB;
     }
     *lost = PQstatus(s->conn) != CONNECTION_OK;
     PQclear(res);
@@ -132,12 +133,12 @@ static PGresult *run(pg_store *s, const char *sql, int n, const char *const *val
 /* run, once more when the connection was lost (for statements that may be
  * repeated: see the file comment). */
 static PGresult *run_again(pg_store *s, const char *sql, int n, const char *const *vals,
-                           const char *what, int *rc, char *msg, size_t cap)
+                           const char *what, int *rc, idmseg_error *err)
 {
     bool lost;
-    PGresult *res = run(s, sql, n, vals, what, rc, &lost, msg, cap);
+    PGresult *res = run(s, sql, n, vals, what, rc, &lost, err);
     if (res == NULL && lost)
-        res = run(s, sql, n, vals, what, rc, &lost, msg, cap);
+        res = run(s, sql, n, vals, what, rc, &lost, err);
     return res;
 }
 
@@ -154,14 +155,14 @@ static int parse_i64(const char *s, int64_t *out)
     return 0;
 }
 
-/* Row `row` of a result with IDMC_SQL_COLUMNS into *out; 0 or -1. */
-static int row_info(PGresult *res, int row, idmc_tag_info *out)
+/* Row `row` of a result with IDMSEG_SQL_COLUMNS into *out; 0 or -1. */
+static int row_info(PGresult *res, int row, idmseg_tag_info *out)
 {
     int64_t v[8];
     for (int i = 0; i < 8; i++)
         if (parse_i64(PQgetvalue(res, row, i + 1), &v[i]) != 0)
             return -1;
-    return idmc_tag_info_fill(out, PQgetvalue(res, row, 0), v);
+    return idmseg__tag_info_fill(out, PQgetvalue(res, row, 0), v);
 }
 
 /* libpq's default prints notices and warnings (a shutdown's, CREATE ...
@@ -172,22 +173,23 @@ static void ignore_notice(void *arg, const PGresult *res)
     (void)res;
 }
 
-static int pg_open(idmc_store *st, const char *url, char *msg, size_t cap)
+static int pg_open(idmseg_store *st, const char *url, idmseg_error *err)
 {
-    char *err = NULL;
-    PQconninfoOption *opts = PQconninfoParse(url, &err);
+    char *why_pq = NULL;
+    PQconninfoOption *opts = PQconninfoParse(url, &why_pq);
     if (opts == NULL) {
         char why[512];
-        copy_pq_msg(why, sizeof why, err != NULL ? err : "out of memory");
-        PQfreemem(err);
-        snprintf(msg, cap, "not a PostgreSQL connection URI: %s", why);
-        return err != NULL ? IDMC_USAGE : IDMC_ERROR;
+        bool bad_uri = why_pq != NULL; /* else libpq ran out of memory */
+        copy_pq_msg(why, sizeof why, bad_uri ? why_pq : "out of memory");
+        PQfreemem(why_pq);
+        idmseg__msg(err, "not a PostgreSQL connection URI: %s", why);
+        return bad_uri ? IDMSEG_EUSAGE : IDMSEG_EDB;
     }
     pg_store *s = calloc(1, sizeof *s);
     if (s == NULL) {
         PQconninfoFree(opts);
-        snprintf(msg, cap, "out of memory");
-        return IDMC_ERROR;
+        idmseg__msg(err, "out of memory");
+        return IDMSEG_EDB;
     }
     describe(s, opts);
     PQconninfoFree(opts);
@@ -206,17 +208,17 @@ static int pg_open(idmc_store *st, const char *url, char *msg, size_t cap)
     const char *vals[] = {
         "5", "-c statement_timeout=5000", "1", "5", "2", "3", "10000", "idmint", url, NULL};
     s->conn = PQconnectdbParams(keys, vals, 1);
-    int result = IDMC_ERROR;
+    int result = IDMSEG_EDB;
     char why[512];
     if (s->conn == NULL) {
-        snprintf(msg, cap, "%s: out of memory", s->where);
+        idmseg__msg(err, "%s: out of memory", s->where);
         goto fail;
     }
     /* Kept by PQreset, which reuses the PGconn. */
     PQsetNoticeReceiver(s->conn, ignore_notice, NULL);
     if (PQstatus(s->conn) != CONNECTION_OK) {
         copy_pq_msg(why, sizeof why, PQerrorMessage(s->conn));
-        snprintf(msg, cap, "%s: cannot connect: %s", s->where, why);
+        idmseg__msg(err, "%s: cannot connect: %s", s->where, why);
         goto fail;
     }
     /* Made only when missing: CREATE TABLE IF NOT EXISTS would need the
@@ -224,21 +226,20 @@ static int pg_open(idmc_store *st, const char *url, char *msg, size_t cap)
      * role must still be able to show and list. */
     bool lost;
     const char *exists_sql = "SELECT to_regclass('idmint_segments') IS NOT NULL";
-    PGresult *res =
-        run(s, exists_sql, 0, NULL, "cannot look for the table", &result, &lost, msg, cap);
+    PGresult *res = run(s, exists_sql, 0, NULL, "cannot look for the table", &result, &lost, err);
     if (res == NULL)
         goto fail;
     bool exists = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
     PQclear(res);
     if (!exists) {
-        res = run(s, idmc_sql_create_table, 0, NULL, "cannot create the idmint_segments table",
-                  &result, &lost, msg, cap);
+        res = run(s, idmseg__sql_create_table, 0, NULL, "cannot create the idmint_segments table",
+                  &result, &lost, err);
         if (res == NULL) {
             /* Two stores opened at once can race to create it (a unique
              * violation in the catalog): fine when the other one made it. */
-            char again[64];
+            idmseg_error again;
             int rc2;
-            res = run(s, exists_sql, 0, NULL, "", &rc2, &lost, again, sizeof again);
+            res = run(s, exists_sql, 0, NULL, "", &rc2, &lost, &again);
             exists = res != NULL && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
             if (!exists) {
                 PQclear(res);
@@ -247,7 +248,6 @@ static int pg_open(idmc_store *st, const char *url, char *msg, size_t cap)
         }
         PQclear(res);
     }
-    msg[0] = '\0';
     st->impl = s;
     return 0;
 fail:
@@ -256,7 +256,7 @@ fail:
     return result;
 }
 
-static void pg_close(idmc_store *st)
+static void pg_close(idmseg_store *st)
 {
     pg_store *s = pg(st);
     PQfinish(s->conn);
@@ -264,8 +264,8 @@ static void pg_close(idmc_store *st)
     st->impl = NULL;
 }
 
-static int pg_create(idmc_store *st, const char *tag, const idmc_tag_spec *spec, int64_t now_ms,
-                     char *msg, size_t cap)
+static int pg_create(idmseg_store *st, const char *tag, const idmseg_tag_spec *spec, int64_t now_ms,
+                     idmseg_error *err)
 {
     pg_store *s = pg(st);
     char num[6][24];
@@ -280,42 +280,42 @@ static int pg_create(idmc_store *st, const char *tag, const idmc_tag_spec *spec,
     snprintf(what, sizeof what, "cannot create tag %s", tag);
     int rc;
     bool lost;
-    PGresult *res = run(s, idmc_sql_insert, 7, vals, what, &rc, &lost, msg, cap);
+    PGresult *res = run(s, idmseg__sql_insert, 7, vals, what, &rc, &lost, err);
     if (res == NULL)
         return rc;
     rc = 0;
     if (strcmp(PQcmdTuples(res), "0") == 0) {
-        snprintf(msg, cap, "tag %s exists already in %s", tag, s->where);
-        rc = IDMC_EXISTS;
+        idmseg__msg(err, "tag %s exists already in %s", tag, s->where);
+        rc = IDMSEG_EEXISTS;
     }
     PQclear(res);
     return rc;
 }
 
-static int pg_show(idmc_store *st, const char *tag, idmc_tag_info *out, char *msg, size_t cap)
+static int pg_show(idmseg_store *st, const char *tag, idmseg_tag_info *out, idmseg_error *err)
 {
     pg_store *s = pg(st);
     const char *vals[] = {tag};
     char what[128];
     snprintf(what, sizeof what, "cannot read tag %s", tag);
     int rc;
-    PGresult *res = run_again(s, idmc_sql_select, 1, vals, what, &rc, msg, cap);
+    PGresult *res = run_again(s, idmseg__sql_select, 1, vals, what, &rc, err);
     if (res == NULL)
         return rc;
     rc = 0;
     if (PQntuples(res) == 0) {
-        snprintf(msg, cap, "no tag %s in %s", tag, s->where);
-        rc = IDMC_NOTAG;
+        idmseg__msg(err, "no tag %s in %s", tag, s->where);
+        rc = IDMSEG_ENOTAG;
     } else if (PQnfields(res) != 9 || row_info(res, 0, out) != 0) {
-        snprintf(msg, cap, "%s: the row of tag %s holds values out of range", s->where, tag);
-        rc = IDMC_ERROR;
+        idmseg__msg(err, "%s: the row of tag %s holds values out of range", s->where, tag);
+        rc = IDMSEG_EDB;
     }
     PQclear(res);
     return rc;
 }
 
-static int pg_lease(idmc_store *st, const char *tag, uint64_t count, int64_t now_ms,
-                    uint64_t *first, uint64_t *stride, char *msg, size_t cap)
+static int pg_lease(idmseg_store *st, const char *tag, uint64_t count, int64_t now_ms,
+                    uint64_t *first, uint64_t *stride, idmseg_error *err)
 {
     pg_store *s = pg(st);
     char num[2][24];
@@ -325,7 +325,7 @@ static int pg_lease(idmc_store *st, const char *tag, uint64_t count, int64_t now
     char what[128];
     snprintf(what, sizeof what, "cannot lease from tag %s", tag);
     int rc;
-    PGresult *res = run_again(s, idmc_sql_lease, 3, vals, what, &rc, msg, cap);
+    PGresult *res = run_again(s, idmseg__sql_lease, 3, vals, what, &rc, err);
     if (res == NULL)
         return rc;
     if (PQntuples(res) == 1 && PQnfields(res) == 2) {
@@ -333,8 +333,8 @@ static int pg_lease(idmc_store *st, const char *tag, uint64_t count, int64_t now
         rc = 0;
         if (parse_i64(PQgetvalue(res, 0, 0), &f) != 0 ||
             parse_i64(PQgetvalue(res, 0, 1), &k) != 0 || f < 0 || k <= 0) {
-            snprintf(msg, cap, "%s: the row of tag %s holds values out of range", s->where, tag);
-            rc = IDMC_ERROR;
+            idmseg__msg(err, "%s: the row of tag %s holds values out of range", s->where, tag);
+            rc = IDMSEG_EDB;
         } else {
             *first = (uint64_t)f;
             *stride = (uint64_t)k;
@@ -346,26 +346,26 @@ static int pg_lease(idmc_store *st, const char *tag, uint64_t count, int64_t now
     /* No row changed: a missing tag, or one the guard refused (a later
      * lease cannot make a used-up tag usable again, so reading it apart
      * from the UPDATE is safe). */
-    idmc_tag_info info;
-    rc = pg_show(st, tag, &info, msg, cap);
+    idmseg_tag_info info;
+    rc = pg_show(st, tag, &info, err);
     if (rc == 0)
-        rc = idmc_used_up(tag, info.next_id, count, info.stride, msg, cap);
+        rc = idmseg__used_up(tag, info.next_id, count, info.stride, err);
     return rc;
 }
 
-static int pg_list(idmc_store *st, void (*fn)(void *ctx, const idmc_tag_info *tag), void *ctx,
-                   char *msg, size_t cap)
+static int pg_list(idmseg_store *st, void (*fn)(void *ctx, const idmseg_tag_info *tag), void *ctx,
+                   idmseg_error *err)
 {
     pg_store *s = pg(st);
     int rc;
-    PGresult *res = run_again(s, sql_list_pg, 0, NULL, "cannot list the tags", &rc, msg, cap);
+    PGresult *res = run_again(s, sql_list_pg, 0, NULL, "cannot list the tags", &rc, err);
     if (res == NULL)
         return -1;
     int n = PQntuples(res);
     for (int i = 0; i < n; i++) {
-        idmc_tag_info info;
+        idmseg_tag_info info;
         if (PQnfields(res) != 9 || row_info(res, i, &info) != 0) {
-            snprintf(msg, cap, "%s: a row holds values out of range", s->where);
+            idmseg__msg(err, "%s: a row holds values out of range", s->where);
             PQclear(res);
             return -1;
         }
@@ -375,7 +375,7 @@ static int pg_list(idmc_store *st, void (*fn)(void *ctx, const idmc_tag_info *ta
     return n;
 }
 
-static const idmc_store_ops pg_ops = {
+static const idmseg__ops pg_ops = {
     .kind = "postgresql",
     .open = pg_open,
     .close = pg_close,
@@ -385,4 +385,4 @@ static const idmc_store_ops pg_ops = {
     .list = pg_list,
 };
 
-const idmc_store_ops *const idmc_pg_store_ops = &pg_ops;
+const idmseg__ops *const idmseg__pg_ops = &pg_ops;

@@ -1,6 +1,6 @@
 /*
  * segstore_sqlite.c - the segment store in an SQLite file (sqlite:PATH),
- * the embedded default (idmint_segstore.h).
+ * the embedded default (<idmint/segstore.h>).
  *
  * Several processes may share one file: a lease is BEGIN IMMEDIATE (the
  * write lock up front, so that two leases never both read next_id and
@@ -15,7 +15,7 @@
  * lease that failed: the caller (the allocator) retries, and a failed
  * lease may have been applied, which only loses its IDs.
  */
-#include "segstore_backend.h"
+#include "backend.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -37,7 +37,7 @@ typedef struct sq_store {
     sqlite3_stmt *insert, *lease, *select, *list;
 } sq_store;
 
-static sq_store *sq(idmc_store *st)
+static sq_store *sq(idmseg_store *st)
 {
     return st->impl;
 }
@@ -69,22 +69,23 @@ static bool dir_readonly(const char *path)
 
 /* Maps an SQLite failure to a result and a message "SQLite file PATH:
  * WHAT: SQLite's message". Writing a file that cannot be written is
- * IDMC_READONLY, whether the file says so (SQLITE_READONLY) or its
+ * IDMSEG_EREADONLY, whether the file says so (SQLITE_READONLY) or its
  * journal cannot be made beside it (SQLITE_CANTOPEN in a read-only
  * directory). */
-static int sq_fail(const sq_store *s, int rc, const char *what, char *msg, size_t cap)
+static int sq_fail(const sq_store *s, int rc, const char *what, idmseg_error *err)
 {
     const char *why = s->db != NULL ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc);
     int prim = rc & 0xff;
     if (prim == SQLITE_READONLY ||
         ((prim == SQLITE_CANTOPEN || prim == SQLITE_IOERR) && dir_readonly(s->path))) {
-        snprintf(msg, cap, "SQLite file %s is read-only (%s): %s", s->path,
-                 s->readonly ? "opened read-only: no write permission on it or its directory" : why,
-                 what);
-        return IDMC_READONLY;
+        idmseg__msg(err, "SQLite file %s is read-only (%s): %s", s->path,
+                    s->readonly ? "opened read-only: no write permission on it or its directory"
+                                : why,
+                    what);
+        return IDMSEG_EREADONLY;
     }
-    snprintf(msg, cap, "SQLite file %s: %s: %s", s->path, what, why);
-    return IDMC_ERROR;
+    idmseg__msg(err, "SQLite file %s: %s: %s", s->path, what, why);
+    return IDMSEG_EDB;
 }
 
 /* Binds an integer to the parameter named NAME ("$2"): the shared SQL
@@ -167,39 +168,39 @@ static int open_immutable(sq_store *s)
     return rc;
 }
 
-static int sq_open(idmc_store *st, const char *path, char *msg, size_t cap)
+static int sq_open(idmseg_store *st, const char *path, idmseg_error *err)
 {
     sq_store *s = calloc(1, sizeof *s);
     char *copy = strdup(path);
     if (s == NULL || copy == NULL) {
         free(s);
         free(copy);
-        snprintf(msg, cap, "out of memory");
-        return IDMC_ERROR;
+        idmseg__msg(err, "out of memory");
+        return IDMSEG_EDB;
     }
     s->path = copy;
-    int result = IDMC_ERROR;
+    int result = IDMSEG_EDB;
     /* A file without write bits is read-only by intent; root could write
      * it anyway, so the mode is honoured here rather than left to open(2). */
     struct stat sb;
     if (stat(path, &sb) == 0) {
         if (!S_ISREG(sb.st_mode)) {
-            snprintf(msg, cap, "SQLite file %s is not a regular file", path);
-            result = IDMC_USAGE;
+            idmseg__msg(err, "SQLite file %s is not a regular file", path);
+            result = IDMSEG_EUSAGE;
             goto fail;
         }
         /* No journal (rollback or WAL) can be made in a read-only
          * directory, so no transaction either. */
         s->readonly = (sb.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || dir_readonly(path);
     } else if (errno != ENOENT) {
-        snprintf(msg, cap, "SQLite file %s: %s", path, strerror(errno));
+        idmseg__msg(err, "SQLite file %s: %s", path, strerror(errno));
         goto fail;
     }
     int flags = (s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
                 SQLITE_OPEN_NOMUTEX;
     int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
     if (rc != SQLITE_OK) {
-        result = sq_fail(s, rc, "cannot open it", msg, cap);
+        result = sq_fail(s, rc, "cannot open it", err);
         goto fail;
     }
     sqlite3_extended_result_codes(s->db, 1);
@@ -216,13 +217,13 @@ static int sq_open(idmc_store *st, const char *path, char *msg, size_t cap)
         s->db = NULL;
         rc = open_immutable(s);
         if (rc != SQLITE_OK) {
-            result = sq_fail(s, rc, "cannot open it", msg, cap);
+            result = sq_fail(s, rc, "cannot open it", err);
             goto fail;
         }
         exists = table_exists(s);
     }
     if (exists < 0) {
-        result = sq_fail(s, -exists, "cannot read it (is it an SQLite database?)", msg, cap);
+        result = sq_fail(s, -exists, "cannot read it (is it an SQLite database?)", err);
         goto fail;
     }
     if (exists == 0) {
@@ -230,31 +231,30 @@ static int sq_open(idmc_store *st, const char *path, char *msg, size_t cap)
             result = sq_fail(s, SQLITE_READONLY,
                              "it has no idmint_segments table and one cannot "
                              "be made",
-                             msg, cap);
+                             err);
             goto fail;
         }
         /* Persistent in the file: set once, by whoever makes the table. */
         rc = sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
         if (rc == SQLITE_OK)
-            rc = sqlite3_exec(s->db, idmc_sql_create_table, NULL, NULL, NULL);
+            rc = sqlite3_exec(s->db, idmseg__sql_create_table, NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
-            result = sq_fail(s, rc, "cannot create the idmint_segments table", msg, cap);
+            result = sq_fail(s, rc, "cannot create the idmint_segments table", err);
             goto fail;
         }
     }
     struct {
         const char *sql;
         sqlite3_stmt **stmt;
-    } prep[] = {{idmc_sql_insert, &s->insert},
-                {idmc_sql_lease, &s->lease},
-                {idmc_sql_select, &s->select},
-                {idmc_sql_list, &s->list}};
+    } prep[] = {{idmseg__sql_insert, &s->insert},
+                {idmseg__sql_lease, &s->lease},
+                {idmseg__sql_select, &s->select},
+                {idmseg__sql_list, &s->list}};
     for (size_t i = 0; i < sizeof prep / sizeof prep[0]; i++) {
         rc = sqlite3_prepare_v3(s->db, prep[i].sql, -1, SQLITE_PREPARE_PERSISTENT, prep[i].stmt,
                                 NULL);
         if (rc != SQLITE_OK) {
-            result =
-                sq_fail(s, rc, "cannot prepare a statement (a table of another shape?)", msg, cap);
+            result = sq_fail(s, rc, "cannot prepare a statement (a table of another shape?)", err);
             goto fail;
         }
     }
@@ -265,18 +265,18 @@ fail:
     return result;
 }
 
-static void sq_close(idmc_store *st)
+static void sq_close(idmseg_store *st)
 {
     sq_free(sq(st));
     st->impl = NULL;
 }
 
-static int sq_create(idmc_store *st, const char *tag, const idmc_tag_spec *spec, int64_t now_ms,
-                     char *msg, size_t cap)
+static int sq_create(idmseg_store *st, const char *tag, const idmseg_tag_spec *spec, int64_t now_ms,
+                     idmseg_error *err)
 {
     sq_store *s = sq(st);
     if (s->readonly)
-        return sq_fail(s, SQLITE_READONLY, "cannot create a tag", msg, cap);
+        return sq_fail(s, SQLITE_READONLY, "cannot create a tag", err);
     sqlite3_stmt *q = s->insert;
     int rc = bind_text(q, "$1", tag);
     if (rc == SQLITE_OK)
@@ -297,19 +297,19 @@ static int sq_create(idmc_store *st, const char *tag, const idmc_tag_spec *spec,
     if (rc != SQLITE_DONE) {
         char what[128];
         snprintf(what, sizeof what, "cannot create tag %s", tag);
-        result = sq_fail(s, rc, what, msg, cap);
+        result = sq_fail(s, rc, what, err);
     } else if (sqlite3_changes(s->db) == 0) {
         /* ON CONFLICT DO NOTHING: the row that was there is untouched. */
-        snprintf(msg, cap, "tag %s exists already in SQLite file %s", tag, s->path);
-        result = IDMC_EXISTS;
+        idmseg__msg(err, "tag %s exists already in SQLite file %s", tag, s->path);
+        result = IDMSEG_EEXISTS;
     }
     done(q);
     return result;
 }
 
-/* Reads the row of tag with s->select into *out: 0, IDMC_NOTAG, or an
+/* Reads the row of tag with s->select into *out: 0, IDMSEG_ENOTAG, or an
  * error. */
-static int read_row(sq_store *s, const char *tag, idmc_tag_info *out, char *msg, size_t cap)
+static int read_row(sq_store *s, const char *tag, idmseg_tag_info *out, idmseg_error *err)
 {
     sqlite3_stmt *q = s->select;
     int rc = bind_text(q, "$1", tag);
@@ -320,34 +320,34 @@ static int read_row(sq_store *s, const char *tag, idmc_tag_info *out, char *msg,
         int64_t v[8];
         for (int i = 0; i < 8; i++)
             v[i] = sqlite3_column_int64(q, i + 1);
-        if (idmc_tag_info_fill(out, tag, v) != 0) {
-            snprintf(msg, cap, "SQLite file %s: the row of tag %s holds values out of range",
-                     s->path, tag);
-            result = IDMC_ERROR;
+        if (idmseg__tag_info_fill(out, tag, v) != 0) {
+            idmseg__msg(err, "SQLite file %s: the row of tag %s holds values out of range", s->path,
+                        tag);
+            result = IDMSEG_EDB;
         }
     } else if (rc == SQLITE_DONE) {
-        snprintf(msg, cap, "no tag %s in SQLite file %s", tag, s->path);
-        result = IDMC_NOTAG;
+        idmseg__msg(err, "no tag %s in SQLite file %s", tag, s->path);
+        result = IDMSEG_ENOTAG;
     } else {
         char what[128];
         snprintf(what, sizeof what, "cannot read tag %s", tag);
-        result = sq_fail(s, rc, what, msg, cap);
+        result = sq_fail(s, rc, what, err);
     }
     done(q);
     return result;
 }
 
-static int sq_lease(idmc_store *st, const char *tag, uint64_t count, int64_t now_ms,
-                    uint64_t *first, uint64_t *stride, char *msg, size_t cap)
+static int sq_lease(idmseg_store *st, const char *tag, uint64_t count, int64_t now_ms,
+                    uint64_t *first, uint64_t *stride, idmseg_error *err)
 {
     sq_store *s = sq(st);
     char what[128];
     snprintf(what, sizeof what, "cannot lease from tag %s", tag);
     if (s->readonly)
-        return sq_fail(s, SQLITE_READONLY, what, msg, cap);
+        return sq_fail(s, SQLITE_READONLY, what, err);
     int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
     if (rc != SQLITE_OK)
-        return sq_fail(s, rc, what, msg, cap);
+        return sq_fail(s, rc, what, err);
     sqlite3_stmt *q = s->lease;
     rc = bind_text(q, "$1", tag);
     if (rc == SQLITE_OK)
@@ -366,28 +366,28 @@ static int sq_lease(idmc_store *st, const char *tag, uint64_t count, int64_t now
          * would keep the transaction from committing. */
         rc = sqlite3_step(q);
         if (rc == SQLITE_DONE && (f < 0 || k <= 0)) {
-            snprintf(msg, cap, "SQLite file %s: the row of tag %s holds values out of range",
-                     s->path, tag);
-            result = IDMC_ERROR;
+            idmseg__msg(err, "SQLite file %s: the row of tag %s holds values out of range", s->path,
+                        tag);
+            result = IDMSEG_EDB;
         } else {
             *first = (uint64_t)f;
             *stride = (uint64_t)k;
         }
     }
     if (rc != SQLITE_DONE && result == 0)
-        result = sq_fail(s, rc, what, msg, cap);
+        result = sq_fail(s, rc, what, err);
     done(q);
     if (result == 0 && !got) {
         /* No row changed: a missing tag, or one the guard refused. */
-        idmc_tag_info info;
-        result = read_row(s, tag, &info, msg, cap);
+        idmseg_tag_info info;
+        result = read_row(s, tag, &info, err);
         if (result == 0)
-            result = idmc_used_up(tag, info.next_id, count, info.stride, msg, cap);
+            result = idmseg__used_up(tag, info.next_id, count, info.stride, err);
     }
     if (result == 0) {
         rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK)
-            result = sq_fail(s, rc, what, msg, cap);
+            result = sq_fail(s, rc, what, err);
     }
     /* After a failed COMMIT SQLite may have rolled back already. */
     if (!sqlite3_get_autocommit(s->db))
@@ -395,13 +395,13 @@ static int sq_lease(idmc_store *st, const char *tag, uint64_t count, int64_t now
     return result;
 }
 
-static int sq_show(idmc_store *st, const char *tag, idmc_tag_info *out, char *msg, size_t cap)
+static int sq_show(idmseg_store *st, const char *tag, idmseg_tag_info *out, idmseg_error *err)
 {
-    return read_row(sq(st), tag, out, msg, cap);
+    return read_row(sq(st), tag, out, err);
 }
 
-static int sq_list(idmc_store *st, void (*fn)(void *ctx, const idmc_tag_info *tag), void *ctx,
-                   char *msg, size_t cap)
+static int sq_list(idmseg_store *st, void (*fn)(void *ctx, const idmseg_tag_info *tag), void *ctx,
+                   idmseg_error *err)
 {
     sq_store *s = sq(st);
     sqlite3_stmt *q = s->list;
@@ -412,9 +412,9 @@ static int sq_list(idmc_store *st, void (*fn)(void *ctx, const idmc_tag_info *ta
         int64_t v[8];
         for (int i = 0; i < 8; i++)
             v[i] = sqlite3_column_int64(q, i + 1);
-        idmc_tag_info info;
-        if (tag == NULL || idmc_tag_info_fill(&info, (const char *)tag, v) != 0) {
-            snprintf(msg, cap, "SQLite file %s: a row holds values out of range", s->path);
+        idmseg_tag_info info;
+        if (tag == NULL || idmseg__tag_info_fill(&info, (const char *)tag, v) != 0) {
+            idmseg__msg(err, "SQLite file %s: a row holds values out of range", s->path);
             done(q);
             return -1;
         }
@@ -422,14 +422,14 @@ static int sq_list(idmc_store *st, void (*fn)(void *ctx, const idmc_tag_info *ta
         n++;
     }
     if (rc != SQLITE_DONE) {
-        sq_fail(s, rc, "cannot list the tags", msg, cap);
+        sq_fail(s, rc, "cannot list the tags", err);
         n = -1;
     }
     done(q);
     return n;
 }
 
-static const idmc_store_ops sqlite_ops = {
+static const idmseg__ops sqlite_ops = {
     .kind = "sqlite",
     .open = sq_open,
     .close = sq_close,
@@ -439,4 +439,4 @@ static const idmc_store_ops sqlite_ops = {
     .list = sq_list,
 };
 
-const idmc_store_ops *const idmc_sqlite_store_ops = &sqlite_ops;
+const idmseg__ops *const idmseg__sqlite_ops = &sqlite_ops;

@@ -1,0 +1,59 @@
+/*
+ * job.h - what a service keeps of a request and gives back for it
+ * (core/job.c): the job, kept across parks and across the parts of a
+ * reply sent in parts, and the park a service returns for a request that
+ * must wait. The mint, segment and HLC services fill them (mint.h,
+ * segments.h, hlc.h) through an idms_req; the connection carrying the
+ * request holds the state (conn.h), and only conn.c and the adapters
+ * touch the connection. Not installed.
+ */
+#ifndef IDMS_JOB_H
+#define IDMS_JOB_H
+
+#include "buf.h"
+#include "core/waitlist.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct idms_server;
+
+/* Why a request waits. */
+enum { IDMS_PARK_NONE = 0, IDMS_PARK_TIME = 1, IDMS_PARK_CEILING = 2, IDMS_PARK_SEGMENT = 4 };
+
+/* A service's answer "parked": on what, until when. */
+typedef struct idms_park {
+    int why;             /* IDMS_PARK_* */
+    int64_t until_ns;    /* IDMS_PARK_TIME: the clock time (Unix ns) to try again */
+    idms_waitq *on;      /* IDMS_PARK_CEILING, _SEGMENT: the list of the key waited for */
+} idms_park;
+
+/* Segment store lookups the request's connection caused in the second
+ * that began at window_ms (loop ms): its share (segments.c). */
+typedef struct idms_seg_share {
+    int64_t window_ms;
+    uint32_t lookups;
+} idms_seg_share;
+
+typedef struct idms_mint_job {
+    bool active;
+    bool in_parts; /* the reply is larger than a part: sent as it is minted */
+    int format;
+    uint64_t count, done;
+    uint64_t sent; /* IDs already rendered into replies (in_parts) */
+    unsigned parked_for; /* 1 << IDMS_PARK_*: why it has parked, counted once each */
+    idms_buf text; /* the IDs minted and not rendered yet, one per line */
+} idms_mint_job;
+
+/* Frees what j holds and leaves it inactive. */
+void idms_mint_job_free(idms_mint_job *j);
+
+/* A request as the services see it: the server, and the state kept for
+ * it across parks (the connection's; idms_conn_req makes one). */
+typedef struct idms_req {
+    struct idms_server *server;
+    idms_mint_job *job;
+    idms_seg_share *seg;
+} idms_req;
+
+#endif
