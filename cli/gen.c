@@ -1,12 +1,12 @@
 /*
  * gen.c - `idmint gen FORMAT [-n COUNT] [options]` (man/idmint.1, "gen").
  *
- * UUIDs, ULIDs, KSUIDs and snowflakes are minted as text straight into
- * the stdout buffer by the library's bulk text calls (one clock read and
- * one state reservation per batch): reserve a batch's worth of room, let
- * the library fill it, commit what it wrote. TypeIDs are minted in binary
- * batches and formatted one by one. This is the path that is benchmarked;
- * keep stdio out of it.
+ * FORMAT is a row of the library's format table (idmint/format.h): every
+ * format is minted as text straight into the stdout buffer by its bulk
+ * text call (idm_format_next_text_n, or idm_snowflake_next_text_n: one
+ * clock read and one state reservation per batch): reserve a batch's worth
+ * of room, let the library fill it, commit what it wrote. This is the path
+ * that is benchmarked; keep stdio out of it.
  *
  * Without --state the generator is unshared (the CLI mints from one
  * thread); with --state it is host-wide, so concurrent runs with the same
@@ -17,9 +17,10 @@
  * mints under the lease's ceiling, raised between batches.
  *
  * --after ID (causal minting): ID, minted elsewhere, is parsed with the
- * format's parser (an ID that does not parse is a bad option value, exit
- * 2) and observed by the generator before anything is minted
- * (idm_*_observe, --max-offset, default 500 ms, as idmintd's), so every ID
+ * format's parser (idm_format_parse: an ID that does not parse is a bad
+ * option value, exit 2) and observed by the generator before anything is
+ * minted (idm_format_observe, idm_snowflake_observe; --max-offset, default
+ * 500 ms, as idmintd's), so every ID
  * printed sorts after it; one further ahead of the clock than that is
  * refused (exit 1) and nothing is printed. A typeid's ID may have any
  * prefix: the order is its UUIDv7's.
@@ -29,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GEN_BATCH 4096
 #define TEXT_CHUNK_BYTES (64 * 1024) /* room reserved per bulk text call */
 
 enum {
@@ -148,8 +148,8 @@ const char cli_gen_help[] =
     "Time-ordered formats are strictly increasing within one run.\n";
 
 typedef struct gen_opts {
-    const char *format_text;   /* FORMAT as written */
-    const idmx_format *format; /* its entry in the table (common/formats.h) */
+    const char *format_text;  /* FORMAT as written */
+    const idm_format *format; /* its row in the library's table (idmint/format.h) */
     uint64_t count;
     const char *node;
     const char *layout;
@@ -171,26 +171,9 @@ typedef struct gen_opts {
 
 /* --after's ID, parsed (seen_parse), and --max-offset. */
 typedef struct gen_seen {
-    idm_uuid uuid; /* uuidv7, typeid */
-    idm_ulid ulid;
-    idm_ksuid ksuid;
-    uint64_t snowflake;
+    idm_format_value id;
     int64_t max_offset_ms;
 } gen_seen;
-
-/* Reserves room for len characters and the encoder's NUL. NULL when the
- * output has failed (the sticky error is reported at the end). */
-static char *reserve(cli *c, size_t len)
-{
-    return idmx_outbuf_reserve(&c->out, len + 1);
-}
-
-/* Ends a record that an encoder wrote at p: its NUL becomes the newline. */
-static void commit(cli *c, char *p, size_t len)
-{
-    p[len] = '\n';
-    idmx_outbuf_commit(&c->out, len + 1);
-}
 
 static int mint_failed(cli *c, const char *what, int rc, const idm_error *err)
 {
@@ -198,75 +181,13 @@ static int mint_failed(cli *c, const char *what, int rc, const idm_error *err)
     return CLI_EXIT_FAIL;
 }
 
-/* One batch of minted values, whichever 128/160-bit format. */
-typedef union gen_batch {
-    idm_uuid uuid[GEN_BATCH];
-    idm_ulid ulid[GEN_BATCH];
-    idm_ksuid ksuid[GEN_BATCH];
-} gen_batch;
-
-/* Formats n minted values into the output. Returns IDM_OK or the
- * encoder's code (which only a bug can cause: the room is reserved). */
-static int emit_batch(cli *c, const gen_opts *o, const gen_batch *b, size_t n, idm_error *err)
-{
-    size_t prefix_len = o->prefix != NULL ? strlen(o->prefix) : 0;
-    /* prefix, "_" when there is a prefix, the 26-character suffix */
-    size_t typeid_len = prefix_len + (prefix_len > 0 ? 1 : 0) + IDM_TYPEID_SUFFIX_LEN;
-    int rc = IDM_OK;
-    for (size_t i = 0; i < n && rc == IDM_OK; i++) {
-        char *p;
-        switch (o->format->id) {
-        case IDMX_FMT_UUIDV7:
-        case IDMX_FMT_UUIDV4:
-            p = reserve(c, IDM_UUID_STRLEN);
-            if (p == NULL) {
-                return IDM_OK;
-            }
-            rc = idm_uuid_format(&b->uuid[i], p, IDM_UUID_STRLEN + 1);
-            if (rc == IDM_OK) {
-                commit(c, p, IDM_UUID_STRLEN);
-            }
-            break;
-        case IDMX_FMT_TYPEID:
-            p = reserve(c, typeid_len);
-            if (p == NULL) {
-                return IDM_OK;
-            }
-            rc = idm_typeid_format(o->prefix, prefix_len, &b->uuid[i], p, typeid_len + 1, err);
-            if (rc == IDM_OK) {
-                commit(c, p, typeid_len);
-            }
-            break;
-        case IDMX_FMT_ULID:
-            p = reserve(c, IDM_ULID_STRLEN);
-            if (p == NULL) {
-                return IDM_OK;
-            }
-            rc = idm_ulid_format(&b->ulid[i], p, IDM_ULID_STRLEN + 1);
-            if (rc == IDM_OK) {
-                commit(c, p, IDM_ULID_STRLEN);
-            }
-            break;
-        default: /* IDMX_FMT_KSUID */
-            p = reserve(c, IDM_KSUID_STRLEN);
-            if (p == NULL) {
-                return IDM_OK;
-            }
-            rc = idm_ksuid_format(&b->ksuid[i], p, IDM_KSUID_STRLEN + 1);
-            if (rc == IDM_OK) {
-                commit(c, p, IDM_KSUID_STRLEN);
-            }
-            break;
-        }
-    }
-    return rc;
-}
-
-/* uuidv7, uuidv4, ulid and ksuid: the library writes the text. */
+/* Every format but snowflake: the library writes the text, PREFIX_ +
+ * body for the formats that take a prefix. */
 static int gen_text(cli *c, idm_gen *g, const gen_opts *o)
 {
-    int format = o->format->lib_format;
-    size_t stride = o->format->text_len + 1;
+    const idm_format *f = o->format;
+    size_t prefix_len = o->prefix != NULL ? strlen(o->prefix) : 0;
+    size_t stride = idm_format_text_len(f, prefix_len) + 1;
     uint64_t count = o->count;
     while (count > 0 && c->out.err == 0) {
         size_t n = TEXT_CHUNK_BYTES / stride;
@@ -279,94 +200,14 @@ static int gen_text(cli *c, idm_gen *g, const gen_opts *o)
         }
         size_t len = 0;
         idm_error err = {0};
-        int rc = idm_gen_next_text_n(g, format, p, n * stride, n, IDM_TEXT_NEWLINE, &len, &err);
+        int rc = idm_format_next_text_n(f, g, o->prefix, prefix_len, p, n * stride, n,
+                                        IDM_TEXT_NEWLINE, &len, &err);
+        /* The IDs written before a failure are valid: they are printed. */
         idmx_outbuf_commit(&c->out, len);
         if (rc != IDM_OK) {
-            return mint_failed(c, o->format->name, rc, &err);
+            return mint_failed(c, f->name, rc, &err);
         }
         count -= n;
-    }
-    return CLI_EXIT_OK;
-}
-
-/* typeid: UUIDv7 batches through _next_n, each formatted with its prefix. */
-static int gen_batched(cli *c, idm_gen *g, const gen_opts *o)
-{
-    const char *what = o->format->name;
-    gen_batch *b = malloc(sizeof *b);
-    if (b == NULL) {
-        cli_diag(c, "out of memory");
-        return CLI_EXIT_FAIL;
-    }
-    int status = CLI_EXIT_OK;
-    uint64_t count = o->count;
-    while (count > 0 && c->out.err == 0) {
-        size_t n = count < GEN_BATCH ? (size_t)count : GEN_BATCH;
-        idm_error err = {0};
-        int rc;
-        switch (o->format->id) {
-        case IDMX_FMT_UUIDV7:
-        case IDMX_FMT_TYPEID:
-            rc = idm_uuidv7_next_n(g, b->uuid, n, &err);
-            break;
-        case IDMX_FMT_UUIDV4:
-            rc = idm_uuidv4_next_n(g, b->uuid, n, &err);
-            break;
-        case IDMX_FMT_ULID:
-            rc = idm_ulid_next_n(g, b->ulid, n, &err);
-            break;
-        default:
-            rc = idm_ksuid_next_n(g, b->ksuid, n, &err);
-            break;
-        }
-        if (rc == IDM_OK) {
-            rc = emit_batch(c, o, b, n, &err);
-        }
-        if (rc != IDM_OK) {
-            status = mint_failed(c, what, rc, &err);
-            break;
-        }
-        count -= n;
-    }
-    free(b);
-    return status;
-}
-
-static int gen_token(cli *c, idm_gen *g, uint64_t count, const char *prefix)
-{
-    size_t prefix_len = prefix != NULL ? strlen(prefix) : 0;
-    size_t len = prefix_len + (prefix_len > 0 ? 1 : 0) + IDM_TOKEN_BODY_LEN;
-    idm_error err = {0};
-    if (prefix == NULL) {
-        prefix = "";
-    }
-    for (; count > 0 && c->out.err == 0; count--) {
-        char *p = reserve(c, len);
-        if (p == NULL) {
-            break;
-        }
-        int rc = idm_token_next(g, prefix, prefix_len, p, len + 1, &err);
-        if (rc != IDM_OK) {
-            return mint_failed(c, "token", rc, &err);
-        }
-        commit(c, p, len);
-    }
-    return CLI_EXIT_OK;
-}
-
-static int gen_traceparent(cli *c, idm_gen *g, uint64_t count)
-{
-    idm_error err = {0};
-    for (; count > 0 && c->out.err == 0; count--) {
-        char *p = reserve(c, IDM_TRACEPARENT_STRLEN);
-        if (p == NULL) {
-            break;
-        }
-        int rc = idm_traceparent_next(g, p, IDM_TRACEPARENT_STRLEN + 1, &err);
-        if (rc != IDM_OK) {
-            return mint_failed(c, "traceparent", rc, &err);
-        }
-        commit(c, p, IDM_TRACEPARENT_STRLEN);
     }
     return CLI_EXIT_OK;
 }
@@ -514,33 +355,11 @@ static int seen_parse(cli *c, const gen_opts *o, gen_seen *seen)
         return cli_usage(c, "%s", msg);
     }
     const char *id = o->after;
-    size_t len = strlen(id);
     idm_error err = {0};
-    int rc;
-    switch (o->format->id) {
-    case IDMX_FMT_UUIDV7:
-        rc = idm_uuid_parse(id, len, &seen->uuid, &err);
-        break;
-    case IDMX_FMT_TYPEID: {
-        idm_typeid t;
-        rc = idm_typeid_parse(id, len, &t, &err);
-        seen->uuid = t.uuid;
-        break;
-    }
-    case IDMX_FMT_ULID:
-        rc = idm_ulid_parse(id, len, &seen->ulid, &err);
-        break;
-    case IDMX_FMT_KSUID:
-        rc = idm_ksuid_parse(id, len, &seen->ksuid, &err);
-        break;
-    default:
-        rc = idm_sf_parse_decimal(id, len, &seen->snowflake, &err);
-        break;
-    }
-    if (rc == IDM_OK && (o->format->id == IDMX_FMT_UUIDV7 || o->format->id == IDMX_FMT_TYPEID) &&
-        idm_uuid_version(&seen->uuid) != 7) {
-        return cli_usage(c, "invalid --after '%s': its UUID is version %d, not 7", id,
-                         idm_uuid_version(&seen->uuid));
+    int rc = idm_format_parse(o->format, id, strlen(id), &seen->id, &err);
+    if (rc == IDM_EUNSUPPORTED) {
+        /* Well-formed, of another version ("its UUID is version 4, not 7"). */
+        return cli_usage(c, "invalid --after '%s': %s", id, cli_reason(&err, rc));
     }
     if (rc != IDM_OK) {
         return cli_usage(c, "invalid --after '%s': not a %s: %s", id, o->format->name,
@@ -564,18 +383,7 @@ static int seen_refused(cli *c, const gen_opts *o, int rc, const idm_error *err)
 static int observe_gen(cli *c, idm_gen *g, const gen_opts *o, const gen_seen *seen)
 {
     idm_error err = {0};
-    int rc;
-    switch (o->format->id) {
-    case IDMX_FMT_ULID:
-        rc = idm_ulid_observe(g, &seen->ulid, seen->max_offset_ms, &err);
-        break;
-    case IDMX_FMT_KSUID:
-        rc = idm_ksuid_observe(g, &seen->ksuid, seen->max_offset_ms, &err);
-        break;
-    default:
-        rc = idm_uuidv7_observe(g, &seen->uuid, seen->max_offset_ms, &err);
-        break;
-    }
+    int rc = idm_format_observe(o->format, g, &seen->id, seen->max_offset_ms, &err);
     return rc == IDM_OK ? CLI_EXIT_OK : seen_refused(c, o, rc, &err);
 }
 
@@ -706,7 +514,7 @@ static int gen_snowflake(cli *c, const gen_opts *o)
         c->on_close_ctx = &held;
     }
     if (o->after != NULL) {
-        rc = idm_snowflake_observe(g, seen.snowflake, seen.max_offset_ms, &err);
+        rc = idm_snowflake_observe(g, seen.id.number, seen.max_offset_ms, &err);
         if (rc != IDM_OK) {
             st = seen_refused(c, o, rc, &err);
         }
@@ -776,7 +584,7 @@ static int gen_snowflake(cli *c, const gen_opts *o)
 static int check_applicable(cli *c, const gen_opts *o)
 {
     const char *name = o->format->name;
-    if (o->format->id != IDMX_FMT_SNOWFLAKE) {
+    if (o->format->minted_by != IDM_FORMAT_BY_SNOWFLAKE) {
         const char *bad = o->node != NULL         ? "--node"
                           : o->coord != NULL      ? "--coord"
                           : o->node_range != NULL ? "--node-range"
@@ -791,7 +599,7 @@ static int check_applicable(cli *c, const gen_opts *o)
             return cli_usage(c, "option '%s' applies only to snowflake, not %s", bad, name);
         }
     }
-    if ((o->expires != NULL || o->key_file != NULL) && o->format->id != IDMX_FMT_TOKEN) {
+    if ((o->expires != NULL || o->key_file != NULL) && o->format->id != IDM_FORMAT_TOKEN) {
         return cli_usage(c, "option '%s' applies only to token, not %s",
                          o->expires != NULL ? "--expires" : "--key-file", name);
     }
@@ -818,22 +626,20 @@ static int check_applicable(cli *c, const gen_opts *o)
     if (o->max_offset != NULL && o->after == NULL) {
         return cli_usage(c, "option '--max-offset' applies only with --after");
     }
-    if (o->prefix != NULL && o->format->prefix == IDMX_PREFIX_NONE) {
+    if (o->prefix != NULL && o->format->prefix == IDM_PREFIX_NONE) {
         char list[IDMX_FORMAT_LIST_CAP];
         if (idmx_format_list(list, sizeof list, IDMX_LIST_PREFIXED, "and") == (size_t)-1) {
             list[0] = '\0';
         }
         return cli_usage(c, "option '--prefix' applies only to %s, not %s", list, name);
     }
-    if (o->format->prefix == IDMX_PREFIX_REQUIRED && o->prefix == NULL) {
+    if (o->format->prefix == IDM_PREFIX_REQUIRED && o->prefix == NULL) {
         return cli_usage(c, "gen %s needs --prefix P (lowercase [a-z_], e.g. --prefix user)", name);
     }
     if (o->prefix != NULL) {
         idm_error err = {0};
         size_t len = strlen(o->prefix);
-        int rc = o->format->prefix == IDMX_PREFIX_REQUIRED
-                     ? idm_typeid_check_prefix(o->prefix, len, &err)
-                     : idm_token_check_prefix(o->prefix, len, &err);
+        int rc = idm_format_check_prefix(o->format, o->prefix, len, &err);
         if (rc != IDM_OK) {
             return cli_bad_prefix(c, o->prefix, &err, rc);
         }
@@ -928,7 +734,7 @@ int cli_gen(cli *c, int argc, char **argv)
     if (o.format_text == NULL) {
         return cli_usage(c, "gen needs a FORMAT: %s", list);
     }
-    o.format = idmx_format_by_name(o.format_text, strlen(o.format_text));
+    o.format = idm_format_by_name(o.format_text, strlen(o.format_text));
     if (o.format == NULL) {
         return cli_usage(c, "unknown format '%s' (expected %s)", o.format_text, list);
     }
@@ -937,7 +743,7 @@ int cli_gen(cli *c, int argc, char **argv)
         return st;
     }
 
-    if (o.format->id == IDMX_FMT_SNOWFLAKE) {
+    if (o.format->minted_by == IDM_FORMAT_BY_SNOWFLAKE) {
         st = gen_snowflake(c, &o);
     } else if (o.count == 0) {
         st = CLI_EXIT_OK;
@@ -973,22 +779,11 @@ int cli_gen(cli *c, int argc, char **argv)
         if (st == CLI_EXIT_OK && o.after != NULL) {
             st = observe_gen(c, g, &o, &seen);
         }
-        switch (st != CLI_EXIT_OK ? -1 : o.format->id) {
-        case -1:
-            break;
-        case IDMX_FMT_TOKEN:
-            st = o.expires != NULL ? cli_gen_stoken(c, g, o.count, o.prefix, o.expires, o.key_file)
-                                   : gen_token(c, g, o.count, o.prefix);
-            break;
-        case IDMX_FMT_TRACEPARENT:
-            st = gen_traceparent(c, g, o.count);
-            break;
-        case IDMX_FMT_TYPEID:
-            st = gen_batched(c, g, &o);
-            break;
-        default:
+        if (st == CLI_EXIT_OK && o.expires != NULL) {
+            /* Signed tokens (--expires, --key-file) are cli/keyed.c's. */
+            st = cli_gen_stoken(c, g, o.count, o.prefix, o.expires, o.key_file);
+        } else if (st == CLI_EXIT_OK) {
             st = gen_text(c, g, &o);
-            break;
         }
         if (mark != NULL) {
             idmx_outbuf_flush(&c->out);

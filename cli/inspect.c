@@ -72,8 +72,11 @@ static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
     case OPT_AS:
         a->kind = idm_kind_from_name(p->arg, strlen(p->arg));
         if (a->kind <= IDM_KIND_AUTO) {
-            return cli_usage(
-                c, "invalid kind '%s' (expected uuid, ulid, ksuid, typeid or snowflake)", p->arg);
+            char kinds[IDMX_FORMAT_LIST_CAP];
+            if (idmx_kind_list(kinds, sizeof kinds, "or") == (size_t)-1) {
+                kinds[0] = '\0';
+            }
+            return cli_usage(c, "invalid kind '%s' (expected %s)", p->arg, kinds);
         }
         break;
     case OPT_LAYOUT:

@@ -1,20 +1,26 @@
 /*
- * formats.h - the one table of the ID formats that the front ends mint
- * (man/idmint.1, "gen"; idmintd's /v1/ids/{format} and NEXT). Not library
- * API.
+ * formats.h - the front ends' view of the library's format table
+ * (idmint/format.h) for `idmint gen` and idmintd's /v1/ids/{format} and
+ * NEXT. Not library API.
  *
- * `idmint gen`, idmintd's routes and its per-format metrics all index this
- * table, so a format is added here once: its name, the library's
- * IDM_FORMAT_* code when idm_gen_next_text_n writes it, its text length,
- * whether it is time-ordered and whether it takes a prefix.
+ * The facts are the library's: idmx_formats[] is built from
+ * idm_format_at() on first use, entry i from the table's i-th row, so a
+ * format is added in the library (its folder and one row) and appears
+ * here. What this layer adds is front-end wording: the lists of names in
+ * messages (idmx_format_list). The IDMX_FMT_* names index the table in
+ * its order, for idmintd's per-format metrics and routes, and
+ * tests/unit/test_formats.c checks that each sits at its name.
  */
 #ifndef IDMX_FORMATS_H
 #define IDMX_FORMATS_H
 
+#include <idmint/format.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The formats, in the order of the table (and of idmintd's metrics). */
+/* The formats, in the order of the library's table (and of idmintd's
+ * metrics). */
 enum {
     IDMX_FMT_UUIDV7,
     IDMX_FMT_UUIDV4,
@@ -28,30 +34,31 @@ enum {
 };
 
 /* Whether a format takes a prefix (--prefix, ?prefix=, NEXT's third
- * argument). */
+ * argument): the library's rule (IDM_PREFIX_*). */
 enum {
-    IDMX_PREFIX_NONE = 0,     /* refused */
-    IDMX_PREFIX_OPTIONAL = 1, /* token: "PREFIX_" + body when given */
-    IDMX_PREFIX_REQUIRED = 2  /* typeid */
+    IDMX_PREFIX_NONE = IDM_PREFIX_NONE,         /* refused */
+    IDMX_PREFIX_OPTIONAL = IDM_PREFIX_OPTIONAL, /* token: "PREFIX_" + body when given */
+    IDMX_PREFIX_REQUIRED = IDM_PREFIX_REQUIRED  /* typeid */
 };
 
 typedef struct idmx_format {
-    int id;            /* IDMX_FMT_*: the entry's index in idmx_formats */
-    const char *name;  /* as written on the command line and in URLs */
-    int lib_format;    /* IDM_FORMAT_* for idm_gen_next_text_n, or 0 */
-    size_t text_len;   /* the text's length without a prefix (snowflake: the
-                          longest, 20 digits) */
-    size_t text_max;   /* the longest text, with the longest prefix */
-    bool time_ordered; /* strictly increasing in its sort order (idmint(1)),
-                          so it can resume from a state file */
-    int prefix;        /* IDMX_PREFIX_* */
+    int id;                /* IDMX_FMT_*: the entry's index in idmx_formats */
+    const char *name;      /* as written on the command line and in URLs */
+    int lib_format;        /* the IDM_FORMAT_* code when idm_gen_next_text_n writes it, or 0 */
+    size_t text_len;       /* the text's length without a prefix (snowflake: the longest) */
+    size_t text_max;       /* the longest text, with the longest prefix */
+    bool time_ordered;     /* strictly increasing in its sort order, so it can resume */
+    int prefix;            /* IDMX_PREFIX_* */
+    const idm_format *lib; /* the library's row, for its entry points */
 } idmx_format;
 
-/* Indexed by IDMX_FMT_*. */
-extern const idmx_format idmx_formats[IDMX_FMT_COUNT];
+/* The table, indexed by IDMX_FMT_*: idmx_formats[i]. Built from the
+ * library's table on the first call. Thread-safe: yes. */
+const idmx_format *idmx_format_table(void);
+#define idmx_formats (idmx_format_table())
 
 /* The format named by exactly len bytes of s (case-sensitive), or NULL.
- * Thread-safe: yes (pure function). */
+ * Thread-safe: yes. */
 const idmx_format *idmx_format_by_name(const char *s, size_t len);
 
 /* Which formats idmx_format_list names. */
@@ -65,9 +72,14 @@ enum {
  * messages, with conj ("or", "and") before the last: "uuidv7, uuidv4,
  * ..., token or traceparent"; "typeid and token"; and a NUL. Returns the
  * length, or (size_t)-1 when cap is too small (dst is then "").
- * IDMX_FORMAT_LIST_CAP is always enough. Thread-safe: yes (pure
- * function). */
+ * IDMX_FORMAT_LIST_CAP is always enough. Thread-safe: yes. */
 #define IDMX_FORMAT_LIST_CAP 128
 size_t idmx_format_list(char *dst, size_t cap, unsigned flags, const char *conj);
+
+/* Writes the names of idm_inspect's kinds (IDM_KIND_*, idm_kind_name),
+ * for messages: "uuid, ulid, ksuid, typeid or snowflake" with conj "or",
+ * and a NUL. Returns as idmx_format_list; IDMX_FORMAT_LIST_CAP is always
+ * enough. Thread-safe: yes. */
+size_t idmx_kind_list(char *dst, size_t cap, const char *conj);
 
 #endif

@@ -141,15 +141,27 @@ IDM_API void idm_gen_free(idm_gen *g);
  * IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_gen_random(idm_gen *g, void *buf, size_t len, idm_error *err);
 
-/* The formats an idm_gen mints, for the generic calls below. */
-enum { IDM_FORMAT_UUIDV4 = 1, IDM_FORMAT_UUIDV7 = 2, IDM_FORMAT_ULID = 3, IDM_FORMAT_KSUID = 4 };
+/* The formats, numbered for good (format.h's table describes each).
+ * idm_gen_next_text_n takes the first four; format.h's calls take all. */
+enum {
+    IDM_FORMAT_UUIDV4 = 1,
+    IDM_FORMAT_UUIDV7 = 2,
+    IDM_FORMAT_ULID = 3,
+    IDM_FORMAT_KSUID = 4,
+    IDM_FORMAT_SNOWFLAKE = 5,
+    IDM_FORMAT_TYPEID = 6,
+    IDM_FORMAT_TOKEN = 7,
+    IDM_FORMAT_TRACEPARENT = 8
+};
 
 /* Flags of the *_next_text_n calls. */
 enum {
     IDM_TEXT_NEWLINE = 1u << 0 /* follow every ID with '\n' */
 };
 
-/* Mints n IDs of format straight into text at dst: the canonical forms
+/* Mints n IDs of format (IDM_FORMAT_UUIDV4 to IDM_FORMAT_KSUID; the other
+ * formats are idm_format_next_text_n's, format.h: IDM_EINVAL here)
+ * straight into text at dst: the canonical forms
  * (lowercase UUID, uppercase ULID, KSUID), each followed by a newline when
  * flags has IDM_TEXT_NEWLINE; no NUL. *len receives the bytes written. The
  * IDs are the same as n single calls would give (one clock read, as in the

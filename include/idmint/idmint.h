@@ -12,6 +12,7 @@
 
 #include "common.h"
 #include "error.h"
+#include "format.h"
 #include "gen.h"
 #include "hlc.h"
 #include "inspect.h"

@@ -15,7 +15,8 @@
  *                                   the object `idmint inspect --json`
  *                                   prints (common/inspect_render.c)
  *
- * Bad text raises 22P02 (invalid_text_representation) with the library's
+ * ulid(), typeid() and ksuid() mint through the library's format table
+ * (idm_format_next_text_n). Bad text raises 22P02 (invalid_text_representation) with the library's
  * reason as the detail; a bad prefix is 22P02 too (it is text that is not
  * a TypeID prefix); a bad layout is 22023.
  */
@@ -37,6 +38,22 @@ static void uuid_out_of(pg_uuid_t *dst, const uint8_t *bytes)
     memcpy(dst->data, bytes, UUID_LEN);
 }
 
+/* One ID of format (the library's table, idmint/format.h) from the
+ * backend's generator, as text; what names it in the error. prefix: for
+ * typeid, already checked. */
+static text *mint_text(int format, const char *prefix, size_t prefix_len, const char *what)
+{
+    char buf[IDM_FORMAT_TEXT_MAX];
+    size_t len = 0;
+    idm_error err;
+    pgi_error_init(&err);
+    int rc = idm_format_next_text_n(idm_format_by_id(format), pgi_gen(), prefix, prefix_len, buf,
+                                    sizeof buf, 1, 0, &len, &err);
+    if (unlikely(rc != IDM_OK))
+        pgi_raise(rc, &err, what);
+    return text_of(buf, len);
+}
+
 /* --- ULID --------------------------------------------------------------------- */
 
 static text *ulid_text(const idm_ulid *u)
@@ -52,13 +69,7 @@ PG_FUNCTION_INFO_V1(pg_idmint_ulid);
 Datum pg_idmint_ulid(PG_FUNCTION_ARGS)
 {
     (void)fcinfo;
-    idm_ulid u;
-    idm_error err;
-    pgi_error_init(&err);
-    int rc = idm_ulid_next_n(pgi_gen(), &u, 1, &err);
-    if (unlikely(rc != IDM_OK))
-        pgi_raise(rc, &err, "could not mint a ULID");
-    PG_RETURN_TEXT_P(ulid_text(&u));
+    PG_RETURN_TEXT_P(mint_text(IDM_FORMAT_ULID, NULL, 0, "could not mint a ULID"));
 }
 
 PG_FUNCTION_INFO_V1(pg_idmint_ulid_to_uuid);
@@ -111,11 +122,8 @@ Datum pg_idmint_typeid(PG_FUNCTION_ARGS)
     /* Checked before minting, so a bad prefix costs no UUID. */
     if (idm_typeid_check_prefix(VARDATA_ANY(prefix), VARSIZE_ANY_EXHDR(prefix), &err) != IDM_OK)
         (void)typeid_text(prefix, &(idm_uuid){{0}});
-    idm_uuid u;
-    int rc = idm_uuidv7_next_n(pgi_gen(), &u, 1, &err);
-    if (unlikely(rc != IDM_OK))
-        pgi_raise(rc, &err, "could not mint a TypeID");
-    PG_RETURN_TEXT_P(typeid_text(prefix, &u));
+    PG_RETURN_TEXT_P(mint_text(IDM_FORMAT_TYPEID, VARDATA_ANY(prefix), VARSIZE_ANY_EXHDR(prefix),
+                               "could not mint a TypeID"));
 }
 
 PG_FUNCTION_INFO_V1(pg_idmint_typeid_to_uuid);
@@ -147,17 +155,7 @@ PG_FUNCTION_INFO_V1(pg_idmint_ksuid);
 Datum pg_idmint_ksuid(PG_FUNCTION_ARGS)
 {
     (void)fcinfo;
-    idm_ksuid k;
-    idm_error err;
-    pgi_error_init(&err);
-    int rc = idm_ksuid_next_n(pgi_gen(), &k, 1, &err);
-    if (unlikely(rc != IDM_OK))
-        pgi_raise(rc, &err, "could not mint a KSUID");
-    char buf[IDM_KSUID_STRLEN + 1];
-    rc = idm_ksuid_format(&k, buf, sizeof buf);
-    if (rc != IDM_OK)
-        pgi_raise(rc, NULL, "could not write a KSUID");
-    PG_RETURN_TEXT_P(text_of(buf, IDM_KSUID_STRLEN));
+    PG_RETURN_TEXT_P(mint_text(IDM_FORMAT_KSUID, NULL, 0, "could not mint a KSUID"));
 }
 
 /* --- idmint_inspect ------------------------------------------------------------------ */

@@ -7,6 +7,8 @@
  */
 #include "internal.h"
 
+#include "format/format_row.h"
+
 #include <string.h>
 
 #define CHUNK 512
@@ -205,4 +207,13 @@ int idm_gen_next_text_n(idm_gen *g, int format, char *dst, size_t cap, size_t n,
     if (len != NULL)
         *len = (size_t)(p - dst);
     return IDM_OK;
+}
+
+int idm__format_gen_mint(const idm_format *f, idm_gen *g, const char *prefix, size_t prefix_len,
+                         char *dst, size_t n, bool nl, size_t *len, idm_error *err)
+{
+    (void)prefix;
+    (void)prefix_len;
+    size_t cap = n * (f->text_len + (nl ? 1 : 0));
+    return idm_gen_next_text_n(g, f->id, dst, cap, n, nl ? IDM_TEXT_NEWLINE : 0, len, err);
 }

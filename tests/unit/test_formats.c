@@ -34,6 +34,19 @@ static void test_formats_entries_sit_at_their_ids_in_contract_order(void)
     }
 }
 
+/* Each entry is the library's row of the same index (idmint/format.h). */
+static void test_formats_are_the_librarys_rows(void)
+{
+    ASSERT_EQ_U64(idm_format_count(), IDMX_FMT_COUNT);
+    for (int i = 0; i < IDMX_FMT_COUNT; i++) {
+        const idm_format *lib = idm_format_at((size_t)i);
+        ASSERT_TRUE(idmx_formats[i].lib == lib);
+        ASSERT_TRUE(idmx_formats[i].name == lib->name);
+        ASSERT_EQ_INT(idmx_formats[i].prefix, lib->prefix);
+        ASSERT_EQ_U64(idmx_formats[i].text_max, lib->text_max);
+    }
+}
+
 static void test_formats_lookup_takes_exactly_len_bytes(void)
 {
     /* A slice of a longer text, as idmintd's router and RESP hand it. */
@@ -122,6 +135,16 @@ static void test_formats_list_for_messages(void)
     ASSERT_EQ_STR(buf, "typeid");
 }
 
+/* idmint inspect --as's message, from idm_kind_name. */
+static void test_formats_kind_list(void)
+{
+    char buf[IDMX_FORMAT_LIST_CAP];
+    ASSERT_EQ_U64(idmx_kind_list(buf, sizeof buf, "or"), strlen(buf));
+    ASSERT_EQ_STR(buf, "uuid, ulid, ksuid, typeid or snowflake");
+    ASSERT_EQ_U64(idmx_kind_list(buf, 10, "or"), (size_t)-1);
+    ASSERT_EQ_STR(buf, "");
+}
+
 static void test_formats_list_too_small_is_reported(void)
 {
     char buf[20];
@@ -134,12 +157,14 @@ static void test_formats_list_too_small_is_reported(void)
 static const struct test_case tests[] = {
     TEST(test_formats_lookup_unknown_is_null),
     TEST(test_formats_entries_sit_at_their_ids_in_contract_order),
+    TEST(test_formats_are_the_librarys_rows),
     TEST(test_formats_lookup_takes_exactly_len_bytes),
     TEST(test_formats_contract_facts),
     TEST(test_formats_lib_codes),
     TEST(test_formats_text_lengths_match_the_library),
     TEST(test_formats_list_for_messages),
     TEST(test_formats_list_too_small_is_reported),
+    TEST(test_formats_kind_list),
     {0},
 };
 
