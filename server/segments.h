@@ -2,7 +2,7 @@
  * segments.h - dense, increasing integers per tag from a segment store
  * (--segments URL: sqlite:PATH or postgresql://...), Leaf-style: each tag
  * has a double-buffered allocator (<idmint/segment.h>) on the loop, and a
- * store thread of its own leases the ranges (coord/idmint_segstore.h), so
+ * store thread of its own leases the ranges (<idmint/segstore.h>), so
  * that a request never waits on the database while a buffer has IDs and the
  * database never runs on the loop. docs/segments.md has the design.
  *

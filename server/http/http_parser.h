@@ -195,7 +195,7 @@ int idms_http_query_get(const char *query, size_t len, const char *key, char *ds
 
 /*
  * idms_http_query_get for a value that is checked as bytes afterwards (a
- * segment tag: idmc_tag_valid): the same, except that a %00 decodes to a
+ * segment tag: idmseg_tag_valid, <idmint/segstore.h>): the same, except that a %00 decodes to a
  * NUL byte in dst (counted in *out_len) instead of failing, so that the
  * checker can name it. Thread-safe: yes.
  */
