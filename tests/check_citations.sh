@@ -1,9 +1,10 @@
 # check_citations.sh - comments and documents cite only what is in the
 # tree. A user's clone has the man pages (man/: the CLI's and idmintd's
 # contract) and docs/ (the design), nothing beside the tree: a file that
-# names ../shared/, shared/CONTRACT.md or shared/STYLE.md, or CONTRACT.md
-# or STYLE.md when the tree has no file of that name, is reported with its
-# line, and the check fails.
+# names the folder the developers keep beside the project, or one of its
+# documents (the contract, the style guide, the infrastructure notes; the
+# names are built below) when the tree has no file of that name, is
+# reported with its line, and the check fails.
 # Usage: bash tests/check_citations.sh SOURCE_DIR
 SRC=${1:?usage: check_citations.sh SOURCE_DIR}
 export LC_ALL=C
@@ -22,10 +23,14 @@ list=$(printf '%s\n' "$list" | grep -v -x -e 'tests/check_citations.sh' | while 
     [ -f "$f" ] && printf '%s\n' "$f"
 done)
 
-pattern='\.\./shared/|(^|[^[:alnum:]_.-])shared/(CONTRACT|STYLE)\.md'
-for name in CONTRACT.md STYLE.md; do
+# Written in parts, so that this file does not itself name what it forbids.
+beside=shared
+docs=(CONTRACT STYLE INFRA)
+pattern="\\.\\./$beside/|(^|[^[:alnum:]_.-])$beside/($(IFS='|'; echo "${docs[*]}"))\\.md"
+for base in "${docs[@]}"; do
+    name=$base.md
     if ! printf '%s\n' "$list" | grep -q -e "^$name\$" -e "/$name\$"; then
-        pattern="$pattern|(^|[^[:alnum:]_./-])${name%.md}\\.md"
+        pattern="$pattern|(^|[^[:alnum:]_./-])$base\\.md"
     fi
 done
 
