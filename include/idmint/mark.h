@@ -73,9 +73,9 @@
 
 IDM_BEGIN_DECLS
 
-#define IDM_MARK_FILE_BYTES 1024
+#define IDM_MARK_FILE_BYTES         1024
 #define IDM_MARK_DEFAULT_RESERVE_MS 1000
-#define IDM_MARK_TAG_BYTES 16
+#define IDM_MARK_TAG_BYTES          16
 
 /* Flags of idm_mark_config. */
 enum {
@@ -104,8 +104,8 @@ IDM_API void idm_mark_config_init(idm_mark_config *cfg);
  * (a bad setting), IDM_ENOMEM, IDM_ESTATE (the file cannot be opened,
  * created or locked, is refused as above, is damaged, or is in use by
  * another exclusive opener). Thread-safe: yes (creates a new object). */
-IDM_API IDM_NODISCARD int idm_mark_open(idm_mark **out, const char *path, const idm_mark_config *cfg,
-                                        idm_error *err);
+IDM_API IDM_NODISCARD int idm_mark_open(idm_mark **out, const char *path,
+                                        const idm_mark_config *cfg, idm_error *err);
 
 /* Lowers the mark to the time last used by the attached generators when
  * the mark is exclusive and that is below what is durable (so the next run

@@ -38,13 +38,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IDMS_MC_KEY_MAX   250  /* memcached's KEY_MAX_LENGTH */
-#define IDMS_MC_MAX_KEYS  100  /* per get / gets: each key is one ID */
-#define IDMS_MC_MAX_LINE  8192 /* a text line without its LF */
-#define IDMS_MC_MAX_BODY  1024 /* a binary request's body */
-#define IDMS_MC_HEADER    24   /* a binary header */
-#define IDMS_MC_MAX_REQUEST (IDMS_MC_MAX_LINE + 1 > IDMS_MC_HEADER + IDMS_MC_MAX_BODY \
-                                 ? IDMS_MC_MAX_LINE + 1 : IDMS_MC_HEADER + IDMS_MC_MAX_BODY)
+#define IDMS_MC_KEY_MAX  250  /* memcached's KEY_MAX_LENGTH */
+#define IDMS_MC_MAX_KEYS 100  /* per get / gets: each key is one ID */
+#define IDMS_MC_MAX_LINE 8192 /* a text line without its LF */
+#define IDMS_MC_MAX_BODY 1024 /* a binary request's body */
+#define IDMS_MC_HEADER   24   /* a binary header */
+#define IDMS_MC_MAX_REQUEST                                                                        \
+    (IDMS_MC_MAX_LINE + 1 > IDMS_MC_HEADER + IDMS_MC_MAX_BODY ? IDMS_MC_MAX_LINE + 1               \
+                                                              : IDMS_MC_HEADER + IDMS_MC_MAX_BODY)
 
 #define IDMS_MC_INVALID    (-1)
 #define IDMS_MC_INCOMPLETE (-2)
@@ -67,8 +68,8 @@ enum {
     IDMS_MC_STATS,
     IDMS_MC_VERSION,
     IDMS_MC_QUIT,
-    IDMS_MC_NOOP,    /* binary only */
-    IDMS_MC_UNKNOWN  /* any other command */
+    IDMS_MC_NOOP,   /* binary only */
+    IDMS_MC_UNKNOWN /* any other command */
 };
 
 /* A token (a key, or a stats argument); points into the parsed buffer. */
@@ -78,10 +79,10 @@ typedef struct idms_mc_token {
 } idms_mc_token;
 
 typedef struct idms_mc_request {
-    int cmd;      /* IDMS_MC_* */
+    int cmd; /* IDMS_MC_* */
     bool binary;
-    uint8_t opcode;  /* binary: the request's opcode (for the response) */
-    uint32_t opaque; /* binary: echoed in the response */
+    uint8_t opcode;                       /* binary: the request's opcode (for the response) */
+    uint32_t opaque;                      /* binary: echoed in the response */
     idms_mc_token keys[IDMS_MC_MAX_KEYS]; /* get/gets keys; stats arguments */
     size_t nkeys;
 } idms_mc_request;

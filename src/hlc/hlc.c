@@ -97,7 +97,8 @@ static int pack(uint64_t l, uint64_t c, uint64_t *word, idm_error *err)
  * published, so a refused event changes nothing). */
 static bool under_ceiling(idm_hlc *h, uint64_t word)
 {
-    return (int64_t)(word >> LOGICAL_BITS) <= atomic_load_explicit(&h->ceiling_ms, memory_order_acquire);
+    return (int64_t)(word >> LOGICAL_BITS) <=
+           atomic_load_explicit(&h->ceiling_ms, memory_order_acquire);
 }
 
 static int fail_ceiling(idm_hlc *h, idm_error *err)

@@ -27,14 +27,63 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#define MAX_ATTACH 8
+#define MAX_ATTACH     8
 #define MAX_RESERVE_MS 3600000
-#define MARK_MAX_MS ((INT64_C(1) << 48) - 1)
+#define MARK_MAX_MS    ((INT64_C(1) << 48) - 1)
 
-enum { ATT_GEN, ATT_SNOWFLAKE, ATT_HLC };
+/* What a mark does to a generator of each kind: set its ceiling, install
+ * its ceiling handler, read the latest time it used. */
+struct gen_ops {
+    void (*set_ceiling)(void *g, int64_t ms);
+    void (*set_handler)(void *g, idm_ceiling_fn fn, void *ctx);
+    int64_t (*used_ms)(void *g);
+};
+
+static void gen_ceiling(void *g, int64_t ms)
+{
+    idm_gen_set_ceiling(g, ms);
+}
+static void gen_handler(void *g, idm_ceiling_fn fn, void *ctx)
+{
+    idm_gen_set_ceiling_handler(g, fn, ctx);
+}
+static int64_t gen_used(void *g)
+{
+    return idm_gen_high_water_ms(g);
+}
+static void sf_ceiling(void *g, int64_t ms)
+{
+    idm_snowflake_set_ceiling(g, ms);
+}
+static void sf_handler(void *g, idm_ceiling_fn fn, void *ctx)
+{
+    idm_snowflake_set_ceiling_handler(g, fn, ctx);
+}
+static int64_t sf_used(void *g)
+{
+    return idm_snowflake_high_water_ms(g);
+}
+static void hlc_ceiling(void *g, int64_t ms)
+{
+    idm_hlc_set_ceiling(g, ms);
+}
+static void hlc_handler(void *g, idm_ceiling_fn fn, void *ctx)
+{
+    idm_hlc_set_ceiling_handler(g, fn, ctx);
+}
+static int64_t hlc_used(void *g)
+{
+    int64_t wall = 0;
+    idm_hlc_decode(idm_hlc_last(g), &wall, NULL);
+    return wall;
+}
+
+static const struct gen_ops gen_kind = {gen_ceiling, gen_handler, gen_used};
+static const struct gen_ops sf_kind = {sf_ceiling, sf_handler, sf_used};
+static const struct gen_ops hlc_kind = {hlc_ceiling, hlc_handler, hlc_used};
 
 struct attached {
-    int kind;
+    const struct gen_ops *ops;
     void *g;
 };
 
@@ -45,15 +94,15 @@ struct idm_mark {
     int fd;
     uint32_t flags;
     int64_t reserve_ms;
-    int64_t resume_ms;           /* found at open */
-    _Atomic int64_t durable_ms;  /* on disk */
-    _Atomic int64_t limit_ms;    /* idm_mark_set_limit */
-    _Atomic int64_t ceiling_ms;  /* min(durable, limit), as applied */
+    int64_t resume_ms;          /* found at open */
+    _Atomic int64_t durable_ms; /* on disk */
+    _Atomic int64_t limit_ms;   /* idm_mark_set_limit */
+    _Atomic int64_t ceiling_ms; /* min(durable, limit), as applied */
     _Atomic uint64_t writes;
     bool in_flight;
-    bool failed; /* the last write failed */
-    bool trust_state; /* idm_mark_trust_state */
-    uint64_t seq; /* the newest slot's (owned by the write token) */
+    bool failed;                          /* the last write failed */
+    bool trust_state;                     /* idm_mark_trust_state */
+    uint64_t seq;                         /* the newest slot's (owned by the write token) */
     uint8_t tag[IDM_MARK_TAG_BYTES];      /* written with each write */
     uint8_t file_tag[IDM_MARK_TAG_BYTES]; /* the newest slot's */
     size_t n_att;
@@ -82,19 +131,8 @@ static void apply(idm_mark *m)
 {
     int64_t c = min64(atomic_load(&m->durable_ms), atomic_load(&m->limit_ms));
     atomic_store(&m->ceiling_ms, c);
-    for (size_t i = 0; i < m->n_att; i++) {
-        switch (m->att[i].kind) {
-        case ATT_GEN:
-            idm_gen_set_ceiling(m->att[i].g, c);
-            break;
-        case ATT_SNOWFLAKE:
-            idm_snowflake_set_ceiling(m->att[i].g, c);
-            break;
-        default:
-            idm_hlc_set_ceiling(m->att[i].g, c);
-            break;
-        }
-    }
+    for (size_t i = 0; i < m->n_att; i++)
+        m->att[i].ops->set_ceiling(m->att[i].g, c);
 }
 
 int idm_mark_open(idm_mark **out, const char *path, const idm_mark_config *cfg, idm_error *err)
@@ -110,9 +148,8 @@ int idm_mark_open(idm_mark **out, const char *path, const idm_mark_config *cfg, 
     if (cfg->flags & ~(uint32_t)(IDM_MARK_SPLIT | IDM_MARK_SHARED))
         return idm__fail(err, IDM_EINVAL, 0, "unknown flags 0x%x", (unsigned)cfg->flags);
     if (cfg->reserve_ms < 1 || cfg->reserve_ms > MAX_RESERVE_MS)
-        return idm__fail(err, IDM_EINVAL, 0,
-                         "reserve_ms must be 1 to %d (an hour), got %" PRId64, MAX_RESERVE_MS,
-                         cfg->reserve_ms);
+        return idm__fail(err, IDM_EINVAL, 0, "reserve_ms must be 1 to %d (an hour), got %" PRId64,
+                         MAX_RESERVE_MS, cfg->reserve_ms);
     struct idm_env env;
     int rc = idm__env_init_clock(&env, cfg->clock, cfg->allocator, err);
     if (rc != IDM_OK)
@@ -185,24 +222,8 @@ int64_t idm_mark_used_ms(const idm_mark *m)
     if (m == NULL)
         return 0;
     int64_t used = m->resume_ms;
-    for (size_t i = 0; i < m->n_att; i++) {
-        int64_t u;
-        switch (m->att[i].kind) {
-        case ATT_GEN:
-            u = idm_gen_high_water_ms(m->att[i].g);
-            break;
-        case ATT_SNOWFLAKE:
-            u = idm_snowflake_high_water_ms(m->att[i].g);
-            break;
-        default: {
-            int64_t wall = 0;
-            idm_hlc_decode(idm_hlc_last(m->att[i].g), &wall, NULL);
-            u = wall;
-            break;
-        }
-        }
-        used = max64(used, u);
-    }
+    for (size_t i = 0; i < m->n_att; i++)
+        used = max64(used, m->att[i].ops->used_ms(m->att[i].g));
     return used;
 }
 
@@ -407,30 +428,15 @@ void idm_mark_set_limit(idm_mark *m, int64_t limit_unix_ms)
 
 /* ---- attaching ------------------------------------------------------------ */
 
-static void set_handler(const struct attached *a, idm_ceiling_fn fn, void *ctx)
-{
-    switch (a->kind) {
-    case ATT_GEN:
-        idm_gen_set_ceiling_handler(a->g, fn, ctx);
-        break;
-    case ATT_SNOWFLAKE:
-        idm_snowflake_set_ceiling_handler(a->g, fn, ctx);
-        break;
-    default:
-        idm_hlc_set_ceiling_handler(a->g, fn, ctx);
-        break;
-    }
-}
-
-static int attach(idm_mark *m, int kind, void *g, idm_error *err)
+static int attach(idm_mark *m, const struct gen_ops *ops, void *g, idm_error *err)
 {
     if (m == NULL || g == NULL)
         return idm__fail(err, IDM_EINVAL, 0, "no mark or no generator");
     if (m->n_att == MAX_ATTACH)
         return idm__fail(err, IDM_EINVAL, 0, "a mark takes up to %d generators", MAX_ATTACH);
-    struct attached a = {kind, g};
+    struct attached a = {ops, g};
     if ((m->flags & IDM_MARK_SPLIT) == 0)
-        set_handler(&a, on_ceiling, m);
+        ops->set_handler(g, on_ceiling, m);
     pthread_mutex_lock(&m->mu);
     m->att[m->n_att++] = a;
     apply(m);
@@ -445,7 +451,7 @@ int idm_mark_attach_gen(idm_mark *m, idm_gen *g, idm_error *err)
         if (rc != IDM_OK)
             return rc;
     }
-    return attach(m, ATT_GEN, g, err);
+    return attach(m, &gen_kind, g, err);
 }
 
 void idm_mark_set_tag(idm_mark *m, const uint8_t tag[IDM_MARK_TAG_BYTES])
@@ -473,7 +479,7 @@ int idm_mark_attach_snowflake(idm_mark *m, idm_snowflake *g, idm_error *err)
                          "the snowflake generator was not made to resume after mark %s (Unix ms "
                          "%" PRId64 "): set resume_unix_ms to idm_mark_resume_ms",
                          m->path, m->resume_ms);
-    return attach(m, ATT_SNOWFLAKE, g, err);
+    return attach(m, &sf_kind, g, err);
 }
 
 int idm_mark_attach_hlc(idm_mark *m, idm_hlc *h, idm_error *err)
@@ -483,7 +489,7 @@ int idm_mark_attach_hlc(idm_mark *m, idm_hlc *h, idm_error *err)
         if (rc != IDM_OK)
             return rc;
     }
-    return attach(m, ATT_HLC, h, err);
+    return attach(m, &hlc_kind, h, err);
 }
 
 /* ---- closing -------------------------------------------------------------- */
@@ -514,7 +520,7 @@ int idm_mark_close(idm_mark *m, idm_error *err)
         }
     }
     for (size_t i = 0; i < m->n_att; i++)
-        set_handler(&m->att[i], NULL, NULL);
+        m->att[i].ops->set_handler(m->att[i].g, NULL, NULL);
     idm__os_mark_close(m->fd);
     pthread_cond_destroy(&m->done);
     pthread_mutex_destroy(&m->mu);

@@ -8,16 +8,16 @@
 
 #include "base.h"
 
-#define IDM_MARK_MAGIC "IDMMARK1"
-#define IDM_MARK_SLOT_BYTES 64
+#define IDM_MARK_MAGIC       "IDMMARK1"
+#define IDM_MARK_SLOT_BYTES  64
 #define IDM_MARK_SLOT_STRIDE 512 /* slot i at i * 512: two sectors */
 
 /* One slot, decoded. */
 struct idm_mark_slot {
-    uint64_t seq;       /* 1, 2, ...: the newest valid slot wins; 0 = none */
-    int64_t mark_ms;    /* 0 .. 2^48 - 1 */
-    int64_t written_ms; /* the clock when it was written (diagnostics) */
-    uint32_t pid;       /* the writer (diagnostics) */
+    uint64_t seq;                    /* 1, 2, ...: the newest valid slot wins; 0 = none */
+    int64_t mark_ms;                 /* 0 .. 2^48 - 1 */
+    int64_t written_ms;              /* the clock when it was written (diagnostics) */
+    uint32_t pid;                    /* the writer (diagnostics) */
     uint8_t tag[IDM_MARK_TAG_BYTES]; /* the owner's (idm_mark_set_tag) */
 };
 

@@ -413,7 +413,8 @@ static void test_tag_and_trusted_state(void)
     idm_error err = {0};
     idm_mark *a = NULL, *b = NULL;
     const char *p = tmp_path("tag.mark");
-    const uint8_t boot1[IDM_MARK_TAG_BYTES] = "boot-one-0123456", boot2[IDM_MARK_TAG_BYTES] = "boot-two-0123456";
+    const uint8_t boot1[IDM_MARK_TAG_BYTES] = "boot-one-0123456",
+                  boot2[IDM_MARK_TAG_BYTES] = "boot-two-0123456";
     uint8_t got[IDM_MARK_TAG_BYTES];
     ASSERT_OK(idm_mark_open(&a, p, &cfg, &err), &err);
     idm_mark_set_tag(a, boot1);

@@ -105,8 +105,8 @@ static void test_text_limits(void)
     memcpy(line + 255, "\r\n", 2);
     ASSERT_EQ_INT(parse_n(line, 257, false, &req, &reason), IDMS_MC_INVALID);
     ASSERT_EQ_STR(reason, "CLIENT_ERROR bad command line format");
-    ASSERT_TRUE(check_prefixes(line, 257, false, IDMS_MC_INVALID,
-                               "CLIENT_ERROR bad command line format"));
+    ASSERT_TRUE(
+        check_prefixes(line, 257, false, IDMS_MC_INVALID, "CLIENT_ERROR bad command line format"));
     ASSERT_EQ_INT(parse_n(T("get a\tb\r\n"), false, &req, &reason), IDMS_MC_INVALID);
     ASSERT_EQ_INT(req.nkeys, 0);
     /* Keys: 100 is fine, 101 too many. */
@@ -218,11 +218,7 @@ static void test_pipeline(void)
 }
 
 static const struct test_case tests[] = {
-    TEST(test_text_commands),
-    TEST(test_text_limits),
-    TEST(test_binary),
-    TEST(test_pipeline),
-    {0},
+    TEST(test_text_commands), TEST(test_text_limits), TEST(test_binary), TEST(test_pipeline), {0},
 };
 
 int main(int argc, char **argv)

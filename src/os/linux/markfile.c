@@ -3,8 +3,8 @@
  * open or create it as state files are vetted, lock it, allocate it, read
  * it, write one slot and sync it.
  */
-#include "internal.h"
 #include "mark/markfile.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -89,8 +89,7 @@ int idm__os_mark_open(const char *path, bool exclusive, int *fd_out, bool *fresh
 int idm__os_mark_lock(int fd, const char *path, idm_error *err)
 {
     if (flock_retry(fd, LOCK_EX) != 0)
-        return idm__fail(err, IDM_ESTATE, 0, "cannot lock mark file %s: %s", path,
-                         strerror(errno));
+        return idm__fail(err, IDM_ESTATE, 0, "cannot lock mark file %s: %s", path, strerror(errno));
     return IDM_OK;
 }
 
