@@ -19,10 +19,11 @@
  * instant, then started again with the clock 5 s behind, still mints only
  * above everything minted before.
  *
- * The ceiling of the attached generators is min(durable mark, limit): the
- * limit is the other promise an owner may have to keep (a lease's
- * deadline, a node slot's mark; idm_mark_set_limit). That rule lives here
- * and nowhere else.
+ * The ceiling of the attached generators is the durable mark, and for
+ * snowflakes min(durable mark, limit): the limit is the other promise an
+ * owner may have to keep for a node number (a lease's deadline, a node
+ * slot's mark; idm_mark_set_limit). That rule lives here and nowhere
+ * else.
  *
  * Two ways to use it:
  *
@@ -121,7 +122,7 @@ IDM_API int idm_mark_close(idm_mark *m, idm_error *err);
 IDM_API int64_t idm_mark_resume_ms(const idm_mark *m);
 
 /* The mark last made durable (starts as idm_mark_resume_ms), and the
- * ceiling in force, min(durable, limit). Thread-safe: yes. */
+ * snowflakes' ceiling in force, min(durable, limit). Thread-safe: yes. */
 IDM_API int64_t idm_mark_durable_ms(const idm_mark *m);
 IDM_API int64_t idm_mark_ceiling_ms(const idm_mark *m);
 
@@ -157,11 +158,40 @@ IDM_API void idm_mark_tag(const idm_mark *m, uint8_t tag[IDM_MARK_TAG_BYTES]);
  * Thread-safe: no (before attaching). */
 IDM_API void idm_mark_trust_state(idm_mark *m);
 
-/* Sets the limit: the other bound on the ceiling (INT64_MAX, the default:
- * none). Lowering takes effect for calls that start afterwards; a limit
- * reached makes the handler fail with IDM_ECEILING (only the owner raising
- * the limit helps). Thread-safe: yes. */
+/* Sets the limit: the other bound on the snowflake generators' ceiling
+ * (INT64_MAX, the default: none). It bounds snowflakes only: a lease or a
+ * node slot's mark is a promise about a node number, which UUIDv7, ULID,
+ * KSUID and HLC stamps do not carry, so their ceiling stays the durable
+ * mark. Lowering takes effect for calls that start afterwards; a limit
+ * reached makes a snowflake's handler fail with IDM_ECEILING (only the
+ * owner raising the limit helps). Thread-safe: yes. */
 IDM_API void idm_mark_set_limit(idm_mark *m, int64_t limit_unix_ms);
+
+/* Detaches a generator attached before (an owner that replaces its
+ * snowflake generator when it takes another node): its ceiling handler is
+ * removed, and the latest time it used still counts in idm_mark_used_ms.
+ * IDM_EINVAL when g is not attached. Thread-safe: no (as attach). */
+IDM_API IDM_NODISCARD int idm_mark_detach(idm_mark *m, const void *g, idm_error *err);
+
+/* What the last write (or idm_mark_check) found of the file at the mark's
+ * path, for an exclusive mark: the file removed or replaced under the
+ * running program is where the next run would look, so the write makes
+ * it again (IDM_MARK_REMADE: it was gone; IDM_MARK_REPLACED: another file
+ * was put there by rename, and is taken over) with the mark being written.
+ * A file put there with a later mark than the one written, or locked by
+ * another process, is another writer's: it is left alone and the write
+ * fails with IDM_ESTATE and IDM_MARK_TAKEN. 0: the file was where it was.
+ * Thread-safe: read it where the write ran, before the next one. */
+enum { IDM_MARK_REMADE = 1u << 0, IDM_MARK_REPLACED = 1u << 1, IDM_MARK_TAKEN = 1u << 2 };
+IDM_API unsigned idm_mark_relinked(const idm_mark *m);
+
+/* Looks whether the file at the mark's path is still the mark's own, and
+ * makes it again (or takes over a replacement) with the durable mark when
+ * not, as a write does (idm_mark_relinked says what was done). For an
+ * owner that wants a removed file noticed while no write is due (idmintd
+ * looks every second). Does nothing while a write is in flight. IDM_OK or
+ * IDM_ESTATE. Thread-safe: yes. */
+IDM_API IDM_NODISCARD int idm_mark_check(idm_mark *m, idm_error *err);
 
 /* The latest time any attached generator has used (Unix ms, at least
  * idm_mark_resume_ms). Thread-safe: yes. */

@@ -5,7 +5,7 @@
  * write in flight, the newest slot's sequence); the generators' ceilings
  * are their own atomic words, stored only by apply(). The rule
  *
- *   ceiling = min(durable, limit)
+ *   ceiling = durable, and for snowflakes min(durable, limit)
  *
  * is apply()'s, and every path that changes either side ends in it.
  *
@@ -83,8 +83,9 @@ static const struct gen_ops sf_kind = {sf_ceiling, sf_handler, sf_used};
 static const struct gen_ops hlc_kind = {hlc_ceiling, hlc_handler, hlc_used};
 
 struct attached {
-    const struct gen_ops *ops;
+    const struct gen_ops *ops; /* NULL: a free entry (detached) */
     void *g;
+    struct idm_mark *m; /* the handler's context is the entry */
 };
 
 struct idm_mark {
@@ -102,6 +103,8 @@ struct idm_mark {
     bool in_flight;
     bool failed;                          /* the last write failed */
     bool trust_state;                     /* idm_mark_trust_state */
+    unsigned relinked;                    /* idm_mark_relinked (owned by the write token) */
+    int64_t detached_used;                /* the latest time used by generators detached */
     uint64_t seq;                         /* the newest slot's (owned by the write token) */
     uint8_t tag[IDM_MARK_TAG_BYTES];      /* written with each write */
     uint8_t file_tag[IDM_MARK_TAG_BYTES]; /* the newest slot's */
@@ -126,13 +129,21 @@ static int64_t max64(int64_t a, int64_t b)
     return a > b ? a : b;
 }
 
+/* Whether the limit bounds a generator of this kind: only snowflakes
+ * carry a node number, which is what a lease or a slot promises. */
+static bool bounded(const struct gen_ops *ops)
+{
+    return ops == &sf_kind;
+}
+
 /* The one place the ceiling is computed and handed to the generators. */
 static void apply(idm_mark *m)
 {
-    int64_t c = min64(atomic_load(&m->durable_ms), atomic_load(&m->limit_ms));
+    int64_t d = atomic_load(&m->durable_ms), c = min64(d, atomic_load(&m->limit_ms));
     atomic_store(&m->ceiling_ms, c);
     for (size_t i = 0; i < m->n_att; i++)
-        m->att[i].ops->set_ceiling(m->att[i].g, c);
+        if (m->att[i].ops != NULL)
+            m->att[i].ops->set_ceiling(m->att[i].g, bounded(m->att[i].ops) ? c : d);
 }
 
 int idm_mark_open(idm_mark **out, const char *path, const idm_mark_config *cfg, idm_error *err)
@@ -166,7 +177,7 @@ int idm_mark_open(idm_mark **out, const char *path, const idm_mark_config *cfg, 
     m->reserve_ms = cfg->reserve_ms;
     atomic_init(&m->limit_ms, INT64_MAX);
     bool shared = (cfg->flags & IDM_MARK_SHARED) != 0, fresh = false;
-    rc = idm__os_mark_open(path, !shared, &m->fd, &fresh, err);
+    rc = idm__os_mark_open(path, !shared, &m->fd, &fresh, NULL, err);
     uint8_t buf[IDM_MARK_FILE_BYTES];
     size_t len = 0;
     if (rc == IDM_OK)
@@ -221,9 +232,10 @@ int64_t idm_mark_used_ms(const idm_mark *m)
 {
     if (m == NULL)
         return 0;
-    int64_t used = m->resume_ms;
+    int64_t used = max64(m->resume_ms, m->detached_used);
     for (size_t i = 0; i < m->n_att; i++)
-        used = max64(used, m->att[i].ops->used_ms(m->att[i].g));
+        if (m->att[i].ops != NULL)
+            used = max64(used, m->att[i].ops->used_ms(m->att[i].g));
     return used;
 }
 
@@ -277,6 +289,57 @@ bool idm_mark_want(idm_mark *m, int64_t need_unix_ms, bool at_ceiling, int64_t *
     return go;
 }
 
+/* An exclusive mark's file, removed or replaced under the program, made
+ * again (or taken over) at its path, where the next run reads it, before
+ * target_ms is written (m->relinked says what was done). The write token
+ * is held: the descriptor is the token's. */
+static int relink(idm_mark *m, int64_t target_ms, idm_error *err)
+{
+    m->relinked = 0;
+    if ((m->flags & IDM_MARK_SHARED) != 0 || idm__os_mark_at(m->fd, m->path))
+        return IDM_OK;
+    int fd = -1;
+    bool fresh = false, busy = false;
+    int rc = idm__os_mark_open(m->path, true, &fd, &fresh, &busy, err);
+    if (rc != IDM_OK) {
+        m->relinked = busy ? IDM_MARK_TAKEN : 0;
+        return rc;
+    }
+    struct idm_mark_slot found = {0};
+    if (!fresh) {
+        uint8_t buf[IDM_MARK_FILE_BYTES];
+        size_t len = 0;
+        idm_error ignored;
+        /* A damaged file put there is taken over: the mark is ours. */
+        if (idm__os_mark_read(fd, m->path, buf, &len, &ignored) != IDM_OK ||
+            idm__mark_file_decode(buf, len, &found, &ignored) != IDM_OK)
+            memset(&found, 0, sizeof found);
+        if (found.mark_ms > target_ms) {
+            idm__os_mark_close(fd);
+            m->relinked = IDM_MARK_TAKEN;
+            return idm__fail(err, IDM_ESTATE, 0,
+                             "mark file %s was replaced by a file with a later mark (Unix ms "
+                             "%" PRId64 "): another process writes it",
+                             m->path, found.mark_ms);
+        }
+        rc = idm__os_mark_sync_dir(m->path, err);
+        if (rc != IDM_OK) {
+            idm__os_mark_close(fd);
+            return rc;
+        }
+    }
+    idm__os_mark_close(m->fd);
+    m->fd = fd;
+    m->seq = found.seq;
+    m->relinked = fresh ? IDM_MARK_REMADE : IDM_MARK_REPLACED;
+    return IDM_OK;
+}
+
+unsigned idm_mark_relinked(const idm_mark *m)
+{
+    return m != NULL ? m->relinked : 0;
+}
+
 /* Writes target_ms (written_ms: the clock when it was chosen, kept in the
  * slot for diagnostics). */
 static int write_file(idm_mark *m, int64_t target_ms, int64_t written_ms, int64_t *durable_ms,
@@ -286,7 +349,9 @@ static int write_file(idm_mark *m, int64_t target_ms, int64_t written_ms, int64_
         return idm__fail(err, IDM_EINVAL, 0, "a mark must be 0 to 2^48 - 1 ms, got %" PRId64,
                          target_ms);
     bool shared = (m->flags & IDM_MARK_SHARED) != 0;
-    int rc = IDM_OK;
+    int rc = relink(m, target_ms, err);
+    if (rc != IDM_OK)
+        return rc;
     if (shared) {
         /* Another process may have written since: adopt a later mark, and
          * number this write after the newest slot. */
@@ -366,6 +431,29 @@ void idm_mark_abort(idm_mark *m)
     pthread_mutex_unlock(&m->mu);
 }
 
+int idm_mark_check(idm_mark *m, idm_error *err)
+{
+    if (m == NULL)
+        return idm__fail(err, IDM_EINVAL, 0, "no mark");
+    pthread_mutex_lock(&m->mu);
+    bool go = take_token(m);
+    pthread_mutex_unlock(&m->mu);
+    if (!go)
+        return IDM_OK; /* the write in flight looks itself */
+    int64_t durable = atomic_load(&m->durable_ms), got = 0;
+    int rc = relink(m, durable, err);
+    unsigned what = m->relinked;
+    if (rc == IDM_OK && what != 0)
+        rc = write_file(m, durable, now_or_zero(m), &got, err);
+    m->relinked = what;
+    pthread_mutex_lock(&m->mu);
+    if (rc != IDM_OK && (what & IDM_MARK_TAKEN))
+        m->failed = true; /* another's file: close leaves it alone */
+    give_back(m);
+    pthread_mutex_unlock(&m->mu);
+    return rc;
+}
+
 static int fail_limit(const idm_mark *m, idm_error *err)
 {
     return idm__fail(err, IDM_ECEILING, 0,
@@ -374,17 +462,18 @@ static int fail_limit(const idm_mark *m, idm_error *err)
                      m->path, atomic_load(&((idm_mark *)m)->limit_ms));
 }
 
-int idm_mark_advance(idm_mark *m, int64_t need_unix_ms, idm_error *err)
+/* advance for a generator the limit bounds (sf) or not. */
+static int advance(idm_mark *m, int64_t need_unix_ms, bool sf, idm_error *err)
 {
     if (m == NULL)
         return idm__fail(err, IDM_EINVAL, 0, "no mark");
     pthread_mutex_lock(&m->mu);
     for (;;) {
-        if (atomic_load(&m->ceiling_ms) >= need_unix_ms) {
+        if (atomic_load(sf ? &m->ceiling_ms : &m->durable_ms) >= need_unix_ms) {
             pthread_mutex_unlock(&m->mu);
             return IDM_OK; /* raised meanwhile */
         }
-        if (atomic_load(&m->limit_ms) < need_unix_ms) {
+        if (sf && atomic_load(&m->limit_ms) < need_unix_ms) {
             pthread_mutex_unlock(&m->mu);
             return fail_limit(m, err);
         }
@@ -409,11 +498,18 @@ int idm_mark_advance(idm_mark *m, int64_t need_unix_ms, idm_error *err)
     return rc;
 }
 
-/* The blocking mode's ceiling handler (gen.h's idm_ceiling_fn). */
+int idm_mark_advance(idm_mark *m, int64_t need_unix_ms, idm_error *err)
+{
+    return advance(m, need_unix_ms, true, err);
+}
+
+/* The blocking mode's ceiling handler (gen.h's idm_ceiling_fn); its
+ * context is the generator's entry. */
 static int on_ceiling(void *ctx, int64_t ceiling_unix_ms, idm_error *err)
 {
+    const struct attached *a = ctx;
     int64_t need = ceiling_unix_ms < MARK_MAX_MS ? ceiling_unix_ms + 1 : ceiling_unix_ms;
-    return idm_mark_advance(ctx, need, err);
+    return advance(a->m, need, bounded(a->ops), err);
 }
 
 void idm_mark_set_limit(idm_mark *m, int64_t limit_unix_ms)
@@ -432,16 +528,39 @@ static int attach(idm_mark *m, const struct gen_ops *ops, void *g, idm_error *er
 {
     if (m == NULL || g == NULL)
         return idm__fail(err, IDM_EINVAL, 0, "no mark or no generator");
-    if (m->n_att == MAX_ATTACH)
+    size_t i = 0;
+    while (i < m->n_att && m->att[i].ops != NULL)
+        i++;
+    if (i == MAX_ATTACH)
         return idm__fail(err, IDM_EINVAL, 0, "a mark takes up to %d generators", MAX_ATTACH);
-    struct attached a = {ops, g};
-    if ((m->flags & IDM_MARK_SPLIT) == 0)
-        ops->set_handler(g, on_ceiling, m);
     pthread_mutex_lock(&m->mu);
-    m->att[m->n_att++] = a;
+    m->att[i] = (struct attached){ops, g, m};
+    if (i == m->n_att)
+        m->n_att++;
+    if ((m->flags & IDM_MARK_SPLIT) == 0)
+        ops->set_handler(g, on_ceiling, &m->att[i]);
     apply(m);
     pthread_mutex_unlock(&m->mu);
     return IDM_OK;
+}
+
+int idm_mark_detach(idm_mark *m, const void *g, idm_error *err)
+{
+    if (m == NULL || g == NULL)
+        return idm__fail(err, IDM_EINVAL, 0, "no mark or no generator");
+    for (size_t i = 0; i < m->n_att; i++) {
+        struct attached *a = &m->att[i];
+        if (a->ops == NULL || a->g != g)
+            continue;
+        pthread_mutex_lock(&m->mu);
+        m->detached_used = max64(m->detached_used, a->ops->used_ms(a->g));
+        a->ops->set_handler(a->g, NULL, NULL);
+        a->ops = NULL;
+        a->g = NULL;
+        pthread_mutex_unlock(&m->mu);
+        return IDM_OK;
+    }
+    return idm__fail(err, IDM_EINVAL, 0, "that generator is not attached to mark %s", m->path);
 }
 
 int idm_mark_attach_gen(idm_mark *m, idm_gen *g, idm_error *err)
@@ -520,7 +639,8 @@ int idm_mark_close(idm_mark *m, idm_error *err)
         }
     }
     for (size_t i = 0; i < m->n_att; i++)
-        m->att[i].ops->set_handler(m->att[i].g, NULL, NULL);
+        if (m->att[i].ops != NULL)
+            m->att[i].ops->set_handler(m->att[i].g, NULL, NULL);
     idm__os_mark_close(m->fd);
     pthread_cond_destroy(&m->done);
     pthread_mutex_destroy(&m->mu);

@@ -34,10 +34,17 @@ int idm__mark_file_decode(const uint8_t *p, size_t len, struct idm_mark_slot *s,
 /* OS part. open: open-or-create (vetted as state files are), then flock:
  * exclusive (LOCK_NB, held until close: "in use" when another has it) or,
  * for a shared mark, held only while the file is read and, when new,
- * allocated; *fresh when the file was empty. lock/unlock: a shared mark's
+ * allocated; *fresh when the file was empty, *busy (may be NULL) when an
+ * exclusive lock is held by another. lock/unlock: a shared mark's
  * lock around each write. read: up to IDM_MARK_FILE_BYTES from offset 0.
  * write: the slot at its offset, then fdatasync. */
-int idm__os_mark_open(const char *path, bool exclusive, int *fd, bool *fresh, idm_error *err);
+int idm__os_mark_open(const char *path, bool exclusive, int *fd, bool *fresh, bool *busy,
+                      idm_error *err);
+/* Whether fd is still the file at path (not followed): false when the
+ * path is gone or names another file. */
+bool idm__os_mark_at(int fd, const char *path);
+/* The directory entry of path made durable (a file renamed there). */
+int idm__os_mark_sync_dir(const char *path, idm_error *err);
 int idm__os_mark_lock(int fd, const char *path, idm_error *err);
 void idm__os_mark_unlock(int fd);
 int idm__os_mark_read(int fd, const char *path, uint8_t *buf, size_t *len, idm_error *err);

@@ -331,6 +331,18 @@ static void test_split_want_write_commit(void)
     idm_gen_free(g);
 }
 
+static idm_snowflake *new_sf(struct fake_clock *c, int64_t resume_ms)
+{
+    idm_snowflake_config sc;
+    idm_snowflake_config_init(&sc);
+    sc.gen.clock = fake_clock_as_clock(c);
+    sc.resume_unix_ms = resume_ms;
+    idm_snowflake *sf = NULL;
+    if (idm_snowflake_new(&sf, &sc, NULL) != IDM_OK)
+        return NULL;
+    return sf;
+}
+
 static void test_limit_bounds_the_ceiling(void)
 {
     struct fake_clock c = {0};
@@ -340,21 +352,145 @@ static void test_limit_bounds_the_ceiling(void)
     idm_mark *m = NULL;
     ASSERT_OK(idm_mark_open(&m, tmp_path("limit.mark"), &cfg, &err), &err);
     idm_gen *g = new_gen(&c);
+    idm_snowflake *sf = new_sf(&c, 0);
     ASSERT_OK(idm_mark_attach_gen(m, g, &err), &err);
+    ASSERT_OK(idm_mark_attach_snowflake(m, sf, &err), &err);
     idm_mark_set_limit(m, T0_MS + 10); /* a lease that ends soon */
-    idm_uuid u;
-    ASSERT_OK(idm_uuidv7_next_n(g, &u, 1, &err), &err);
+    uint64_t id;
+    ASSERT_OK(idm_snowflake_next_n(sf, &id, 1, NULL, &err), &err);
     ASSERT_EQ_INT(idm_mark_durable_ms(m), T0_MS + 1000);
     ASSERT_EQ_INT(idm_mark_ceiling_ms(m), T0_MS + 10);
-    ASSERT_EQ_INT(idm_gen_ceiling(g), T0_MS + 10);
+    ASSERT_EQ_INT(idm_snowflake_ceiling(sf), T0_MS + 10);
+    /* The lease is a node's: UUIDv7 carries none, its ceiling is the
+     * durable mark. */
+    ASSERT_EQ_INT(idm_gen_ceiling(g), T0_MS + 1000);
     fake_clock_set_ms(&c, T0_MS + 11);
-    ASSERT_EQ_INT(idm_uuidv7_next_n(g, &u, 1, &err), IDM_ECEILING);
+    ASSERT_EQ_INT(idm_snowflake_next_n(sf, &id, 1, NULL, &err), IDM_ECEILING);
     ASSERT_TRUE(strstr(err.msg, "limit") != NULL);
-    ASSERT_EQ_U64(idm_mark_writes(m), 1); /* the limit makes no write */
-    idm_mark_set_limit(m, INT64_MAX);
+    idm_uuid u;
     ASSERT_OK(idm_uuidv7_next_n(g, &u, 1, &err), &err);
+    ASSERT_EQ_U64(idm_mark_writes(m), 1); /* the limit makes no write */
+    /* Past the durable mark, a UUIDv7 writes the next reserve; the
+     * snowflake still stops at the limit. */
+    fake_clock_set_ms(&c, T0_MS + 1500);
+    ASSERT_OK(idm_uuidv7_next_n(g, &u, 1, &err), &err);
+    ASSERT_EQ_U64(idm_mark_writes(m), 2);
+    ASSERT_EQ_INT(idm_snowflake_next_n(sf, &id, 1, NULL, &err), IDM_ECEILING);
+    idm_mark_set_limit(m, INT64_MAX);
+    ASSERT_OK(idm_snowflake_next_n(sf, &id, 1, NULL, &err), &err);
     ASSERT_OK(idm_mark_close(m, &err), &err);
     idm_gen_free(g);
+    idm_snowflake_free(sf);
+}
+
+/* An owner that takes another node replaces its snowflake generator: the
+ * old one detached still counts in the time used, the new one attached
+ * gets the ceiling. */
+static void test_detach_and_replace(void)
+{
+    struct fake_clock c = {0};
+    fake_clock_set_ms(&c, T0_MS);
+    idm_mark_config cfg = mark_cfg(&c, 1000, IDM_MARK_SPLIT);
+    idm_error err = {0};
+    idm_mark *m = NULL;
+    const char *p = tmp_path("detach.mark");
+    ASSERT_OK(idm_mark_open(&m, p, &cfg, &err), &err);
+    ASSERT_OK(idm_mark_advance(m, T0_MS, &err), &err);
+    idm_snowflake *a = new_sf(&c, 0), *b = NULL;
+    ASSERT_OK(idm_mark_attach_snowflake(m, a, &err), &err);
+    fake_clock_set_ms(&c, T0_MS + 700);
+    uint64_t id;
+    ASSERT_OK(idm_snowflake_next_n(a, &id, 1, NULL, &err), &err);
+    ASSERT_EQ_INT(idm_mark_detach(m, a, &err), IDM_OK);
+    ASSERT_EQ_INT(idm_mark_detach(m, a, &err), IDM_EINVAL);
+    ASSERT_TRUE(strstr(err.msg, "not attached") != NULL);
+    fake_clock_set_ms(&c, T0_MS + 100);
+    b = new_sf(&c, T0_MS + 700);
+    ASSERT_OK(idm_mark_attach_snowflake(m, b, &err), &err);
+    ASSERT_EQ_INT(idm_snowflake_ceiling(b), idm_mark_durable_ms(m));
+    ASSERT_EQ_INT(idm_mark_used_ms(m), T0_MS + 700);
+    /* Nine more attach in the freed entry and beyond, up to eight. */
+    idm_gen *gs[8] = {0};
+    size_t n = 0;
+    while (n < 8) {
+        gs[n] = new_gen(&c);
+        if (idm_mark_attach_gen(m, gs[n], &err) != IDM_OK)
+            break;
+        n++;
+    }
+    ASSERT_EQ_U64(n, 7); /* b and seven generators */
+    ASSERT_OK(idm_mark_close(m, &err), &err);
+    ASSERT_EQ_INT(file_mark(p), T0_MS + 700); /* lowered to the detached one's use */
+    for (size_t i = 0; i < 8; i++)
+        idm_gen_free(gs[i]);
+    idm_snowflake_free(a);
+    idm_snowflake_free(b);
+}
+
+/* The file removed or replaced under a running owner: the next write (or
+ * idm_mark_check) puts it back where the next run reads it; a file with a
+ * later mark put there is another writer's and left alone. */
+static void test_file_removed_or_replaced(void)
+{
+    struct fake_clock c = {0};
+    fake_clock_set_ms(&c, T0_MS);
+    idm_mark_config cfg = mark_cfg(&c, 1000, IDM_MARK_SPLIT);
+    idm_error err = {0};
+    idm_mark *m = NULL;
+    const char *p = tmp_path("relink.mark");
+    char path[128], other[140];
+    snprintf(path, sizeof path, "%s", p);
+    snprintf(other, sizeof other, "%s.new", path);
+    ASSERT_OK(idm_mark_open(&m, path, &cfg, &err), &err);
+    ASSERT_OK(idm_mark_advance(m, T0_MS, &err), &err);
+    ASSERT_EQ_U64(idm_mark_relinked(m), 0);
+    /* Removed: the check makes it again with the durable mark. */
+    ASSERT_EQ_INT(unlink(path), 0);
+    ASSERT_OK(idm_mark_check(m, &err), &err);
+    ASSERT_EQ_U64(idm_mark_relinked(m), IDM_MARK_REMADE);
+    ASSERT_EQ_INT(file_mark(path), T0_MS + 1000);
+    ASSERT_OK(idm_mark_check(m, &err), &err);
+    ASSERT_EQ_U64(idm_mark_relinked(m), 0);
+    /* Removed, then a write: made again with what is written. */
+    ASSERT_EQ_INT(unlink(path), 0);
+    ASSERT_OK(idm_mark_advance(m, T0_MS + 2000, &err), &err);
+    ASSERT_EQ_U64(idm_mark_relinked(m), IDM_MARK_REMADE);
+    ASSERT_EQ_INT(file_mark(path), T0_MS + 3000);
+    /* Replaced by rename with an older mark (a backup put back): taken
+     * over, written with ours. */
+    {
+        idm_mark *o = NULL;
+        fake_clock_set_ms(&c, T0_MS);
+        ASSERT_OK(idm_mark_open(&o, other, &cfg, &err), &err);
+        ASSERT_OK(idm_mark_advance(o, T0_MS, &err), &err);
+        ASSERT_OK(idm_mark_close(o, &err), &err);
+    }
+    ASSERT_EQ_INT(rename(other, path), 0);
+    ASSERT_EQ_INT(file_mark(path), 0); /* lowered at close: nothing used */
+    ASSERT_OK(idm_mark_check(m, &err), &err);
+    ASSERT_EQ_U64(idm_mark_relinked(m), IDM_MARK_REPLACED);
+    ASSERT_EQ_INT(file_mark(path), T0_MS + 3000);
+    /* Replaced by another writer's file, locked by it: left alone. */
+    {
+        idm_mark *o = NULL;
+        fake_clock_set_ms(&c, T0_MS + 9000);
+        ASSERT_OK(idm_mark_open(&o, other, &cfg, &err), &err);
+        ASSERT_OK(idm_mark_advance(o, T0_MS + 9000, &err), &err);
+        ASSERT_EQ_INT(rename(other, path), 0);
+        ASSERT_EQ_INT(idm_mark_check(m, &err), IDM_ESTATE);
+        ASSERT_EQ_U64(idm_mark_relinked(m), IDM_MARK_TAKEN);
+        ASSERT_TRUE(strstr(err.msg, "in use") != NULL);
+        /* Its writer gone, its later mark still says it is not ours. */
+        ASSERT_OK(idm_mark_close(o, &err), &err);
+        unlink(other); /* made again by o's close, at its own path */
+        ASSERT_EQ_INT(idm_mark_check(m, &err), IDM_ESTATE);
+        ASSERT_EQ_U64(idm_mark_relinked(m), IDM_MARK_TAKEN);
+        ASSERT_TRUE(strstr(err.msg, "later mark") != NULL);
+        ASSERT_EQ_INT(file_mark(path), T0_MS + 10000);
+    }
+    /* Nor lowered at close. */
+    ASSERT_EQ_INT(idm_mark_close(m, &err), IDM_ESTATE);
+    ASSERT_EQ_INT(file_mark(path), T0_MS + 10000);
 }
 
 static void test_failed_write_is_reported(void)
@@ -604,6 +740,8 @@ static const struct test_case tests[] = {
     TEST(test_blocking_threads_share_writes),
     TEST(test_split_want_write_commit),
     TEST(test_limit_bounds_the_ceiling),
+    TEST(test_detach_and_replace),
+    TEST(test_file_removed_or_replaced),
     TEST(test_failed_write_is_reported),
     TEST(test_shared_adopts_a_later_mark),
     TEST(test_tag_and_trusted_state),

@@ -33,15 +33,20 @@ static int flock_retry(int fd, int op)
     return rc;
 }
 
-int idm__os_mark_open(const char *path, bool exclusive, int *fd_out, bool *fresh, idm_error *err)
+int idm__os_mark_open(const char *path, bool exclusive, int *fd_out, bool *fresh, bool *busy,
+                      idm_error *err)
 {
     int fd = -1;
+    if (busy != NULL)
+        *busy = false;
     int rc = idm__os_open_vetted(WHAT, path, &fd, err);
     if (rc != IDM_OK)
         return rc;
     if (flock_retry(fd, exclusive ? LOCK_EX | LOCK_NB : LOCK_EX) != 0) {
         int e = errno;
         close(fd);
+        if (e == EWOULDBLOCK && busy != NULL)
+            *busy = true;
         if (e == EWOULDBLOCK)
             return idm__fail(err, IDM_ESTATE, 0,
                              "mark file %s is in use by another process; give each its own "
@@ -84,6 +89,18 @@ int idm__os_mark_open(const char *path, bool exclusive, int *fd_out, bool *fresh
     }
     *fd_out = fd;
     return IDM_OK;
+}
+
+bool idm__os_mark_at(int fd, const char *path)
+{
+    struct stat a, b;
+    return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+int idm__os_mark_sync_dir(const char *path, idm_error *err)
+{
+    return idm__os_sync_dir(WHAT, path, err);
 }
 
 int idm__os_mark_lock(int fd, const char *path, idm_error *err)
