@@ -43,7 +43,8 @@ int idms_hlc_open(idms_server *s)
                  s->hwm.resume_ms, err.msg);
         return 1;
     }
-    return 0;
+    /* Its ceiling is the durable mark's, set by the mark (hwm.h). */
+    return idms_hwm_attach_hlc(s, s->hlc) != 0 ? 1 : 0;
 }
 
 void idms_hlc_close(idms_server *s)
@@ -89,25 +90,29 @@ void idms_hlc_stamp(const idms_req *q, const uint64_t *remote, idms_hlc_result *
         return;
     }
     int64_t now_ms = ns / 1000000;
-    int64_t bound = idms_hlc_used_ms(s);
-    if (now_ms > bound)
-        bound = now_ms;
-    if (remote != NULL) {
-        int64_t rw = (int64_t)(*remote >> 16);
-        /* A remote beyond --max-offset is refused below without moving
-         * anything: it must not make the request wait for a mark. */
-        if (rw - now_ms <= s->opt.max_offset_ms && rw > bound)
-            bound = rw;
-    }
-    bound += 1; /* the overflow rule's next millisecond */
-    if (bound > s->hwm.durable_ms) {
-        if (s->hwm.failing) {
+    s->hlc_clock_ns = ns;
+    idm_error err = {0};
+    int rc = remote != NULL ? idm_hlc_update(s->hlc, *remote, &r->stamp, &err)
+                            : idm_hlc_now(s->hlc, &r->stamp, &err);
+    if (rc == IDM_ECEILING) {
+        /* The stamp would pass the durable mark (the clock's ceiling, set
+         * by the mark): park until the next write, or refuse when the mark
+         * cannot be written. The write is asked to reach past the stamp:
+         * the clock's next millisecond, or the remote's (within
+         * --max-offset, or it was refused above without moving). */
+        char why[1400];
+        if (!idms_hwm_ready(s, why, sizeof why)) {
             r->status = 503;
             r->retry_after_s = 1;
-            snprintf(r->message, sizeof r->message, "%.300s", s->hwm.why);
+            snprintf(r->message, sizeof r->message, "%.300s", why);
             return;
         }
-        idms_node_need(s, bound, true);
+        int64_t need = idm_hlc_ceiling(s->hlc) + 1;
+        if (now_ms + 1 > need)
+            need = now_ms + 1;
+        if (remote != NULL && (int64_t)(*remote >> 16) + 1 > need)
+            need = (int64_t)(*remote >> 16) + 1;
+        idms_node_need(s, need, true);
         s->metrics.parks++;
         s->metrics.ceiling_waits++;
         r->park.why = IDMS_PARK_CEILING;
@@ -115,10 +120,6 @@ void idms_hlc_stamp(const idms_req *q, const uint64_t *remote, idms_hlc_result *
         r->status = IDMS_HLC_PARKED;
         return;
     }
-    s->hlc_clock_ns = ns;
-    idm_error err = {0};
-    int rc = remote != NULL ? idm_hlc_update(s->hlc, *remote, &r->stamp, &err)
-                            : idm_hlc_now(s->hlc, &r->stamp, &err);
     if (rc == IDM_EOFFSET) {
         s->metrics.hlc_offset_refusals++;
         r->status = 422;

@@ -1,6 +1,6 @@
 /*
- * hwm.c - the state directory and its time high-water mark (see hwm.h for
- * the guarantee).
+ * hwm.c - the state directory and the owner of the durable ceiling (see
+ * hwm.h for the guarantee), over libidmint's mark in split mode.
  *
  * STATE_DIR (mode 0700, created if missing) is held for the server's life
  * with flock(LOCK_EX | LOCK_NB) on the directory itself: the exclusion,
@@ -11,39 +11,40 @@
  * the directory taken. In it:
  *   lock  flock'd too (what an older idmintd takes as the exclusion), with
  *         the holder's pid.
- *   hwm   16 bytes: "IDMHWM01" and the mark, a little-endian int64 of Unix
- *         ms. Allocated at creation (posix_fallocate), so rewriting it in
- *         place never needs a new block on a full filesystem; at creation
- *         it, its directory and the directory's parent are fsynced.
- * At start-up the mark is read, and the first one written only once the
+ *   mark  the library's mark file (include/idmint/mark.h), locked by it.
+ *   hwm   left by idmintd before 0.3 (16 bytes: "IDMHWM01" and the mark,
+ *         a little-endian int64 of Unix ms): read at start-up, and removed
+ *         once the first mark of this run is durable in mark.
+ * At start-up the marks are read, and the first one written only once the
  * generators have taken the mark found (idms_hwm_commit): a start refused
  * (a mark past the layout's end, say) leaves the directory as it was.
  *
- * A write (pwrite + fdatasync) runs on libuv's thread pool; the loop
- * thread raises the generators' ceilings only in its completion callback,
- * once the bytes are on disk. Only one write is in flight. The worker
- * first checks (and every second without a write, too) that what it holds
- * is still where a restart looks and still its own (keep_dir); the write
- * counts only once that is so:
- *   - hwm removed (or replaced): made again under the directory's lock,
- *     held throughout, with the mark being written; fsynced with the
- *     directory. A file put in its place is taken over, unless its mark is
- *     above ours (then another idmintd writes it).
+ * A write runs on libuv's thread pool: the loop asks idm_mark_want, the
+ * worker runs idm_mark_write, and the loop's completion callback passes
+ * the result to idm_mark_commit, which raises the ceilings only once the
+ * bytes are on disk. Only one write is in flight. The worker first checks
+ * (and every second without a write, too) that the directory is still
+ * where a restart looks and still its own (keep_dir); the write counts
+ * only once that is so:
  *   - lock removed: made again and locked.
  *   - the directory removed or replaced (another inode at the path): made
- *     again and locked anew, with lock and hwm.
- * A lock refused there means another idmintd has the directory: this one
- * stops minting past its durable mark for good (not ready, no more writes,
- * no shrinking at exit), so that neither can lower the other's mark. Any
- * other failure (ENOSPC making hwm again, a file where the directory was)
- * is logged once with its reason, makes /readyz false and is retried every
- * second while there is demand; requests that reach the ceiling meanwhile
- * get 503.
+ *     again and locked anew, with lock and (by the mark's write) mark.
+ *   - mark removed or replaced: the library makes it again (or takes a
+ *     replacement over) with the mark being written (idm_mark_relinked);
+ *     a file with a later mark put there, or one locked, is another
+ *     idmintd's.
+ * A lock refused means another idmintd has the directory: this one stops
+ * minting past its durable mark for good (not ready, no more writes, no
+ * shrinking at exit), so that neither can lower the other's mark. Any
+ * other failure (ENOSPC making the mark again, a file where the directory
+ * was) is logged once with its reason, makes /readyz false and is retried
+ * every second while there is demand; requests that reach the ceiling
+ * meanwhile get 503.
  */
 #include "hwm.h"
+#include "idmint_coord.h"
 #include "log.h"
 #include "server.h"
-#include "idmint_coord.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,9 +56,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MARK_LEN 16
-#define RETRY_MS 1000
-#define CHECK_MS 1000
+#define OLD_MARK_LEN 16 /* STATE_DIR/hwm before 0.3 */
+#define RETRY_MS     1000
+#define CHECK_MS     1000
 
 int64_t idms_clock_ms(void)
 {
@@ -127,59 +128,12 @@ static int lock_file(int dir)
     return fd;
 }
 
-/* Creates STATE_DIR/hwm, allocated (so that rewriting it in place never
- * needs a block), and makes its name durable: the directory and the
- * directory's own entry in its parent are fsynced. -1 with errno. */
-static int create_mark(int dir)
+/* The mark in a STATE_DIR/hwm left by idmintd before 0.3: 0 with *mark (0
+ * for a file allocated but never written), or -1 when it is no mark of
+ * that kind (*len: the bytes read). */
+static int read_old_mark(int fd, int64_t *mark, ssize_t *len)
 {
-    int fd = openat(dir, "hwm", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
-    int rc = posix_fallocate(fd, 0, MARK_LEN);
-    if (rc != 0) {
-        close(fd);
-        unlinkat(dir, "hwm", 0);
-        errno = rc;
-        return -1;
-    }
-    int parent = openat(dir, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fsync(dir) != 0 || parent < 0 || fsync(parent) != 0) {
-        int e = errno;
-        if (parent >= 0)
-            close(parent);
-        close(fd);
-        unlinkat(dir, "hwm", 0);
-        errno = e;
-        return -1;
-    }
-    close(parent);
-    return fd;
-}
-
-static int write_mark(int fd, int64_t mark)
-{
-    uint8_t rec[MARK_LEN];
-    memcpy(rec, "IDMHWM01", 8);
-    for (int i = 0; i < 8; i++)
-        rec[8 + i] = (uint8_t)((uint64_t)mark >> (8 * i));
-    ssize_t n;
-    do {
-        n = pwrite(fd, rec, sizeof rec, 0);
-    } while (n < 0 && errno == EINTR);
-    if (n != (ssize_t)sizeof rec) {
-        if (n >= 0)
-            errno = EIO;
-        return -1;
-    }
-    return fdatasync(fd);
-}
-
-/* The mark in an open hwm file: 0 with *mark (0 for a file allocated but
- * never written: a crash while creating it), or -1 when it is no mark of
- * ours (*len: the bytes read). */
-static int read_mark(int fd, int64_t *mark, ssize_t *len)
-{
-    uint8_t rec[MARK_LEN];
+    uint8_t rec[OLD_MARK_LEN];
     ssize_t r = pread(fd, rec, sizeof rec, 0);
     *mark = 0;
     *len = r;
@@ -204,8 +158,7 @@ static int read_mark(int fd, int64_t *mark, ssize_t *len)
 static bool is_at(int fd, int dir, const char *name, bool follow)
 {
     struct stat a, b;
-    return fstat(fd, &a) == 0 &&
-           fstatat(dir, name, &b, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
+    return fstat(fd, &a) == 0 && fstatat(dir, name, &b, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0 &&
            a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
@@ -213,50 +166,16 @@ static bool is_at(int fd, int dir, const char *name, bool follow)
 
 enum { REMADE_DIR = 1, REMADE_LOCK = 2, REMADE_MARK = 4, REPLACED_MARK = 8 };
 
-/* STATE_DIR/hwm again, in the directory dir we hold: a new file, or the
- * one someone put in its place, either way with the mark being written.
- * A file in its place with a mark above it was written by another idmintd
- * (ours only rise): it is left alone, and h->work_taken set. -1 with
- * h->work_why. */
-static int remake_mark(idms_hwm *h, int dir)
-{
-    int fd = openat(dir, "hwm", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-        int64_t found;
-        ssize_t len;
-        if (read_mark(fd, &found, &len) == 0 && found > h->target_ms) {
-            snprintf(h->work_why, sizeof h->work_why, "%s/hwm was replaced by a file with a higher "
-                     "mark (%" PRId64 " Unix ms): another idmintd writes in this state directory",
-                     h->dir, found);
-            h->work_taken = true;
-            close(fd);
-            return -1;
-        }
-        h->work_remade |= REPLACED_MARK;
-    } else if (errno == ENOENT) {
-        fd = create_mark(dir);
-        h->work_remade |= REMADE_MARK;
-    }
-    /* A file put there by rename needs its name made durable too. */
-    if (fd < 0 || write_mark(fd, h->target_ms) != 0 ||
-        ((h->work_remade & REPLACED_MARK) && fsync(dir) != 0)) {
-        snprintf(h->work_why, sizeof h->work_why, "%s/hwm was %s and cannot be made again: %s",
-                 h->dir, h->work_remade & REMADE_MARK ? "removed" : "replaced", strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 /* what (the directory, or its lock file) was not found as we left it, and
  * could not be made again and locked: another idmintd holds it
  * (EWOULDBLOCK: h->work_taken), or errno says why. */
 static void lock_failed(idms_hwm *h, const char *what)
 {
     if (errno == EWOULDBLOCK) {
-        snprintf(h->work_why, sizeof h->work_why, "%s was replaced, and another idmintd holds the "
-                 "new one", what);
+        snprintf(h->work_why, sizeof h->work_why,
+                 "%s was replaced, and another idmintd holds the "
+                 "new one",
+                 what);
         h->work_taken = true;
     } else {
         snprintf(h->work_why, sizeof h->work_why, "%s is gone and cannot be made again: %s", what,
@@ -264,15 +183,15 @@ static void lock_failed(idms_hwm *h, const char *what)
     }
 }
 
-/* Makes sure that the mark being written is where a restart reads it, and
- * that the directory is still ours: a removed lock file or mark is made
- * again under the directory's lock, held throughout; a directory removed
- * or replaced is made again and locked anew. A lock refused means another
- * idmintd has the directory now (h->work_taken). Fills h->work_why on
- * failure; then the descriptors are left as they were. */
+/* Makes sure that the directory is still ours and where a restart looks:
+ * a removed lock file is made again under the directory's lock, held
+ * throughout; a directory removed or replaced is made again and locked
+ * anew (the mark's write then makes the mark file in it). A lock refused
+ * means another idmintd has the directory now (h->work_taken). Fills
+ * h->work_why on failure; then the descriptors are left as they were. */
 static void keep_dir(idms_hwm *h)
 {
-    int dir = h->dir_fd, lock = h->lock_fd, fd = h->fd;
+    int dir = h->dir_fd, lock = h->lock_fd;
     char what[1100];
     if (!is_at(dir, AT_FDCWD, h->dir, true)) {
         if (mkdirs(h->dir) != 0 || (dir = lock_dir(h->dir)) < 0) {
@@ -287,31 +206,33 @@ static void keep_dir(idms_hwm *h)
         if (lock < 0) {
             snprintf(what, sizeof what, "%s/lock", h->dir);
             lock_failed(h, what);
-            goto undo;
+            if (dir != h->dir_fd)
+                close(dir);
+            h->work_remade = 0;
+            return;
         }
         h->work_remade |= REMADE_LOCK;
     }
-    if (dir != h->dir_fd || !is_at(fd, dir, "hwm", false)) {
-        fd = remake_mark(h, dir);
-        if (fd < 0)
-            goto undo;
-    }
-    if (fd != h->fd)
-        close(h->fd);
     if (lock != h->lock_fd)
         close(h->lock_fd);
     if (dir != h->dir_fd)
         close(h->dir_fd);
     h->dir_fd = dir;
     h->lock_fd = lock;
-    h->fd = fd;
-    return;
-undo:
-    if (lock >= 0 && lock != h->lock_fd)
-        close(lock);
-    if (dir != h->dir_fd)
-        close(dir);
-    h->work_remade = 0;
+}
+
+/* What the mark's write (or look) did about its file, as REMADE_*. */
+static void note_relinked(idms_hwm *h, int rc, const idm_error *err)
+{
+    unsigned r = idm_mark_relinked(h->mark);
+    if (r & IDM_MARK_REMADE)
+        h->work_remade |= REMADE_MARK;
+    if (r & IDM_MARK_REPLACED)
+        h->work_remade |= REPLACED_MARK;
+    if (rc != IDM_OK) {
+        snprintf(h->work_why, sizeof h->work_why, "%s", err->msg);
+        h->work_taken = (r & IDM_MARK_TAKEN) != 0;
+    }
 }
 
 static void on_work(uv_work_t *w)
@@ -320,70 +241,82 @@ static void on_work(uv_work_t *w)
     h->work_why[0] = '\0';
     h->work_remade = 0;
     h->work_taken = false;
-    /* First, also for the periodic look: is the mark still where a restart
-     * would read it, and the directory still ours? (A write into a file
-     * another idmintd now shares could lower its mark.) */
+    /* First, also for the periodic look: is the directory still where a
+     * restart would read it, and still ours? (A write into a file another
+     * idmintd now shares could lower its mark.) */
     keep_dir(h);
-    if (h->work_why[0] != '\0' || h->work_check_only)
+    if (h->work_why[0] != '\0')
         return;
-    if (!(h->work_remade & (REMADE_MARK | REPLACED_MARK)) && write_mark(h->fd, h->target_ms) != 0) {
-        snprintf(h->work_why, sizeof h->work_why, "cannot write the time high-water mark %s/hwm: %s",
-                 h->dir, strerror(errno));
+    idm_error err = {0};
+    if (h->work_check_only) {
+        note_relinked(h, idm_mark_check(h->mark, &err), &err);
         return;
     }
+    int rc = idm_mark_write(h->mark, h->target_ms, &h->work_durable, &err);
+    note_relinked(h, rc, &err);
+    if (rc != IDM_OK)
+        return;
     /* The node's slot carries the mark to whoever holds the node next:
      * written before the ceiling passes it, as the state directory's. */
-    if (h->work_slot != NULL && idmc_slot_record_mark(h->work_slot, h->target_ms) != 0) {
+    if (h->work_slot != NULL && idmc_slot_record_mark(h->work_slot, h->work_durable) != 0)
         snprintf(h->work_why, sizeof h->work_why,
                  "cannot record the time high-water mark in the node's slot: %s", strerror(errno));
-        return;
-    }
 }
 
-static void request_write(idms_server *s, int64_t target);
+static void queue_work(idms_server *s, int64_t target, bool check_only);
 
 static void on_retry(uv_timer_t *t)
 {
     idms_server *s = t->data;
-    s->hwm.retry_armed = false;
-    if (s->hwm.failing && !s->hwm.in_flight && !s->draining)
-        request_write(s, idms_clock_ms() + s->opt.reserve_ms);
+    idms_hwm *h = &s->hwm;
+    h->retry_armed = false;
+    int64_t target;
+    if (h->failing && !h->in_flight && !s->draining &&
+        idm_mark_want(h->mark, idms_clock_ms(), true, &target))
+        queue_work(s, target, false);
 }
 
-/* What keep_dir made again, said once. */
-static void log_remade(const idms_hwm *h)
+/* What keep_dir and the mark's write made again, said once. */
+static void log_remade(const idms_hwm *h, int64_t written)
 {
     char mark[IDM_RFC3339_CAP];
-    if (idm_time_format(h->target_ms, mark, sizeof mark) != IDM_OK)
-        snprintf(mark, sizeof mark, "%" PRId64, h->target_ms);
+    if (idm_time_format(written, mark, sizeof mark) != IDM_OK)
+        snprintf(mark, sizeof mark, "%" PRId64, written);
     if (h->work_remade & REMADE_DIR) {
-        idms_log(IDMS_LOG_WARN, "the state directory %s was removed or replaced: made it again, "
-                 "with the lock and the mark (%s)", h->dir, mark);
+        idms_log(IDMS_LOG_WARN,
+                 "the state directory %s was removed or replaced: made it again, "
+                 "with the lock and the mark (%s)",
+                 h->dir, mark);
         return;
     }
     if (h->work_remade & REMADE_LOCK)
-        idms_log(IDMS_LOG_WARN, "%s/lock was removed: made it again and locked it (the lock on the "
+        idms_log(IDMS_LOG_WARN,
+                 "%s/lock was removed: made it again and locked it (the lock on the "
                  "directory itself, held throughout, is what keeps other idmintd processes out)",
                  h->dir);
     if (h->work_remade & (REMADE_MARK | REPLACED_MARK))
-        idms_log(IDMS_LOG_WARN, "%s/hwm was %s: made it again under the lock held, with the mark "
-                 "(%s)", h->dir, h->work_remade & REMADE_MARK ? "removed" : "replaced", mark);
+        idms_log(IDMS_LOG_WARN,
+                 "%s was %s: made it again under the lock held, with the mark "
+                 "(%s)",
+                 h->path, h->work_remade & REMADE_MARK ? "removed" : "replaced", mark);
 }
 
 static void on_work_done(uv_work_t *w, int status)
 {
     idms_hwm *h = w->data;
     idms_server *s = h->server;
+    bool check = h->work_check_only, ok = status == 0 && h->work_why[0] == '\0';
     h->in_flight = false;
+    /* The write's token goes back: committed (the ceilings rise) or not. */
+    if (!check && ok)
+        idm_mark_commit(h->mark, h->work_durable);
+    else if (!check)
+        idm_mark_abort(h->mark);
     if (status == 0)
-        log_remade(h);
-    if (status == 0 && h->work_why[0] == '\0') {
-        if (!h->work_check_only)
+        log_remade(h, check ? idm_mark_durable_ms(h->mark) : h->target_ms);
+    if (ok) {
+        if (!check)
             s->metrics.reserve_writes++;
-        if (h->target_ms > h->durable_ms) {
-            h->durable_ms = h->target_ms;
-            idm_gen_set_ceiling(s->gen, h->durable_ms); /* the snowflakes': on_ceiling */
-        }
         if (h->failing) {
             h->failing = false;
             h->why[0] = '\0';
@@ -392,56 +325,59 @@ static void on_work_done(uv_work_t *w, int status)
     } else if (status == 0 && h->work_taken) {
         /* For good: whatever this one writes now could lower the other's
          * mark, and the other's stop could lower this one's. No more
-         * writes, and none at exit (h->failing). */
+         * writes, and none at exit (the mark knows: the write failed). */
         s->metrics.reserve_errors++;
         h->taken = true;
         h->failing = true;
         snprintf(h->why, sizeof h->why, "%s", h->work_why);
-        idms_log(IDMS_LOG_ERROR, "%s; not ready, and no ID past %" PRId64 " (Unix ms) until "
-                 "restarted; the mark is left as it is", h->work_why, h->durable_ms);
+        idms_log(IDMS_LOG_ERROR,
+                 "%s; not ready, and no ID past %" PRId64 " (Unix ms) until "
+                 "restarted; the mark is left as it is",
+                 h->work_why, idm_mark_durable_ms(h->mark));
     } else {
         s->metrics.reserve_errors++;
+        const char *why = status == 0 ? h->work_why : "write cancelled";
         if (!h->failing)
-            idms_log(IDMS_LOG_ERROR, "%s; not ready, and no ID past %" PRId64
-                     " (Unix ms) until it can be written", status == 0 ? h->work_why : "write cancelled",
-                     h->durable_ms);
+            idms_log(IDMS_LOG_ERROR,
+                     "%s; not ready, and no ID past %" PRId64 " (Unix ms) until it can be written",
+                     why, idm_mark_durable_ms(h->mark));
         h->failing = true;
-        snprintf(h->why, sizeof h->why, "%s", status == 0 ? h->work_why : "write cancelled");
+        snprintf(h->why, sizeof h->why, "%s", why);
         if (!h->retry_armed && !s->draining) {
             h->retry_armed = true;
             uv_timer_start(&h->retry, on_retry, RETRY_MS, 0);
         }
     }
-    /* The snowflake ceiling follows, and parked requests go on: minted
-     * now, or refused with the reason. */
+    /* The node's limit follows, and parked requests go on: minted now, or
+     * refused with the reason. */
     h->on_ceiling(s);
 }
 
+/* target: the mark idm_mark_want handed out (the write token is held), or
+ * for a look the durable mark. */
 static void queue_work(idms_server *s, int64_t target, bool check_only)
 {
     idms_hwm *h = &s->hwm;
-    if (h->in_flight || h->taken)
-        return;
     h->target_ms = target;
     h->work_check_only = check_only;
     h->work_slot = s->node.slot;
     h->work.data = h;
-    if (uv_queue_work(s->loop, &h->work, on_work, on_work_done) == 0)
+    if (uv_queue_work(s->loop, &h->work, on_work, on_work_done) == 0) {
         h->in_flight = true;
+    } else if (!check_only) {
+        idm_mark_abort(h->mark);
+    }
 }
 
-static void request_write(idms_server *s, int64_t target)
-{
-    queue_work(s, target, false);
-}
-
-/* Every CHECK_MS: a deleted or replaced state directory is noticed even
- * while no write is due (a restart would not find the mark there). */
+/* Every CHECK_MS: a deleted or replaced state directory (or mark) is
+ * noticed even while no write is due (a restart would not find the mark
+ * there). */
 static void on_check(uv_timer_t *t)
 {
     idms_server *s = t->data;
-    if (s->hwm.enabled && !s->hwm.failing && !s->hwm.in_flight)
-        queue_work(s, s->hwm.durable_ms, true);
+    idms_hwm *h = &s->hwm;
+    if (h->enabled && !h->failing && !h->in_flight && !h->taken)
+        queue_work(s, idm_mark_durable_ms(h->mark), true);
 }
 
 /* ---- the loop side ------------------------------------------------------ */
@@ -450,12 +386,13 @@ void idms_hwm_need(idms_server *s, int64_t now_ms, bool at_ceiling)
 {
     idms_hwm *h = &s->hwm;
     /* Also while draining: parked requests still need the mark. */
-    if (!h->enabled || h->in_flight)
+    if (!h->enabled || h->in_flight || h->taken)
         return;
     if (h->failing && !at_ceiling)
         return; /* the retry timer tries again */
-    if (at_ceiling || now_ms + s->opt.reserve_ms / 2 >= h->durable_ms)
-        request_write(s, now_ms + s->opt.reserve_ms);
+    int64_t target;
+    if (idm_mark_want(h->mark, now_ms, at_ceiling, &target))
+        queue_work(s, target, false);
 }
 
 bool idms_hwm_ready(idms_server *s, char *why, size_t cap)
@@ -466,11 +403,57 @@ bool idms_hwm_ready(idms_server *s, char *why, size_t cap)
     return false;
 }
 
+int64_t idms_hwm_durable_ms(const idms_server *s)
+{
+    return s->hwm.enabled ? idm_mark_durable_ms(s->hwm.mark) : INT64_MAX;
+}
+
+void idms_hwm_set_limit(idms_server *s, int64_t limit_ms)
+{
+    idms_hwm *h = &s->hwm;
+    h->limit_ms = limit_ms;
+    if (h->mark != NULL)
+        idm_mark_set_limit(h->mark, limit_ms);
+    else if (s->sf != NULL)
+        idm_snowflake_set_ceiling(s->sf, limit_ms); /* min(no mark, limit) */
+}
+
+int idms_hwm_adopt_snowflake(idms_server *s, idm_snowflake *old, idm_snowflake *sf)
+{
+    idms_hwm *h = &s->hwm;
+    idm_error err = {0};
+    if (h->mark == NULL) {
+        idm_snowflake_set_ceiling(sf, h->limit_ms);
+        return 0;
+    }
+    if (old != NULL && idm_mark_detach(h->mark, old, &err) != IDM_OK) {
+        idms_log(IDMS_LOG_ERROR, "cannot detach the old snowflake generator: %s", err.msg);
+        return -1;
+    }
+    if (idm_mark_attach_snowflake(h->mark, sf, &err) != IDM_OK) {
+        idms_log(IDMS_LOG_ERROR, "cannot attach the snowflake generator to the mark: %s", err.msg);
+        if (old != NULL && idm_mark_attach_snowflake(h->mark, old, &err) != IDM_OK)
+            idms_log(IDMS_LOG_ERROR, "cannot attach the old one again: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+int idms_hwm_attach_hlc(idms_server *s, idm_hlc *hlc)
+{
+    idm_error err = {0};
+    if (s->hwm.mark != NULL && idm_mark_attach_hlc(s->hwm.mark, hlc, &err) != IDM_OK) {
+        idms_log(IDMS_LOG_ERROR, "cannot attach the hybrid logical clock to the mark: %s", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* A resume mark past the layout's last time unit: no snowflake could ever
  * be minted above it, and the generator refuses it. Said here, before
  * anything is written, with where the mark is and what to do. Returns 0,
  * or 1 after logging. */
-static int check_layout_end(idms_server *s, int64_t file_mark)
+static int check_layout_end(idms_server *s, int64_t file_mark, const char *file)
 {
     const idm_sf_layout *l = &s->layout;
     int64_t last = idm_sf_layout_max_unix_ms(l), mark = s->hwm.resume_ms;
@@ -482,17 +465,22 @@ static int check_layout_end(idms_server *s, int64_t file_mark)
     if (idm_time_format(last + l->unit_ms, end, sizeof end) != IDM_OK)
         snprintf(end, sizeof end, "%" PRId64, last + l->unit_ms);
     if (mark == file_mark)
-        idms_log(IDMS_LOG_ERROR, "the time high-water mark in %s/hwm, %s (Unix ms %" PRId64 "), is "
-                 "past the end of layout %s (%s): no snowflake could be minted above it, and nothing "
-                 "was written. If no IDs were minted after the clock's current time (a clock far "
-                 "ahead wrote it), remove %s/hwm; otherwise use a --layout or --epoch that reaches "
-                 "past the mark", s->hwm.dir, when, mark, s->layout_name, end, s->hwm.dir);
+        idms_log(
+            IDMS_LOG_ERROR,
+            "the time high-water mark in %s/%s, %s (Unix ms %" PRId64 "), is "
+            "past the end of layout %s (%s): no snowflake could be minted above it, and nothing "
+            "was written. If no IDs were minted after the clock's current time (a clock far "
+            "ahead wrote it), remove %s/%s; otherwise use a --layout or --epoch that reaches "
+            "past the mark",
+            s->hwm.dir, file, when, mark, s->layout_name, end, s->hwm.dir, file);
     else
-        idms_log(IDMS_LOG_ERROR, "the time high-water mark recorded in the slot of node %" PRIu64
-                 ", %s (Unix ms %" PRId64 "), is past the end of layout %s (%s): no snowflake could "
+        idms_log(IDMS_LOG_ERROR,
+                 "the time high-water mark recorded in the slot of node %" PRIu64
+                 ", %s (Unix ms %" PRId64
+                 "), is past the end of layout %s (%s): no snowflake could "
                  "be minted above it, and nothing was written; use a --layout or --epoch that "
-                 "reaches past the mark (idmint lease list shows the slot)", s->node.node, when,
-                 mark, s->layout_name, end);
+                 "reaches past the mark (idmint lease list shows the slot)",
+                 s->node.node, when, mark, s->layout_name, end);
     return 1;
 }
 
@@ -504,17 +492,43 @@ void idms_hwm_resume_above(idms_hwm *h, int64_t ms, int from)
     }
 }
 
+/* STATE_DIR/hwm of idmintd before 0.3, if there: its mark (0 for none),
+ * or -1 after logging that it is damaged or cannot be read. */
+static int64_t old_mark(idms_hwm *h)
+{
+    int fd = openat(h->dir_fd, "hwm", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT)
+        return 0;
+    if (fd < 0) {
+        idms_log(IDMS_LOG_ERROR, "cannot open %s/hwm: %s", h->dir, strerror(errno));
+        return -1;
+    }
+    int64_t mark = 0;
+    ssize_t len;
+    int rc = read_old_mark(fd, &mark, &len);
+    close(fd);
+    if (rc != 0) {
+        idms_log(IDMS_LOG_ERROR,
+                 "%s/hwm is damaged (%zd bytes, not an idmintd high-water mark); remove it only "
+                 "if no IDs were minted after the clock's current time",
+                 h->dir, len);
+        return -1;
+    }
+    h->old_file = true;
+    return mark;
+}
+
 int idms_hwm_open(idms_server *s, int64_t slot_mark_ms)
 {
     idms_hwm *h = &s->hwm;
     h->server = s;
-    h->fd = h->lock_fd = h->dir_fd = -1;
-    h->durable_ms = INT64_MAX;
+    h->lock_fd = h->dir_fd = -1;
+    h->limit_ms = INT64_MAX;
     if (s->opt.state_dir[0] == '\0')
         return 0;
     h->enabled = true;
-    h->durable_ms = 0; /* nothing is, until idms_hwm_commit */
     snprintf(h->dir, sizeof h->dir, "%s", s->opt.state_dir);
+    snprintf(h->path, sizeof h->path, "%s/mark", h->dir);
     if (mkdirs(h->dir) != 0) {
         idms_log(IDMS_LOG_ERROR, "cannot create state directory %s: %s", h->dir, strerror(errno));
         return 1;
@@ -524,39 +538,43 @@ int idms_hwm_open(idms_server *s, int64_t slot_mark_ms)
         h->lock_fd = lock_file(h->dir_fd);
     if (h->lock_fd < 0) {
         if (errno == EWOULDBLOCK)
-            idms_log(IDMS_LOG_ERROR, "state directory %s is in use by another idmintd (it holds "
-                     "%s%s); give each server its own --state-dir", h->dir,
-                     h->dir_fd < 0 ? "a lock on the directory" : h->dir,
+            idms_log(IDMS_LOG_ERROR,
+                     "state directory %s is in use by another idmintd (it holds "
+                     "%s%s); give each server its own --state-dir",
+                     h->dir, h->dir_fd < 0 ? "a lock on the directory" : h->dir,
                      h->dir_fd < 0 ? "" : "/lock");
         else
             idms_log(IDMS_LOG_ERROR, "cannot lock state directory %s: %s", h->dir, strerror(errno));
         return 1;
     }
-    /* A missing file is made by idms_hwm_commit. */
-    h->fd = openat(h->dir_fd, "hwm", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-    if (h->fd < 0 && errno != ENOENT) {
-        idms_log(IDMS_LOG_ERROR, "cannot open %s/hwm: %s", h->dir, strerror(errno));
+    int64_t file_old = old_mark(h);
+    if (file_old < 0)
+        return 1;
+    idm_mark_config mc;
+    idm_mark_config_init(&mc);
+    mc.reserve_ms = s->opt.reserve_ms;
+    mc.flags = IDM_MARK_SPLIT;
+    idm_error err = {0};
+    if (idm_mark_open(&h->mark, h->path, &mc, &err) != IDM_OK) {
+        idms_log(IDMS_LOG_ERROR, "%s", err.msg);
         return 1;
     }
-    int64_t file_mark = 0;
-    ssize_t len;
-    if (h->fd >= 0 && read_mark(h->fd, &file_mark, &len) != 0) {
-        idms_log(IDMS_LOG_ERROR,
-                 "%s/hwm is damaged (%zd bytes, not an idmintd high-water mark); remove it only "
-                 "if no IDs were minted after the clock's current time",
-                 h->dir, len);
-        return 1;
-    }
+    int64_t file_mark = idm_mark_resume_ms(h->mark);
     idms_hwm_resume_above(h, file_mark, IDMS_RESUME_STATE_DIR);
+    idms_hwm_resume_above(h, file_old, IDMS_RESUME_STATE_DIR);
     /* An earlier holder of the node may have minted up to its slot's mark
      * (another state directory): resume above that too. */
     idms_hwm_resume_above(h, slot_mark_ms, IDMS_RESUME_SLOT);
-    if (check_layout_end(s, file_mark) != 0)
+    if (check_layout_end(s, file_old > file_mark ? file_old : file_mark,
+                         file_old > file_mark ? "hwm" : "mark") != 0)
         return 1;
-    idm_error err = {0};
     if (h->resume_ms > 0 && idm_gen_resume_after(s->gen, h->resume_ms, &err) != IDM_OK) {
         idms_log(IDMS_LOG_ERROR, "cannot resume after the mark %" PRId64 ": %s", h->resume_ms,
                  err.msg);
+        return 1;
+    }
+    if (idm_mark_attach_gen(h->mark, s->gen, &err) != IDM_OK) {
+        idms_log(IDMS_LOG_ERROR, "cannot attach the generators to the mark: %s", err.msg);
         return 1;
     }
     return 0;
@@ -567,26 +585,37 @@ int idms_hwm_commit(idms_server *s)
     idms_hwm *h = &s->hwm;
     if (!h->enabled)
         return 0;
-    if (h->fd < 0 && (h->fd = create_mark(h->dir_fd)) < 0) {
-        idms_log(IDMS_LOG_ERROR, "cannot create %s/hwm: %s", h->dir, strerror(errno));
+    /* The first mark, durable before anything is minted: a reserve past
+     * the clock or the mark resumed above, whichever is later. */
+    idm_error err = {0};
+    int64_t durable = 0;
+    if (!idm_mark_want(h->mark, h->resume_ms, true, &h->target_ms)) {
+        idms_log(IDMS_LOG_ERROR, "the first write of %s could not start", h->path);
         return 1;
     }
-    /* The first mark, durable before anything is minted. */
-    int64_t now = idms_clock_ms(), base = h->resume_ms > now ? h->resume_ms : now;
-    h->target_ms = base + s->opt.reserve_ms;
-    if (write_mark(h->fd, h->target_ms) != 0) {
-        idms_log(IDMS_LOG_ERROR, "cannot write the time high-water mark %s/hwm: %s", h->dir,
-                 strerror(errno));
+    if (idm_mark_write(h->mark, h->target_ms, &durable, &err) != IDM_OK) {
+        idm_mark_abort(h->mark);
+        idms_log(IDMS_LOG_ERROR, "cannot write the time high-water mark: %s", err.msg);
         return 1;
     }
-    if (s->node.slot != NULL && idmc_slot_record_mark(s->node.slot, h->target_ms) != 0) {
-        idms_log(IDMS_LOG_ERROR, "cannot record the time high-water mark in the slot of node %" PRIu64
-                 ": %s", s->node.node, strerror(errno));
+    if (s->node.slot != NULL && idmc_slot_record_mark(s->node.slot, durable) != 0) {
+        idm_mark_abort(h->mark);
+        idms_log(IDMS_LOG_ERROR,
+                 "cannot record the time high-water mark in the slot of node %" PRIu64 ": %s",
+                 s->node.node, strerror(errno));
         return 1;
     }
+    idm_mark_commit(h->mark, durable);
     s->metrics.reserve_writes++;
-    h->durable_ms = h->target_ms;
-    idm_gen_set_ceiling(s->gen, h->durable_ms);
+    if (h->old_file) {
+        /* Carried over: the mark file holds a later mark now. */
+        if (unlinkat(h->dir_fd, "hwm", 0) == 0 && fsync(h->dir_fd) == 0)
+            idms_log(IDMS_LOG_INFO,
+                     "%s/hwm (the mark of idmintd before 0.3) carried over to %s "
+                     "and removed",
+                     h->dir, h->path);
+        h->old_file = false;
+    }
     h->on_ceiling(s);
     return 0;
 }
@@ -616,29 +645,34 @@ int64_t idms_hwm_used_ms(idms_server *s)
     return used;
 }
 
-void idms_hwm_close(idms_server *s, int64_t used)
+void idms_hwm_close(idms_server *s)
 {
     idms_hwm *h = &s->hwm;
     if (!h->enabled)
         return;
-    if (h->fd >= 0 && !h->failing && used >= 0) {
+    if (h->mark != NULL) {
         /* Where a restart reads it: what was removed since the last look
-         * is made again (with the mark to leave), as on the thread pool. */
-        h->target_ms = used < h->durable_ms ? used : h->durable_ms;
+         * is made again, then the mark is lowered to the time used (the
+         * mark leaves it as it is when its last write failed). */
+        int64_t durable = idm_mark_durable_ms(h->mark), used = idm_mark_used_ms(h->mark);
         h->work_why[0] = '\0';
         h->work_remade = 0;
-        keep_dir(h);
-        if (h->work_why[0] != '\0') {
+        if (!h->failing)
+            keep_dir(h);
+        if (h->work_why[0] != '\0')
             idms_log(IDMS_LOG_ERROR, "%s; the mark is left as it is", h->work_why);
-        } else {
-            log_remade(h);
-            if (used < h->durable_ms && write_mark(h->fd, used) == 0)
-                idms_log(IDMS_LOG_INFO, "time high-water mark set to the last time used");
-        }
-    }
-    if (h->fd >= 0) {
-        close(h->fd);
-        h->fd = -1;
+        else if (!h->failing)
+            log_remade(h, used);
+        /* Failing, or the directory another's: close is to leave the file
+         * (which may now be another idmintd's) as it is. */
+        if (h->failing || h->work_why[0] != '\0')
+            idm_mark_abort(h->mark);
+        idm_error err = {0};
+        if (idm_mark_close(h->mark, &err) != IDM_OK)
+            idms_log(IDMS_LOG_WARN, "%s", err.msg);
+        else if (!h->failing && used < durable)
+            idms_log(IDMS_LOG_INFO, "time high-water mark set to the last time used");
+        h->mark = NULL;
     }
     if (h->lock_fd >= 0) {
         close(h->lock_fd);

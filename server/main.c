@@ -16,22 +16,22 @@
 #include "conn.h"
 #include "core/waitlist.h"
 #include "hlc.h"
+#include "http/http_server.h"
 #include "hwm.h"
 #include "keyed.h"
 #include "log.h"
 #include "mint.h"
 #include "node.h"
 #include "options.h"
+#include "optvalue.h"
+#include "resp/resp_server.h"
 #include "segments.h"
 #include "server.h"
 #include "tls.h"
-#include "http/http_server.h"
-#include "resp/resp_server.h"
-#include "optvalue.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +50,9 @@
 static idms_server server;
 
 /* The snowflake generator of node (the node module's make_snowflake):
- * resuming above s->hwm.resume_ms, under the ceiling. Returns 0, or -1
- * after logging why. */
+ * resuming above s->hwm.resume_ms, under the mark (hwm.h) in place of the
+ * old one, which the caller frees. Returns 0, or -1 after logging why
+ * (s->sf is then unchanged). */
 static int make_snowflake(idms_server *s, uint64_t node)
 {
     idm_snowflake_config cfg;
@@ -61,17 +62,23 @@ static int make_snowflake(idms_server *s, uint64_t node)
     cfg.max_rewind_ms = s->opt.max_rewind_ms;
     cfg.resume_unix_ms = s->hwm.resume_ms;
     idm_error err = {0};
-    if (idm_snowflake_new(&s->sf, &cfg, &err) != IDM_OK) {
+    idm_snowflake *sf = NULL;
+    if (idm_snowflake_new(&sf, &cfg, &err) != IDM_OK) {
         idms_log(IDMS_LOG_ERROR, "cannot create the snowflake generator: %s", err.msg);
         return -1;
     }
+    if (idms_hwm_adopt_snowflake(s, s->sf, sf) != 0) {
+        idm_snowflake_free(sf);
+        return -1;
+    }
+    s->sf = sf;
     idms_node_apply_ceiling(s);
     return 0;
 }
 
 /* The ceiling's parts moved (the durable mark, a lease; or a write of the
- * mark failed): the snowflake generator's ceiling is set anew (the other
- * generators' is the mark's, set by hwm.c), and the requests parked on the
+ * mark failed): the node's limit is handed to the mark anew (which sets
+ * every generator's ceiling: hwm.h), and the requests parked on the
  * ceiling go on, minted or refused. hwm.c, node.c and lease.c report it
  * here, through the callbacks set in setup_generators. */
 static void ceiling_moved(idms_server *s)
@@ -132,10 +139,12 @@ static int setup_generators(idms_server *s)
     char when[IDM_RFC3339_CAP] = "none", durable[IDM_RFC3339_CAP] = "none";
     if (s->hwm.resume_ms > 0 && idm_time_format(s->hwm.resume_ms, when, sizeof when) != IDM_OK)
         snprintf(when, sizeof when, "%" PRId64, s->hwm.resume_ms);
-    if (s->hwm.enabled && idm_time_format(s->hwm.durable_ms, durable, sizeof durable) != IDM_OK)
-        snprintf(durable, sizeof durable, "%" PRId64, s->hwm.durable_ms);
-    idms_log(IDMS_LOG_INFO, "snowflake layout %s, node %" PRIu64 ", max rewind %" PRId64 " ms, state %s, "
-                            "previous high-water mark %s, durable mark %s",
+    if (s->hwm.enabled &&
+        idm_time_format(idms_hwm_durable_ms(s), durable, sizeof durable) != IDM_OK)
+        snprintf(durable, sizeof durable, "%" PRId64, idms_hwm_durable_ms(s));
+    idms_log(IDMS_LOG_INFO,
+             "snowflake layout %s, node %" PRIu64 ", max rewind %" PRId64 " ms, state %s, "
+             "previous high-water mark %s, durable mark %s",
              s->layout_name, s->node.held ? s->node.node : s->node.lo, s->opt.max_rewind_ms,
              s->opt.state_dir[0] ? s->opt.state_dir : "none", when, durable);
     char why[320];
@@ -299,12 +308,13 @@ static void on_signal(uv_signal_t *h, int signum)
         return;
     }
     if (s->draining) {
-        idms_log(IDMS_LOG_INFO, "received %s again: already draining", signum == SIGTERM ? "SIGTERM" : "SIGINT");
+        idms_log(IDMS_LOG_INFO, "received %s again: already draining",
+                 signum == SIGTERM ? "SIGTERM" : "SIGINT");
         return;
     }
     s->draining = true;
-    idms_log(IDMS_LOG_INFO, "received %s: draining %" PRIu64 " connection(s)", signum == SIGTERM ? "SIGTERM" : "SIGINT",
-             s->metrics.connections_open);
+    idms_log(IDMS_LOG_INFO, "received %s: draining %" PRIu64 " connection(s)",
+             signum == SIGTERM ? "SIGTERM" : "SIGINT", s->metrics.connections_open);
     idms_conn_close_listeners(s);
     idms_conn_close_idle(s);
     /* The handlers stay (a second SIGTERM must not kill the drain by the
@@ -364,7 +374,7 @@ int main(int argc, char **argv)
          * this one never used. A Unix socket made goes too. */
         idms_conn_close_listeners(s);
         int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_mint_used_ms(s);
-        idms_hwm_close(s, used);
+        idms_hwm_close(s);
         idms_node_close(s, used);
         idms_segments_close(s);
         return 1;
@@ -380,7 +390,7 @@ int main(int argc, char **argv)
     uv_run(s->loop, UV_RUN_DEFAULT);
     /* A mark that could not be written is left as it is (higher). */
     int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_mint_used_ms(s);
-    idms_hwm_close(s, used);
+    idms_hwm_close(s);
     idms_node_close(s, used);
     idms_segments_close(s);
     idm_snowflake_free(s->sf);

@@ -7,19 +7,19 @@
  */
 #include "node.h"
 #include "buf.h"
+#include "host.h"
 #include "hwm.h"
+#include "idmint_coord.h"
+#include "json.h"
 #include "lease.h"
 #include "log.h"
 #include "server.h"
-#include "idmint_coord.h"
-#include "host.h"
-#include "json.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
 #include <netinet/in.h>
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -39,8 +39,8 @@ static void describe_holder(idms_server *s)
     char addrs[96];
     idmx_host_addresses(addrs, sizeof addrs);
     snprintf(s->node.holder, sizeof s->node.holder,
-             "pid=%d host=%.100s addrs=%s http=%.60s resp=%.60s since=%s program=idmintd", (int)getpid(),
-             host, addrs[0] ? addrs : "-", s->opt.http[0] ? s->opt.http : "off",
+             "pid=%d host=%.100s addrs=%s http=%.60s resp=%.60s since=%s program=idmintd",
+             (int)getpid(), host, addrs[0] ? addrs : "-", s->opt.http[0] ? s->opt.http : "off",
              s->opt.resp[0] ? s->opt.resp : "off", since);
 }
 
@@ -69,8 +69,8 @@ static int node_from_ip(idms_server *s, uint64_t *node, char *msg, size_t cap)
         uint64_t count = idm_sf_layout_max_node(&s->layout) + 1;
         *node = count == 0 ? a : a % count;
         char text[INET_ADDRSTRLEN] = "?";
-        (void)inet_ntop(AF_INET, &((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr,
-                        text, sizeof text);
+        (void)inet_ntop(AF_INET, &((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, text,
+                        sizeof text);
         idms_log(IDMS_LOG_INFO, "--node ip: node %" PRIu64 " from %s (%s)", *node, text,
                  i->ifa_name);
         rc = 0;
@@ -78,8 +78,9 @@ static int node_from_ip(idms_server *s, uint64_t *node, char *msg, size_t cap)
     }
     freeifaddrs(list);
     if (rc != 0)
-        snprintf(msg, cap, "--node ip: this host has no private IPv4 address (10/8, "
-                           "172.16/12, 192.168/16) to take the node from; give --node N");
+        snprintf(msg, cap,
+                 "--node ip: this host has no private IPv4 address (10/8, "
+                 "172.16/12, 192.168/16) to take the node from; give --node N");
     return rc;
 }
 
@@ -135,13 +136,15 @@ static int claim_coord(idms_server *s)
         return 1;
     }
     if (rc == IDMC_BUSY && n->lo == n->hi) {
-        fprintf(stderr, "idmintd: --node %" PRIu64 ": %s (coordinator %s): two processes "
-                        "minting as one node would repeat IDs\n",
+        fprintf(stderr,
+                "idmintd: --node %" PRIu64 ": %s (coordinator %s): two processes "
+                "minting as one node would repeat IDs\n",
                 n->lo, msg, s->opt.coord);
         return 1;
     }
-    snprintf(n->why, sizeof n->why, "no snowflake node from %s (nodes %" PRIu64 "..%" PRIu64
-             "): %.600s; trying again", idmc_kind(L->coord), n->lo, n->hi, msg);
+    snprintf(n->why, sizeof n->why,
+             "no snowflake node from %s (nodes %" PRIu64 "..%" PRIu64 "): %.600s; trying again",
+             idmc_kind(L->coord), n->lo, n->hi, msg);
     idms_log(IDMS_LOG_WARN, "%s", n->why);
     return 0;
 }
@@ -163,8 +166,9 @@ int idms_node_claim(idms_server *s)
     n->hi = s->opt.node_set ? s->opt.node : max;
     if (!s->opt.node_set && s->opt.node_range_set) {
         if (s->opt.node_hi > max) {
-            fprintf(stderr, "idmintd: --node-range %" PRIu64 "..%" PRIu64
-                            " is outside layout %s's nodes 0..%" PRIu64 "\n",
+            fprintf(stderr,
+                    "idmintd: --node-range %" PRIu64 "..%" PRIu64
+                    " is outside layout %s's nodes 0..%" PRIu64 "\n",
                     s->opt.node_lo, s->opt.node_hi, s->layout_name, max);
             return 1;
         }
@@ -201,8 +205,9 @@ int idms_node_claim(idms_server *s)
         return 0;
     }
     if (rc == IDMC_BUSY)
-        fprintf(stderr, "idmintd: --node %" PRIu64 ": %s on this host (registry %s): two "
-                        "processes minting as one node would repeat IDs\n",
+        fprintf(stderr,
+                "idmintd: --node %" PRIu64 ": %s on this host (registry %s): two "
+                "processes minting as one node would repeat IDs\n",
                 s->opt.node, msg, n->registry);
     else
         fprintf(stderr, "idmintd: %s\n", msg);
@@ -221,10 +226,9 @@ static void on_claim(uv_work_t *w)
 
 /* The snowflake generator for a node just claimed: it resumes above both
  * the state directory's mark and the slot's (an earlier holder's), and
- * mints nothing until the slot records a mark of ours: its ceiling starts
- * at the slot's mark (the local slot is written with the state directory's
- * mark, so the durable mark in memory is lowered to it; a coordinator's
- * slot is the lease's part of the ceiling). Returns 0 or -1. */
+ * mints nothing past what the slot records: the slot's mark is the limit
+ * (idms_node_apply_ceiling) until a write records one of ours there (a
+ * coordinator's slot is the lease's part of the limit). Returns 0 or -1. */
 static int install(idms_server *s, uint64_t node, int64_t mark)
 {
     idm_snowflake *old = s->sf;
@@ -233,16 +237,19 @@ static int install(idms_server *s, uint64_t node, int64_t mark)
     int64_t used = old != NULL ? idm_snowflake_high_water_ms(old) : 0;
     idms_hwm_resume_above(&s->hwm, used, IDMS_RESUME_SELF);
     idms_hwm_resume_above(&s->hwm, mark, IDMS_RESUME_SLOT);
-    if (s->node.coord != IDMS_NODE_COORD && s->hwm.enabled && mark < s->hwm.durable_ms)
-        s->hwm.durable_ms = mark;
-    if (s->node.make_snowflake(s, node) != 0) {
-        s->sf = old;
+    if (s->node.make_snowflake(s, node) != 0)
         return -1;
-    }
     idm_snowflake_free(old);
+    return 0;
+}
+
+/* A node just installed is held: its limit, and a write of the mark
+ * asked for at once (into the slot now held). */
+static void installed(idms_server *s, int64_t mark)
+{
+    s->node.on_ceiling(s);
     int64_t now = idms_clock_ms();
     idms_node_need(s, mark > now ? mark : now, true);
-    return 0;
 }
 
 static void install_slot(idms_server *s, struct idmc_slot *slot, const char *note)
@@ -254,6 +261,7 @@ static void install_slot(idms_server *s, struct idmc_slot *slot, const char *not
         return;
     }
     held(s, slot);
+    installed(s, idmc_slot_mark_ms(slot));
     idms_log(IDMS_LOG_INFO, "leased node %" PRIu64 " from this host's registry %s", s->node.node,
              s->node.registry);
 }
@@ -275,6 +283,7 @@ static void take_claim(idms_server *s, uint64_t node, const char *generation, in
     snprintf(n->generation, sizeof n->generation, "%s", generation);
     n->claims++;
     n->why[0] = '\0';
+    installed(s, mark_ms);
     idms_log(IDMS_LOG_INFO, "leased node %" PRIu64 " (generation %s) from %s %s", node, generation,
              idmc_kind(n->lease.coord), s->opt.coord);
 }
@@ -309,14 +318,17 @@ void idms_node_need(idms_server *s, int64_t now_ms, bool at_ceiling)
 
 void idms_node_apply_ceiling(idms_server *s)
 {
-    int64_t c = s->hwm.enabled ? s->hwm.durable_ms : INT64_MAX;
-    if (s->node.coord == IDMS_NODE_COORD) {
-        int64_t l = idms_lease_ceiling(&s->node.lease);
-        if (l < c)
-            c = l;
-    }
-    if (s->sf != NULL)
-        idm_snowflake_set_ceiling(s->sf, c);
+    /* The node's promise; the ceiling, min(durable mark, promise), is the
+     * mark's (hwm.h). A local slot holds IDs up to the mark recorded in it
+     * (recorded only with a state directory: without one nothing is
+     * promised across runs); a coordinator's, the lease's ceiling. */
+    const idms_node *n = &s->node;
+    int64_t limit = INT64_MAX;
+    if (n->coord == IDMS_NODE_COORD)
+        limit = idms_lease_ceiling(&n->lease);
+    else if (s->hwm.enabled && n->slot != NULL)
+        limit = idmc_slot_mark_ms(n->slot);
+    idms_hwm_set_limit(s, limit);
 }
 
 bool idms_node_ceiling_rises(idms_server *s, bool snowflake, char *why, size_t cap)
@@ -336,9 +348,12 @@ bool idms_node_ceiling_rises(idms_server *s, bool snowflake, char *why, size_t c
             return false;
         }
     }
-    if (s->hwm.enabled && s->hwm.failing) {
-        snprintf(why, cap, "cannot make the time high-water mark durable (%.600s); not minting "
-                           "past it", s->hwm.why);
+    char mark_why[700];
+    if (!idms_hwm_ready(s, mark_why, sizeof mark_why)) {
+        snprintf(why, cap,
+                 "cannot make the time high-water mark durable (%.600s); not minting "
+                 "past it",
+                 mark_why);
         return false;
     }
     if (!s->hwm.enabled && !coord) {
@@ -411,16 +426,20 @@ static void on_checked(uv_work_t *w, int status)
         if (n->slot_broken) {
             n->slot_broken = false;
             set_held(s, true, NULL);
-            idms_log(IDMS_LOG_INFO, "node %" PRIu64 ": its slot file is whole again; minting "
-                     "snowflakes as it again", n->node);
+            idms_log(IDMS_LOG_INFO,
+                     "node %" PRIu64 ": its slot file is whole again; minting "
+                     "snowflakes as it again",
+                     n->node);
         }
         return;
     }
     /* The file was gone or replaced. Put back (the name kept the node
      * ours): go on. Held by another process now: give the node up. */
     if (n->repair_rc == 0) {
-        idms_log(IDMS_LOG_WARN, "%s; node %" PRIu64 " was not handed to anyone else meanwhile "
-                 "(its name in the abstract socket namespace is held)", n->check_msg, n->node);
+        idms_log(IDMS_LOG_WARN,
+                 "%s; node %" PRIu64 " was not handed to anyone else meanwhile "
+                 "(its name in the abstract socket namespace is held)",
+                 n->check_msg, n->node);
         if (n->slot_broken) {
             n->slot_broken = false;
             set_held(s, true, NULL);

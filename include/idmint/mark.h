@@ -216,7 +216,10 @@ IDM_API IDM_NODISCARD int idm_mark_write(idm_mark *m, int64_t target_ms, int64_t
 
 /* Ends the write in flight: commit raises the durable mark to durable_ms
  * and the attached generators' ceilings with it; abort leaves both (the
- * next idm_mark_want may start another). Thread-safe: yes. */
+ * next idm_mark_want may start another) and counts as a failed write, so
+ * that idm_mark_close leaves the file as it is (until a later commit): an
+ * owner that knows the file is no longer its own calls it for that too,
+ * with no write in flight. Thread-safe: yes. */
 IDM_API void idm_mark_commit(idm_mark *m, int64_t durable_ms);
 IDM_API void idm_mark_abort(idm_mark *m);
 

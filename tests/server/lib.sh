@@ -312,13 +312,26 @@ clock_at() {
     step_clock "$sign$((d / 1000)).$(printf '%03d' $((d % 1000)))"
 }
 
-# hwm_mark DIR: the time high-water mark in DIR/hwm (16 bytes: "IDMHWM01"
-# and a little-endian int64 of Unix ms); nothing if the file is missing or
-# is not such a record.
+# hwm_mark DIR: the time high-water mark in DIR/mark (libidmint's mark
+# file, include/idmint/mark.h: two 64-byte slots at offsets 0 and 512,
+# "IDMMARK1", then little-endian sequence number and mark; the slot with
+# the higher sequence number is the newer); nothing if the file is missing
+# or holds no slot. The checksum is not checked here (loadclient --hwm
+# checks it).
 hwm_mark() {
-    local f=$1/hwm
-    [ -f "$f" ] && [ "$(stat -c %s "$f")" = 16 ] && [ "$(head -c 8 "$f")" = IDMHWM01 ] || return 1
-    od -An -t d8 -j 8 -N 8 "$f" | tr -d ' '
+    local f=$1/mark off seq mark best=-1 found=
+    [ -f "$f" ] || return 1
+    for off in 0 512; do
+        [ "$(dd if="$f" bs=1 skip=$off count=8 2>/dev/null | tr -d '\0')" = IDMMARK1 ] || continue
+        seq=$(od -An -t u8 -j $((off + 8)) -N 8 "$f" | tr -d ' ')
+        mark=$(od -An -t d8 -j $((off + 16)) -N 8 "$f" | tr -d ' ')
+        if [ "$seq" -gt "$best" ]; then
+            best=$seq
+            found=$mark
+        fi
+    done
+    [ -n "$found" ] || return 1
+    printf '%s\n' "$found"
 }
 
 # wait_until SECONDS COMMAND [ARGS...]: runs COMMAND every 50 ms until it

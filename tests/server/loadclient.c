@@ -18,8 +18,8 @@
  *   --ids FILE       write every ID received, one per line
  *   --quiet-phases   do not print phase lines on SIGUSR1
  *   --hwm FILE       after each reply that carried IDs, read the time
- *                    high-water mark in FILE (idmintd's STATE_DIR/hwm:
- *                    "IDMHWM01" and a little-endian int64 of Unix ms) and
+ *                    high-water mark in FILE (idmintd's STATE_DIR/mark,
+ *                    libidmint's mark file: include/idmint/mark.h) and
  *                    check the reply's last (greatest) ID against it; needs
  *                    --hwm-time
  *   --hwm-time SHIFT:UNIT_MS:EPOCH_MS
@@ -30,10 +30,10 @@
  * durable when the server sent it (a running server only raises it), so an
  * ID past the mark read is an ID past what was durable.
  *
- * SIGTERM stops sending, as the end of the duration does. SIGUSR1 prints the counts of the phase that ends ("phase K: ...") and
- * starts a new one, so that a test can tell what was answered while the
- * server's clock was stepped. At the end it prints one line of key=value
- * counts, "summary: ...", and exits 1 if any check failed:
+ * SIGTERM stops sending, as the end of the duration does. SIGUSR1 prints the counts of the phase
+ * that ends ("phase K: ...") and starts a new one, so that a test can tell what was answered while
+ * the server's clock was stepped. At the end it prints one line of key=value counts, "summary:
+ * ...", and exits 1 if any check failed:
  *
  *   malformed   a reply that is not valid HTTP/1.1 or RESP2
  *   truncated   the server closed in the middle of a reply
@@ -67,11 +67,13 @@
  * retry503 if it says "retry in"), else s4xx. A RESP integer reply (INCR
  * of a segment tag) is an ID.
  */
+#include <idmint/mark.h>
+
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <arpa/inet.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -85,9 +87,9 @@
 #include <unistd.h>
 
 #define MAX_TARGETS 16
-#define MAX_CONNS 1024
-#define MAX_REPLY (8u << 20)
-#define GRACE_MS 5000
+#define MAX_CONNS   1024
+#define MAX_REPLY   (8u << 20)
+#define GRACE_MS    5000
 
 typedef struct counts {
     uint64_t s200, s4xx, s503, retry503, clock503, sother, ids;
@@ -102,12 +104,12 @@ typedef struct conn {
     size_t in_len, in_cap;
     char *out;
     size_t out_len, out_off;
-    int outstanding;     /* requests of the batch not yet answered */
-    int batch_answered;  /* replies to the current batch */
+    int outstanding;    /* requests of the batch not yet answered */
+    int batch_answered; /* replies to the current batch */
     uint64_t batches;
     int64_t next_send_ms; /* > 0: the next batch waits until then */
-    bool last_close;     /* the last reply announced the close */
-    char *prev;          /* the previous ID on this connection */
+    bool last_close;      /* the last reply announced the close */
+    char *prev;           /* the previous ID on this connection */
     size_t prev_len;
 } conn;
 
@@ -178,9 +180,10 @@ static void on_term(int sig)
 
 static void print_counts(const char *label, const counts *c)
 {
-    printf("%s s200=%llu s4xx=%llu s503=%llu retry503=%llu clock503=%llu sother=%llu ids=%llu\n", label,
-           (unsigned long long)c->s200, (unsigned long long)c->s4xx, (unsigned long long)c->s503,
-           (unsigned long long)c->retry503, (unsigned long long)c->clock503, (unsigned long long)c->sother,
+    printf("%s s200=%llu s4xx=%llu s503=%llu retry503=%llu clock503=%llu sother=%llu ids=%llu\n",
+           label, (unsigned long long)c->s200, (unsigned long long)c->s4xx,
+           (unsigned long long)c->s503, (unsigned long long)c->retry503,
+           (unsigned long long)c->clock503, (unsigned long long)c->sother,
            (unsigned long long)c->ids);
     fflush(stdout);
 }
@@ -231,8 +234,8 @@ static void record_id(conn *c, const char *p, size_t n)
     bool ok = n > 0 && n <= 256;
     for (size_t i = 0; ok && i < n; i++) {
         char ch = p[i];
-        ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
-             ch == '-';
+        ok = (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+             ch == '_' || ch == '-';
     }
     if (!ok) {
         if (n_invalid++ < 5)
@@ -371,7 +374,8 @@ static long parse_http(conn *c, const char *in, size_t len)
     if (len - head_len < body)
         return 0;
     bool retry = header(in, head_len, "Retry-After", &v, &vlen) && vlen > 0;
-    c->last_close = header(in, head_len, "Connection", &v, &vlen) && vlen == 5 && strncasecmp(v, "close", 5) == 0;
+    c->last_close = header(in, head_len, "Connection", &v, &vlen) && vlen == 5 &&
+                    strncasecmp(v, "close", 5) == 0;
     bool clock = mem_has(end, body, "clock");
     count_status(status, retry, clock);
     if (status == 200)
@@ -478,25 +482,25 @@ static long parse_resp(conn *c, const char *in, size_t len)
     }
 }
 
-/* The mark in opt.hwm_path, or -1 if there is none. The file is opened
- * anew each time: a server may replace it by rename. */
+/* The mark in opt.hwm_path (idmintd's STATE_DIR/mark, as libidmint's
+ * idm_mark_decode reads it: the newest slot whose checksum holds), or -1
+ * if there is none. The file is opened anew each time: a server may
+ * replace it. */
 static int64_t read_hwm(void)
 {
     int fd = open(opt.hwm_path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    unsigned char rec[17];
+    unsigned char buf[IDM_MARK_FILE_BYTES];
     ssize_t r;
     do {
-        r = pread(fd, rec, sizeof rec, 0);
+        r = pread(fd, buf, sizeof buf, 0);
     } while (r < 0 && errno == EINTR);
     close(fd);
-    if (r != 16 || memcmp(rec, "IDMHWM01", 8) != 0)
+    int64_t mark = 0;
+    if (r <= 0 || idm_mark_decode(buf, (size_t)r, &mark, NULL, NULL, NULL) != IDM_OK || mark == 0)
         return -1;
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)rec[8 + i] << (8 * i);
-    return (int64_t)v;
+    return mark;
 }
 
 /* --hwm: the last ID of the reply just parsed (c->prev) against the mark. */
@@ -515,12 +519,15 @@ static void check_hwm(const conn *c)
     int64_t mark = read_hwm();
     if (mark < 0) {
         if (n_nohwm++ < 5)
-            fprintf(stderr, "loadclient: no valid high-water mark in %s after a reply\n", opt.hwm_path);
+            fprintf(stderr, "loadclient: no valid high-water mark in %s after a reply\n",
+                    opt.hwm_path);
         return;
     }
     if (t > mark && n_pasthwm++ < 5)
-        fprintf(stderr, "loadclient: connection %d: %s has time %lld, %lld ms past the high-water mark %lld\n",
-                c->index, num, (long long)t, (long long)(t - mark), (long long)mark);
+        fprintf(
+            stderr,
+            "loadclient: connection %d: %s has time %lld, %lld ms past the high-water mark %lld\n",
+            c->index, num, (long long)t, (long long)(t - mark), (long long)mark);
 }
 
 static void build_batch(conn *c)
@@ -546,7 +553,8 @@ static void build_batch(conn *c)
         }
         n = snprintf(req, sizeof req, "*%d\r\n", argc);
         for (int i = 0; i < argc; i++)
-            n += snprintf(req + n, sizeof req - (size_t)n, "$%zu\r\n%s\r\n", strlen(words[i]), words[i]);
+            n += snprintf(req + n, sizeof req - (size_t)n, "$%zu\r\n%s\r\n", strlen(words[i]),
+                          words[i]);
     }
     if (n <= 0 || (size_t)n >= sizeof req)
         die("request too long");
@@ -689,9 +697,11 @@ static int by_string(const void *a, const void *b)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: loadclient --http|--resp HOST:PORT --path P|--cmd C [--conns N] [--pipeline N]\n"
-                    "                  [--batches N] [--duration-ms N] [--interval-ms N] [--ids FILE]\n"
-                    "                  [--quiet-phases] [--hwm FILE --hwm-time SHIFT:UNIT_MS:EPOCH_MS]\n");
+    fprintf(
+        stderr,
+        "usage: loadclient --http|--resp HOST:PORT --path P|--cmd C [--conns N] [--pipeline N]\n"
+        "                  [--batches N] [--duration-ms N] [--interval-ms N] [--ids FILE]\n"
+        "                  [--quiet-phases] [--hwm FILE --hwm-time SHIFT:UNIT_MS:EPOCH_MS]\n");
     exit(2);
 }
 
@@ -760,8 +770,8 @@ int main(int argc, char **argv)
     }
     if ((opt.hwm_path != NULL) != opt.hwm_time)
         usage();
-    if (addr == NULL || opt.ntargets == 0 || opt.nconns < 1 || opt.nconns > MAX_CONNS || opt.pipeline < 1 ||
-        opt.pipeline > 100000)
+    if (addr == NULL || opt.ntargets == 0 || opt.nconns < 1 || opt.nconns > MAX_CONNS ||
+        opt.pipeline < 1 || opt.pipeline > 100000)
         usage();
     const char *colon = strrchr(addr, ':');
     if (colon == NULL || colon - addr >= 64)
@@ -875,18 +885,21 @@ int main(int argc, char **argv)
     free(arena);
 
     print_counts("total:", &total);
-    printf("summary: requests=%llu ids=%llu s200=%llu s4xx=%llu s503=%llu retry503=%llu clock503=%llu "
-           "sother=%llu malformed=%llu truncated=%llu invalid=%llu order=%llu dups=%llu connect=%llu "
-           "partial=%llu cut=%llu unannounced=%llu resets=%llu eof=%llu hung=%llu pasthwm=%llu nohwm=%llu\n",
-           (unsigned long long)n_requests, (unsigned long long)total.ids, (unsigned long long)total.s200,
-           (unsigned long long)total.s4xx, (unsigned long long)total.s503, (unsigned long long)total.retry503,
-           (unsigned long long)total.clock503, (unsigned long long)total.sother,
-           (unsigned long long)n_malformed, (unsigned long long)n_truncated, (unsigned long long)n_invalid,
-           (unsigned long long)n_order, (unsigned long long)n_dups, (unsigned long long)n_connect,
-           (unsigned long long)n_partial, (unsigned long long)n_cut, (unsigned long long)n_unannounced, (unsigned long long)n_resets,
-           (unsigned long long)n_eof, (unsigned long long)still_open, (unsigned long long)n_pasthwm,
-           (unsigned long long)n_nohwm);
-    bool bad = n_malformed || n_truncated || n_invalid || n_order || n_dups || n_connect || still_open ||
-               n_pasthwm || n_nohwm;
+    printf(
+        "summary: requests=%llu ids=%llu s200=%llu s4xx=%llu s503=%llu retry503=%llu clock503=%llu "
+        "sother=%llu malformed=%llu truncated=%llu invalid=%llu order=%llu dups=%llu connect=%llu "
+        "partial=%llu cut=%llu unannounced=%llu resets=%llu eof=%llu hung=%llu pasthwm=%llu "
+        "nohwm=%llu\n",
+        (unsigned long long)n_requests, (unsigned long long)total.ids,
+        (unsigned long long)total.s200, (unsigned long long)total.s4xx,
+        (unsigned long long)total.s503, (unsigned long long)total.retry503,
+        (unsigned long long)total.clock503, (unsigned long long)total.sother,
+        (unsigned long long)n_malformed, (unsigned long long)n_truncated,
+        (unsigned long long)n_invalid, (unsigned long long)n_order, (unsigned long long)n_dups,
+        (unsigned long long)n_connect, (unsigned long long)n_partial, (unsigned long long)n_cut,
+        (unsigned long long)n_unannounced, (unsigned long long)n_resets, (unsigned long long)n_eof,
+        (unsigned long long)still_open, (unsigned long long)n_pasthwm, (unsigned long long)n_nohwm);
+    bool bad = n_malformed || n_truncated || n_invalid || n_order || n_dups || n_connect ||
+               still_open || n_pasthwm || n_nohwm;
     return bad ? 1 : 0;
 }

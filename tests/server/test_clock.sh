@@ -179,9 +179,9 @@ old=$T_DIR/old.ids
 cat "$T_DIR"/{sf,rsf,r1,k1,k2}.ids | sort -u >"$old"
 old_max=$(sort -n "$old" | tail -n 1)
 expect "snowflakes were minted before the crash" "$(wc -l <"$T_DIR/k1.ids")" -gt 100
-# The mark on disk (STATE_DIR/hwm: "IDMHWM01" and a little-endian int64 of
-# Unix ms) is at or above the time of every snowflake handed out.
-mark=$(od -An -t d8 -j 8 -N 8 "$T_DIR/state/hwm" | tr -d ' ')
+# The mark on disk (STATE_DIR/mark, lib.sh's hwm_mark) is at or above the
+# time of every snowflake handed out.
+mark=$(hwm_mark "$T_DIR/state")
 used_ms=$("$IDMINT" inspect --json "$old_max" | grep -Eo '"unix_ms": [0-9]+' | grep -Eo '[0-9]+$')
 expect "the high-water mark is on disk ahead of use after a crash (mark $mark >= $used_ms)" \
     "$( ((mark >= used_ms)) && echo yes)" = yes
@@ -214,7 +214,7 @@ expect "SIGTERM after the crash recovery: exit 0" "$SRV_STATUS" = 0
 
 last=$(cat "$T_DIR"/{k3,k4}.ids | sort -n | tail -n 1)
 used_ms=$("$IDMINT" inspect --json "$last" | grep -Eo '"unix_ms": [0-9]+' | grep -Eo '[0-9]+$')
-mark=$(od -An -t d8 -j 8 -N 8 "$T_DIR/state/hwm" | tr -d ' ')
+mark=$(hwm_mark "$T_DIR/state")
 expect "after a graceful stop the mark is the time last used (mark $mark, last snowflake at $used_ms)" \
     "$( ((mark >= used_ms && mark <= used_ms + 100)) && echo yes)" = yes
 start_server "${FAKETIME_ENV[@]}" --state-dir "$T_DIR/state"

@@ -1,7 +1,7 @@
 # test_powerloss.sh - power loss: idmintd (--layout sonyflake, --reserve
 # 1000, under libfaketime) is killed with SIGKILL and its state directory
 # put back as a power loss can leave it: every file as it was at start-up,
-# except STATE_DIR/hwm, the one file fsynced before use, which keeps what is
+# except STATE_DIR/mark, the one file fsynced before use, which keeps what is
 # on disk. Then it restarts with the clock at the durable mark, then (after
 # another power loss) 200 ms before it, with --max-rewind 1000 (a rewind it
 # may wait out) and with the default 10 ms (one it must refuse).
@@ -38,7 +38,7 @@ sonyflake_ms() {
 }
 # Each client checks every reply against the mark on disk right after it
 # arrived: at or above the mark that was durable when it was sent.
-HWM_CHECK=(--hwm "$SD/hwm" --hwm-time 24:10:1409529600000)
+HWM_CHECK=(--hwm "$SD/mark" --hwm-time 24:10:1409529600000)
 
 # power_loss SNAPSHOT DIR: DIR as a power loss leaves it: hwm as it is now,
 # every other file as in SNAPSHOT (what was never fsynced is lost; files
@@ -46,11 +46,11 @@ HWM_CHECK=(--hwm "$SD/hwm" --hwm-time 24:10:1409529600000)
 power_loss() {
     local keep=$T_DIR/hwm.keep
     rm -f "$keep"
-    [ -e "$2/hwm" ] && cp -a "$2/hwm" "$keep"
+    [ -e "$2/mark" ] && cp -a "$2/mark" "$keep"
     rm -rf "$2"
     cp -a "$1" "$2"
-    rm -f "$2/hwm"
-    [ -e "$keep" ] && cp -a "$keep" "$2/hwm"
+    rm -f "$2/mark"
+    [ -e "$keep" ] && cp -a "$keep" "$2/mark"
 }
 
 ready() {

@@ -15,15 +15,15 @@ SNOWFLAKE='[1-9][0-9]{0,18}'
 
 # listing DIR: what a start could change in DIR: every entry's name, type,
 # mode, size, inode and modification time (ns), and every file's checksum;
-# except hwm's size, inode, time and content, which the running server
+# except mark's size, inode, time and content, which the running server
 # itself may rewrite (or replace) at any time (hwm_mark checks that the mark
 # is not lowered).
 listing() {
     (
         cd "$1" || exit 1
-        find . -mindepth 1 ! -name hwm -printf '%P %y %m %s %i %T@\n'
-        find . -mindepth 1 -name hwm -printf '%P %y %m\n'
-        find . -type f ! -name hwm -exec md5sum {} +
+        find . -mindepth 1 ! -name mark -printf '%P %y %m %s %i %T@\n'
+        find . -mindepth 1 -name mark -printf '%P %y %m\n'
+        find . -type f ! -name mark -exec md5sum {} +
     ) | sort
 }
 ready() {
@@ -105,9 +105,9 @@ http "a fresh state directory: ready" -- /readyz
 http "... serves snowflakes" -L "$SNOWFLAKE" -n 1 -- /v1/ids/snowflake
 durable=$(metric idmint_hwm_persisted_unix_ms)
 rm -rf "$SD"
-remade() { [ -s "$SD/hwm" ] && [ -e "$SD/lock" ]; }
+remade() { [ -s "$SD/mark" ] && [ -e "$SD/lock" ]; }
 wait_until 10 remade
-check "state directory deleted: it is made again with the mark" -s 0 -- test -s "$SD/hwm"
+check "state directory deleted: it is made again with the mark" -s 0 -- test -s "$SD/mark"
 expect "... the mark in it is not below the durable one ($(hwm_mark "$SD") >= $durable)" \
     "$(hwm_mark "$SD")" -ge "$durable"
 check "... and the lock is held again (a second idmintd is refused)" -s 1 -- \

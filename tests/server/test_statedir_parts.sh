@@ -1,6 +1,6 @@
 # test_statedir_parts.sh - the state directory survives partial deletion,
 # and nothing is written before it is known to be usable (idmintd(8),
-# FILES): STATE_DIR/hwm removed under a running, loaded server is made
+# FILES): STATE_DIR/mark removed under a running, loaded server is made
 # again under the lock already held (every time-ordered format goes on
 # being minted, /readyz stays 200, the mark is back and not below what was
 # handed out); STATE_DIR/lock removed is noticed and made again, and a
@@ -46,7 +46,7 @@ mints_all() {
     http "$1: TypeID" -L "$TYPEID" -n 2 -- '/v1/ids/typeid?prefix=user&count=2'
 }
 
-# --- STATE_DIR/hwm removed under load ---------------------------------------------------
+# --- STATE_DIR/mark removed under load ---------------------------------------------------
 
 SD=$T_DIR/state
 start_server --reserve 1000 --state-dir "$SD"
@@ -58,12 +58,12 @@ load_out=$T_DIR/load.out
 load=$!
 track $load
 wait_until 10 grep -q . <(curl -s "$BASE/v1/ids/snowflake")
-rm "$SD/hwm"
+rm "$SD/mark"
 durable=$(metric idmint_hwm_persisted_unix_ms)
 wait_until 15 past $((durable + 2000))
 expect "(the checks below come more than 2 s past the mark durable at the removal: $(now_ms) > $durable + 2000)" \
     "$(now_ms)" -gt $((durable + 2000))
-http "STATE_DIR/hwm removed under load, 2 s past the mark: /readyz is 200" -- /readyz
+http "STATE_DIR/mark removed under load, 2 s past the mark: /readyz is 200" -- /readyz
 mints_all "... every time-ordered format is still minted"
 kill -TERM $load
 wait $load
@@ -75,11 +75,11 @@ expect "... never refused (no 503 nor other error)" \
 last=$(curl -s "$BASE/v1/ids/snowflake")
 last_ms=$(sf_ms "${last:-0}")
 mark=$(hwm_mark "$SD")
-expect "... STATE_DIR/hwm is back, with a mark not below what was handed out (${mark:-none} >= ${last_ms:-?})" \
+expect "... STATE_DIR/mark is back, with a mark not below what was handed out (${mark:-none} >= ${last_ms:-?})" \
     "${mark:-0}" -ge "${last_ms:-1}"
 expect "... and not below the durable mark (${mark:-none} >= $(metric idmint_hwm_persisted_unix_ms))" \
     "${mark:-0}" -ge "$(metric idmint_hwm_persisted_unix_ms)"
-check "... the log says it was made again (once)" -o 1 -- grep -c "$SD/hwm was removed: made it again" "$SRV_LOG"
+check "... the log says it was made again (once)" -o 1 -- grep -c "$SD/mark was removed: made it again" "$SRV_LOG"
 check "... and never that another idmintd holds the directory" -o 0 -s 1 -- grep -ci 'another idmintd' "$SRV_LOG"
 stop_server TERM
 expect "... it stops cleanly (exit 0)" "$SRV_STATUS" = 0
@@ -163,7 +163,7 @@ hold_new() {
 # taken NAME PATH file|dir WHY: a server on $SD, then PATH made again and
 # held by another process: the server is not ready, saying WHY (an ERE),
 # and past its durable mark refuses snowflakes and UUIDv7 naming the other
-# idmintd. It is left running; mark is what STATE_DIR/hwm then holds.
+# idmintd. It is left running; mark is what STATE_DIR/mark then holds.
 taken() {
     start_server --reserve 1000 --state-dir "$SD" --node-registry "$T_DIR/nodes_${SD##*/}"
     http "$1: a server mints" -L "$SNOWFLAKE" -n 100 -- '/v1/ids/snowflake?count=100'
@@ -197,7 +197,7 @@ check "... having written nothing in the other's directory" -o '' -- ls -A "$SD"
 kill "$holder" 2>/dev/null
 
 # --- a full filesystem ----------------------------------------------------------------------
-# A tmpfs of 1 MiB as the state directory's parent, filled up; STATE_DIR/hwm
+# A tmpfs of 1 MiB as the state directory's parent, filled up; STATE_DIR/mark
 # removed then cannot be made again. Root is needed to mount (CI runs as
 # root): without it, or if the mount is refused, that is a failure here, not
 # a skip.
@@ -223,9 +223,9 @@ dd if=/dev/zero of="$MNT/fill" bs=64k >/dev/null 2>&1
 check "... the filesystem is then full (a new file cannot get a block)" -s 1 -- dd if=/dev/zero of="$MNT/probe" bs=4k count=1
 rm -f "$MNT/probe"
 http "... full, it still mints (the mark's block was allocated)" -L "$SNOWFLAKE" -n 1000 -- '/v1/ids/snowflake?count=1000'
-rm "$SD/hwm"
+rm "$SD/mark"
 wait_until 10 not_ready
-http "STATE_DIR/hwm removed on a full filesystem: /readyz is 503 and says No space left on device" -s 503 \
+http "STATE_DIR/mark removed on a full filesystem: /readyz is 503 and says No space left on device" -s 503 \
     -O '.*No space left on device.*' -- /readyz
 check "... so does the log" -O '.*No space left on device.*' -- grep -m 1 'No space left on device' "$SRV_LOG"
 check "... which does not say another idmintd holds it" -o 0 -s 1 -- grep -ci 'another idmintd' "$SRV_LOG"
@@ -236,7 +236,7 @@ http "... and serving" -L "$SNOWFLAKE" -n 1 -- /v1/ids/snowflake
 last=$(curl -s "$BASE/v1/ids/snowflake")
 last_ms=$(sf_ms "${last:-0}")
 mark=$(hwm_mark "$SD")
-expect "... with STATE_DIR/hwm back, not below what was handed out (${mark:-none} >= ${last_ms:-?})" \
+expect "... with STATE_DIR/mark back, not below what was handed out (${mark:-none} >= ${last_ms:-?})" \
     "${mark:-0}" -ge "${last_ms:-1}"
 stop_server TERM
 expect "... it stops cleanly (exit 0)" "$SRV_STATUS" = 0
@@ -252,7 +252,7 @@ future=4102444800000
 le=$(printf '%016x' $future | sed -E 's/(..)(..)(..)(..)(..)(..)(..)(..)/\\x\8\\x\7\\x\6\\x\5\\x\4\\x\3\\x\2\\x\1/')
 # shellcheck disable=SC2059 # the escapes are the point
 printf "IDMHWM01$le" >"$SD/hwm"
-check "(the mark file says $future)" -o $future -- hwm_mark "$SD"
+check "(the mark file of idmintd before 0.3 says $future)" -o $future --sh "od -An -t d8 -j 8 -N 8 '$SD/hwm' | tr -d ' '"
 sum=$(md5sum <"$SD/hwm")
 for attempt in first second; do
     timeout 15 "$IDMINTD" --http "127.0.0.1:$(random_port)" --resp off --state-dir "$SD" \
@@ -265,6 +265,31 @@ for attempt in first second; do
         -- grep "$SD/hwm" "$T_DIR/future.$attempt.log"
     check "... leaving the file byte for byte as it was" -o "$sum" --sh "md5sum <'$SD/hwm'"
 done
+
+# --- the mark of idmintd before 0.3, carried over ------------------------------------------------
+# STATE_DIR/hwm (16 bytes: "IDMHWM01" and a little-endian int64 of Unix ms)
+# with a mark 2 s ahead of the clock, as a crash of an older idmintd leaves
+# it: the new server resumes above it, writes STATE_DIR/mark and removes
+# the old file once the new mark is durable.
+
+SD=$T_DIR/state_old
+mkdir -m 0700 "$SD"
+old_mark=$(($(now_ms) + 2000))
+le=$(printf '%016x' "$old_mark" | sed -E 's/(..)(..)(..)(..)(..)(..)(..)(..)/\\x\8\\x\7\\x\6\\x\5\\x\4\\x\3\\x\2\\x\1/')
+# shellcheck disable=SC2059 # the escapes are the point
+printf "IDMHWM01$le" >"$SD/hwm"
+check "(the old mark file says $old_mark)" -o "$old_mark" --sh "od -An -t d8 -j 8 -N 8 '$SD/hwm' | tr -d ' '"
+start_server --state-dir "$SD" --node-registry "$T_DIR/nodes_old"
+check "an old STATE_DIR/hwm: the log says it was carried over" -O ".*$SD/hwm.*carried over to $SD/mark.*" -- \
+    grep 'carried over' "$SRV_LOG"
+check "... and it is gone" -s 1 -- test -e "$SD/hwm"
+got=$(hwm_mark "$SD")
+expect "... STATE_DIR/mark holds a mark above the old one (${got:-none} > $old_mark)" "${got:-0}" -gt "$old_mark"
+uuid=$(curl -fsS "$BASE/v1/ids/uuidv7")
+ms=$("$IDMINT" inspect --json "$uuid" | grep -Eo '"unix_ms": [0-9]+' | grep -Eo '[0-9]+$')
+expect "... and the first UUIDv7 lies above the old mark (${ms:-none} > $old_mark)" "${ms:-0}" -gt "$old_mark"
+stop_server TERM
+expect "... it stops cleanly (exit 0)" "$SRV_STATUS" = 0
 
 # --- an --epoch whose layout ends before 1970 ---------------------------------------------------
 
