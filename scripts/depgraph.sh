@@ -61,13 +61,15 @@ fi
 # The rooms of server/, lowest first: LEVEL ROOM MODULE... (a module is a
 # path under server/ without its extension; docs/design.md says what each
 # room is for). Only a module of the same room or of a lower level may be
-# called; two rooms of one level do not call each other.
+# called; two rooms of one level do not call each other. "*/*" stands for
+# every module in a folder that no other room names: the front ends'
+# folders (http/, resp/, memcache/, and a new one without a line here).
 ROOMS='
 0 core     log buf options config/config_parser core/waitlist core/job tagtable
 1 durable  hwm lease node
 2 net      conn tls
 2 service  mint segments hlc keyed metrics auth
-3 proto    http/http_parser http/http_server resp/resp_parser resp/resp_server resp/resp_session memcache/memcache_parser
+3 proto    */*
 4 main     main server
 '
 
@@ -211,6 +213,14 @@ for (split /\n/, $ENV{ROOMS}) {
     my ($lvl, $name, @ms) = split " ";
     next unless defined $name;
     for (@ms) { $room{$_} = $name; $level{$_} = $lvl; }
+}
+# "*/*": the modules in a folder not named above.
+if (defined $room{"*/*"}) {
+    for my $m (@mods) {
+        next if defined $room{$m} || $m !~ m{/};
+        $room{$m} = $room{"*/*"};
+        $level{$m} = $level{"*/*"};
+    }
 }
 for my $a (@mods) {
     if (!defined $room{$a}) {

@@ -222,20 +222,30 @@ bool idms_auth_addr_local(const char *addr)
     return false;
 }
 
-int idms_auth_check_exposure(const idms_options *o, bool token, char *err, size_t err_cap)
+int idms_auth_check_exposure(const idms_listener *ls, size_t n, bool token,
+                             bool allow_unauthenticated, char *err, size_t err_cap)
 {
-    if (token || o->allow_unauthenticated)
-        return 0;
-    const char *addrs[2] = {o->http, o->resp};
-    for (int i = 0; i < 2; i++) {
-        if (addrs[i][0] == '\0' || idms_auth_addr_local(addrs[i]))
+    for (size_t i = 0; i < n; i++) {
+        const char *addr = ls[i].addr;
+        if (addr == NULL || addr[0] == '\0' || idms_auth_addr_local(addr))
+            continue;
+        if (token && ls[i].proto->tokenless) {
+            /* memcached's text protocol has no authentication: the token
+             * cannot be asked for, so the port must not be reachable. */
+            snprintf(err, err_cap,
+                     "refusing to listen on %s for %s with --auth-token-file: the protocol "
+                     "cannot carry the token, so it may listen on loopback or a Unix socket only",
+                     addr, ls[i].proto->name);
+            return -1;
+        }
+        if (token || allow_unauthenticated)
             continue;
         /* Redis's protected mode, as a refusal to start rather than a
          * reply to every client: the operator sees it at once. */
         snprintf(err, err_cap,
                  "refusing to listen on %s without --auth-token-file: anyone who can connect "
                  "could mint IDs; give --allow-unauthenticated to do it anyway",
-                 addrs[i]);
+                 addr);
         return -1;
     }
     return 0;
@@ -265,7 +275,7 @@ static void peer_name(idms_conn *c, char *dst, size_t cap)
     }
 }
 
-void idms_auth_failed(idms_conn *c, int proto, int why)
+void idms_auth_failed(idms_conn *c, int why)
 {
     static const char *const whys[] = {
         [IDMS_AUTH_MISSING] = "no token",
@@ -274,7 +284,7 @@ void idms_auth_failed(idms_conn *c, int proto, int why)
     };
     idms_server *s = c->server;
     idms_auth *a = &s->auth;
-    uint64_t total = ++s->metrics.auth_failures[proto];
+    uint64_t total = ++s->metrics.auth_failures[c->listener->slot];
     /* At most once a second: a client guessing tokens, or one that forgot
      * its token and pipelines, must not flood the log. */
     int64_t now_s = (int64_t)(uv_now(s->loop) / 1000);
@@ -287,7 +297,7 @@ void idms_auth_failed(idms_conn *c, int proto, int why)
     char more[64] = "";
     if (a->unlogged > 0)
         snprintf(more, sizeof more, ", %" PRIu64 " more since the last message", a->unlogged);
-    const char *what = proto == IDMS_PROTO_HTTP ? "an HTTP request" : "a RESP command";
+    const char *what = c->proto->request_noun;
     idms_log(IDMS_LOG_WARN, "refused %s from %s: %s (%" PRIu64 " refused on %s so far%s)", what,
              peer, whys[why], total, c->proto->name, more);
     a->logged_s = now_s;

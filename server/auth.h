@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 struct idms_conn;
-struct idms_options;
+struct idms_listener;
 
 #define IDMS_AUTH_TOKEN_MIN  16   /* bytes: shorter tokens are refused at start */
 #define IDMS_AUTH_TOKEN_MAX  1024 /* bytes: fits a header line, a URL, a RESP argument */
@@ -75,15 +75,18 @@ int idms_auth_bearer(const char *value, size_t len, const char **token, size_t *
  * address that does not parse included. */
 bool idms_auth_addr_local(const char *addr);
 
-/* Protected mode: -1 with err set when a listener of o is not local
- * (idms_auth_addr_local), no token is required and o does not say
- * --allow-unauthenticated; else 0. */
-int idms_auth_check_exposure(const struct idms_options *o, bool token, char *err, size_t err_cap);
+/* Protected mode, over the n listeners ls (those whose address is "" are
+ * off): -1 with err set when one is not local (idms_auth_addr_local), no
+ * token is required and allow_unauthenticated is false; or when a token
+ * is required and a listener whose protocol cannot carry it
+ * (idms_proto.tokenless: memcached) is not local. Else 0. */
+int idms_auth_check_exposure(const struct idms_listener *ls, size_t n, bool token,
+                             bool allow_unauthenticated, char *err, size_t err_cap);
 
-/* Counts a refused request in idmint_auth_failures_total{protocol} (proto
- * IDMS_PROTO_*) and logs it, at most once a second, with the peer's
- * address and why (IDMS_AUTH_*); the failures in between are counted in
- * the next message. Loop thread only. */
-void idms_auth_failed(struct idms_conn *c, int proto, int why);
+/* Counts a refused request in idmint_auth_failures_total{protocol} (c's
+ * front end) and logs it, at most once a second, with the peer's address
+ * and why (IDMS_AUTH_*); the failures in between are counted in the next
+ * message. Loop thread only. */
+void idms_auth_failed(struct idms_conn *c, int why);
 
 #endif

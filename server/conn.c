@@ -744,7 +744,7 @@ static void on_deadline(uv_timer_t *t)
         return;
     }
     idms_server *s = c->server;
-    s->metrics.request_timeouts[c->proto->index]++;
+    s->metrics.request_timeouts[c->listener->slot]++;
     idms_log(IDMS_LOG_DEBUG, "%s request not complete within %" PRIu32 " ms: closing",
              c->proto->name, s->opt.header_timeout_ms);
     idms_buf out;
@@ -875,7 +875,7 @@ static void refuse_over_limit(idms_conn *c)
     const idms_listener *l = c->listener;
     s->metrics.connections_rejected++;
     int reason = s->draining ? IDMS_REFUSED_DRAINING : IDMS_REFUSED_LIMIT;
-    uint64_t *n = &s->metrics.refused[l->proto->index][reason];
+    uint64_t *n = &s->metrics.refused[l->slot][reason];
     (*n)++;
     if (!s->draining && log_due(s, &s->conn_refusal_logged_s))
         idms_log(IDMS_LOG_WARN,
@@ -1247,14 +1247,14 @@ static void on_connection(uv_stream_t *server, int status)
     if (status < 0) {
         /* Out of file descriptors, say (main.c keeps --max-connections
          * under RLIMIT_NOFILE so that this should not happen). */
-        uint64_t *n = &s->metrics.refused[l->proto->index][IDMS_REFUSED_ACCEPT];
+        uint64_t *n = &s->metrics.refused[l->slot][IDMS_REFUSED_ACCEPT];
         (*n)++;
         if (log_due(s, &s->accept_error_logged_s))
             idms_log(IDMS_LOG_WARN, "cannot accept %s connections: %s (%" PRIu64 " failed so far)",
                      l->proto->name, uv_strerror(status), *n);
         return;
     }
-    idms_conn *c = calloc(1, sizeof *c);
+    idms_conn *c = calloc(1, sizeof *c + l->proto->session_size);
     if (c == NULL)
         return;
     c->server = s;
@@ -1285,6 +1285,7 @@ static void on_connection(uv_stream_t *server, int status)
     s->metrics.connections_total++;
     s->metrics.connections_open++;
     l->conns_open++;
+    l->conns_accepted++;
     c->next = s->conns;
     if (s->conns)
         s->conns->prev = c;
@@ -1399,12 +1400,11 @@ static int listen_unix(idms_server *s, idms_listener *l, const char *path)
     return 0;
 }
 
-int idms_conn_listen(idms_server *s, idms_listener *l, const idms_proto *proto, const char *addr,
-                     uint32_t idle_timeout_ms)
+int idms_conn_listen(idms_server *s, idms_listener *l)
 {
-    l->proto = proto;
+    const idms_proto *proto = l->proto;
+    const char *addr = l->addr;
     l->server = s;
-    l->idle_timeout_ms = idle_timeout_ms;
     if (strncmp(addr, "unix:", 5) == 0)
         return listen_unix(s, l, addr + 5);
     struct sockaddr_storage sa;
@@ -1430,14 +1430,14 @@ int idms_conn_listen(idms_server *s, idms_listener *l, const idms_proto *proto, 
 
 void idms_conn_close_listeners(idms_server *s)
 {
-    idms_listener *ls[2] = {&s->http, &s->resp};
-    for (int i = 0; i < 2; i++) {
-        if (ls[i]->open) {
-            ls[i]->open = false;
-            uv_close(&ls[i]->sock.handle, NULL);
-            if (ls[i]->path[0] != '\0')
-                unlink(ls[i]->path);
-            ls[i]->path[0] = '\0';
+    for (int i = 0; i < IDMS_PROTO_MAX; i++) {
+        idms_listener *l = &s->listeners[i];
+        if (l->open) {
+            l->open = false;
+            uv_close(&l->sock.handle, NULL);
+            if (l->path[0] != '\0')
+                unlink(l->path);
+            l->path[0] = '\0';
         }
     }
 }

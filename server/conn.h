@@ -1,6 +1,11 @@
 /*
  * conn.h - connections and listeners (conn.c), and the interface a
- * protocol adapter implements (http/, resp/). Not installed.
+ * protocol adapter implements (http/, resp/, memcache/). Not installed.
+ *
+ * A front end is an idms_proto in its own folder and one row of main.c's
+ * table of fronts (its listen address and idle timeout): the connection,
+ * the listener and the metrics know a protocol only through this
+ * structure and the listener's slot (its row), never by name or number.
  */
 #ifndef IDMS_CONN_H
 #define IDMS_CONN_H
@@ -8,7 +13,6 @@
 #include "buf.h"
 #include "core/job.h"
 #include "core/waitlist.h"
-#include "resp/resp_session.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -51,7 +55,20 @@ typedef struct idms_proto {
     const char *too_large;
     void (*too_slow)(idms_buf *out, uint32_t timeout_ms);
     size_t max_request; /* the most a single request may need buffered */
-    int index;          /* IDMS_PROTO_* (metrics) */
+    /* What the log calls one of its requests ("an HTTP request", "a RESP
+     * command"), for refusals (auth.c). */
+    const char *request_noun;
+    /* Bytes of per-connection state the adapter keeps (idms_conn_session):
+     * zeroed at accept, freed with the connection. */
+    size_t session_size;
+    /* The requests are counted under route="<name>" in
+     * idmint_requests_total (idms_metrics_count_command), not by HTTP route. */
+    bool counts_commands;
+    /* The protocol cannot carry the token (memcached's text protocol has
+     * no authentication): with --auth-token-file its listener must be
+     * local (loopback or a Unix socket: auth.c), and it serves local
+     * clients without the token. */
+    bool tokenless;
     /* Whether the first request in buf[0..len) is a health probe, which a
      * connection over --max-connections still has answered (then closed):
      * 1 yes, 0 no (it gets too_many), -1 not complete yet. NULL: such
@@ -137,7 +154,6 @@ typedef struct idms_conn {
     int64_t park_clock_ns; /* the clock when it last parked */
     idms_mint_job job;
     idms_seg_share seg; /* its share of segment store lookups (segments.c) */
-    idms_resp_session resp; /* RESP connections: the session (resp_server.c) */
     struct idms_tls *tls;   /* the TLS session (tls.h), NULL without TLS */
     size_t tls_held;        /* what idms_server.buffered_tls counts for it */
     idms_conn_link hs_link; /* the handshake queue (tls_waiting, below) */
@@ -155,10 +171,25 @@ typedef struct idms_conn {
     uint64_t queued_turn;
     size_t idle_wq; /* the write queue's size when the idle timer fired */
     idms_conn_link turn_link;
+    /* The adapter's state (idms_proto.session_size bytes). */
+    _Alignas(max_align_t) unsigned char session[];
 } idms_conn;
 
+/* The adapter's per-connection state: proto->session_size bytes, zeroed
+ * at accept. */
+static inline void *idms_conn_session(idms_conn *c)
+{
+    return c->session;
+}
+
+/* A front end's listener: one row of main.c's table, in the server's
+ * listeners[slot]; every row exists (its metrics are rendered) whether or
+ * not its address is "off". */
 typedef struct idms_listener {
     idms_stream sock;
+    int slot;           /* its index in idms_server.listeners (metrics) */
+    const char *addr;   /* ADDR:PORT or unix:PATH; "" when off */
+    uint64_t conns_accepted; /* every connection accepted since the start */
     bool is_unix;
     char path[108]; /* a Unix socket's path, removed when the listener closes */
     const idms_proto *proto;
@@ -173,11 +204,10 @@ typedef struct idms_listener {
  * the loop has stopped). */
 void idms_conn_init(struct idms_server *s);
 void idms_conn_shutdown(struct idms_server *s);
-/* Listens on addr (ADDR:PORT or unix:PATH) for proto, whose connections
- * close after idle_timeout_ms without a request (0: never). Returns 0, or
- * -1 after reporting why. */
-int idms_conn_listen(struct idms_server *s, idms_listener *l, const idms_proto *proto,
-                     const char *addr, uint32_t idle_timeout_ms);
+/* Listens on l->addr (ADDR:PORT or unix:PATH) for l->proto, whose
+ * connections close after l->idle_timeout_ms without a request (0: never).
+ * Returns 0, or -1 after reporting why. */
+int idms_conn_listen(struct idms_server *s, idms_listener *l);
 void idms_conn_close_listeners(struct idms_server *s);
 void idms_conn_close_idle(struct idms_server *s);
 /* Closes every connection now (the drain's deadline), each once. */

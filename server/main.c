@@ -20,6 +20,7 @@
 #include "hwm.h"
 #include "keyed.h"
 #include "log.h"
+#include "memcache/memcache_server.h"
 #include "mint.h"
 #include "node.h"
 #include "options.h"
@@ -153,6 +154,42 @@ static int setup_generators(idms_server *s)
     return 0;
 }
 
+/* The front ends: each protocol's adapter (an idms_proto in its folder),
+ * its listen address and its connections' idle timeout, in the order of
+ * their metrics. A front end is added as its folder, one row here and its
+ * options; nothing else names it. Every row's metrics are rendered, on or
+ * "off". */
+static void register_fronts(idms_server *s)
+{
+    const struct {
+        const idms_proto *proto;
+        const char *addr;
+        uint32_t idle_timeout_ms;
+    } rows[] = {
+        {&idms_http_proto, s->opt.http, s->opt.idle_timeout_ms},
+        {&idms_resp_proto, s->opt.resp, s->opt.resp_idle_timeout_ms},
+        {&idms_memcache_proto, s->opt.memcache, s->opt.memcache_idle_timeout_ms},
+    };
+    _Static_assert(sizeof rows / sizeof rows[0] <= IDMS_PROTO_MAX, "raise IDMS_PROTO_MAX");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        idms_listener *l = &s->listeners[i];
+        l->slot = (int)i;
+        l->proto = rows[i].proto;
+        l->addr = rows[i].addr;
+        l->idle_timeout_ms = rows[i].idle_timeout_ms;
+        l->server = s;
+    }
+}
+
+/* How many front ends listen (their address is not "off"). */
+static uint64_t fronts_on(const idms_server *s)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < IDMS_PROTO_MAX; i++)
+        n += s->listeners[i].proto != NULL && s->listeners[i].addr[0] != '\0';
+    return n;
+}
+
 /* --auth-token-file and protected mode, checked before anything is opened
  * or bound, so that a refusal leaves no trace (no lock, no mark, no port).
  * Returns 0, or 2 (reported on stderr). */
@@ -166,7 +203,8 @@ static int setup_auth(idms_server *s)
         fprintf(stderr, "idmintd: %s\n", err);
         return 2;
     }
-    if (idms_auth_check_exposure(o, s->auth.required, err, sizeof err) != 0) {
+    if (idms_auth_check_exposure(s->listeners, IDMS_PROTO_MAX, s->auth.required,
+                                 o->allow_unauthenticated, err, sizeof err) != 0) {
         fprintf(stderr, "idmintd: %s\n", err);
         return 2;
     }
@@ -177,13 +215,13 @@ static int setup_auth(idms_server *s)
                  o->auth_token_file);
         return 0;
     }
-    const char *addrs[2] = {o->http, o->resp};
-    for (int i = 0; i < 2; i++) {
-        if (addrs[i][0] != '\0' && !idms_auth_addr_local(addrs[i]))
+    for (int i = 0; i < IDMS_PROTO_MAX; i++) {
+        const char *addr = s->listeners[i].addr;
+        if (addr != NULL && addr[0] != '\0' && !idms_auth_addr_local(addr))
             idms_log(IDMS_LOG_WARN,
                      "listening on %s without a token (--allow-unauthenticated): "
                      "anyone who can connect may mint IDs",
-                     addrs[i]);
+                     addr);
     }
     return 0;
 }
@@ -196,7 +234,7 @@ static int setup_auth(idms_server *s)
  * error reply. */
 static void plan_fds(idms_server *s)
 {
-    uint64_t ports = (uint64_t)(s->opt.http[0] != '\0') + (uint64_t)(s->opt.resp[0] != '\0');
+    uint64_t ports = fronts_on(s);
     uint64_t want = (uint64_t)s->opt.max_connections * ports + FD_SPARE;
     s->max_conns = s->opt.max_connections;
     struct rlimit rl;
@@ -339,8 +377,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "idmintd: cannot open log file %s: %s\n", s->opt.log_file, strerror(errno));
         return 1;
     }
-    if (s->opt.http[0] == '\0' && s->opt.resp[0] == '\0') {
-        fprintf(stderr, "idmintd: both --http and --resp are off: nothing to serve\n");
+    register_fronts(s);
+    s->start_ms = (int64_t)time(NULL) * 1000;
+    if (fronts_on(s) == 0) {
+        fprintf(stderr, "idmintd: every listener is off (--http, --resp, --memcache): nothing "
+                        "to serve\n");
         return 2;
     }
     rc = setup_auth(s);
@@ -365,10 +406,13 @@ int main(int argc, char **argv)
     if (idms_segments_start(s) != 0)
         return 1;
     signal(SIGPIPE, SIG_IGN);
-    if ((s->opt.http[0] && idms_conn_listen(s, &s->http, &idms_http_proto, s->opt.http,
-                                            s->opt.idle_timeout_ms) != 0) ||
-        (s->opt.resp[0] && idms_conn_listen(s, &s->resp, &idms_resp_proto, s->opt.resp,
-                                            s->opt.resp_idle_timeout_ms) != 0)) {
+    bool listening = true;
+    for (int i = 0; i < IDMS_PROTO_MAX && listening; i++) {
+        idms_listener *l = &s->listeners[i];
+        if (l->proto != NULL && l->addr[0] != '\0')
+            listening = idms_conn_listen(s, l) == 0;
+    }
+    if (!listening) {
         /* Nothing was minted: the mark goes back to where it was, so that
          * the next start (say, on a free port) does not wait out a reserve
          * this one never used. A Unix socket made goes too. */

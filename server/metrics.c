@@ -12,16 +12,28 @@
 
 #include <inttypes.h>
 
-static const char *const route_names[IDMS_ROUTE_COUNT] = {
+static const char *const route_names[IDMS_ROUTE_PROTO] = {
     "/v1/ids", "/v1/inspect", "/api/snowflake/get", "/healthz", "/readyz", "/metrics", "/v1/node",
     "/v1/segment", "/api/segment/get", "/tinyid/id", "/v1/obfuscate", "/v1/reveal", "/v1/hlc",
-    "other", "resp"};
+    "other"};
+
+/* The name of front end p (the listener's slot), or NULL for a row main.c
+ * does not fill. */
+static const char *proto_name(const idms_server *s, int p)
+{
+    return s->listeners[p].proto != NULL ? s->listeners[p].proto->name : NULL;
+}
 static const char *const status_classes[6] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
 void idms_metrics_count_request(idms_server *s, int route, int status)
 {
     int cls = status >= 100 && status < 600 ? status / 100 : 0;
     s->metrics.requests[route][cls]++;
+}
+
+void idms_metrics_count_command(idms_server *s, int slot, int status)
+{
+    idms_metrics_count_request(s, IDMS_ROUTE_PROTO + slot, status);
 }
 
 void idms_metrics_render(idms_server *s, idms_buf *out)
@@ -35,10 +47,17 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
     idms_buf_puts(out, "# HELP idmint_requests_total Requests answered, by route and status class.\n"
                        "# TYPE idmint_requests_total counter\n");
     for (int r = 0; r < IDMS_ROUTE_COUNT; r++) {
+        const char *name = route_names[r < IDMS_ROUTE_PROTO ? r : 0];
+        if (r >= IDMS_ROUTE_PROTO) {
+            const idms_proto *p = s->listeners[r - IDMS_ROUTE_PROTO].proto;
+            if (p == NULL || !p->counts_commands)
+                continue;
+            name = p->name;
+        }
         for (int c = 0; c < 6; c++) {
             if (m->requests[r][c] != 0 || c == 2)
                 idms_buf_printf(out, "idmint_requests_total{route=\"%s\",status=\"%s\"} %" PRIu64 "\n",
-                                route_names[r], status_classes[c], m->requests[r][c]);
+                                name, status_classes[c], m->requests[r][c]);
         }
     }
     idms_buf_printf(out,
@@ -77,26 +96,27 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "idmint_high_water_mark_errors_total %" PRIu64 "\n",
                     m->connections_open, m->connections_total, m->connections_rejected,
                     m->protocol_errors, m->reserve_writes, m->reserve_errors);
-    static const char *const protos[2] = {"http", "resp"};
     static const char *const reasons[IDMS_REFUSED_COUNT] = {"limit", "draining", "accept"};
     idms_buf_puts(out, "# HELP idmint_connections_refused_total Connections refused, by protocol "
                        "and reason (limit: over --max-connections, answered with an error; "
                        "draining: during a drain; accept: the accept call failed, e.g. out of "
                        "file descriptors).\n"
                        "# TYPE idmint_connections_refused_total counter\n");
-    for (int p = 0; p < 2; p++) {
-        for (int r = 0; r < IDMS_REFUSED_COUNT; r++)
+    for (int p = 0; p < IDMS_PROTO_MAX; p++) {
+        for (int r = 0; r < IDMS_REFUSED_COUNT && proto_name(s, p) != NULL; r++)
             idms_buf_printf(out,
                             "idmint_connections_refused_total{protocol=\"%s\",reason=\"%s\"} %" PRIu64
                             "\n",
-                            protos[p], reasons[r], m->refused[p][r]);
+                            proto_name(s, p), reasons[r], m->refused[p][r]);
     }
     idms_buf_puts(out, "# HELP idmint_request_timeouts_total Requests not complete within "
                        "--header-timeout of their first byte (and bodies cut off), by protocol.\n"
                        "# TYPE idmint_request_timeouts_total counter\n");
-    for (int p = 0; p < 2; p++)
-        idms_buf_printf(out, "idmint_request_timeouts_total{protocol=\"%s\"} %" PRIu64 "\n",
-                        protos[p], m->request_timeouts[p]);
+    for (int p = 0; p < IDMS_PROTO_MAX; p++) {
+        if (proto_name(s, p) != NULL)
+            idms_buf_printf(out, "idmint_request_timeouts_total{protocol=\"%s\"} %" PRIu64 "\n",
+                            proto_name(s, p), m->request_timeouts[p]);
+    }
     idms_buf_printf(out,
                     "# HELP idmint_buffered_bytes Bytes buffered for the connections: unanswered "
                     "input and replies waiting to be written (bounded by --max-buffered's shares), "
@@ -114,9 +134,11 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                        "refused for a missing, malformed or wrong token (--auth-token-file), by "
                        "protocol.\n"
                        "# TYPE idmint_auth_failures_total counter\n");
-    for (int p = 0; p < 2; p++)
-        idms_buf_printf(out, "idmint_auth_failures_total{protocol=\"%s\"} %" PRIu64 "\n", protos[p],
-                        m->auth_failures[p]);
+    for (int p = 0; p < IDMS_PROTO_MAX; p++) {
+        if (proto_name(s, p) != NULL)
+            idms_buf_printf(out, "idmint_auth_failures_total{protocol=\"%s\"} %" PRIu64 "\n",
+                            proto_name(s, p), m->auth_failures[p]);
+    }
     idms_buf_printf(out,
                     "# HELP idmint_node The snowflake node held (-1 while none is: every node of "
                     "the range is held by others).\n"

@@ -13,9 +13,14 @@
 enum { IDMS_ROUTE_IDS, IDMS_ROUTE_INSPECT, IDMS_ROUTE_LEAF, IDMS_ROUTE_HEALTHZ, IDMS_ROUTE_READYZ,
        IDMS_ROUTE_METRICS, IDMS_ROUTE_NODE, IDMS_ROUTE_SEGMENT, IDMS_ROUTE_SEGMENT_LEAF,
        IDMS_ROUTE_TINYID, IDMS_ROUTE_OBFUSCATE, IDMS_ROUTE_REVEAL, IDMS_ROUTE_HLC, IDMS_ROUTE_OTHER,
-       IDMS_ROUTE_RESP, IDMS_ROUTE_COUNT };
+       IDMS_ROUTE_PROTO };
 
-enum { IDMS_PROTO_HTTP, IDMS_PROTO_RESP };
+/* The most front ends (main.c's table of them; a listener's slot is its
+ * row): the metrics keep a row per front end. The requests of a protocol
+ * that counts commands (conn.h: idms_proto.counts_commands) are route
+ * IDMS_ROUTE_PROTO + slot, rendered as route="<protocol>". */
+#define IDMS_PROTO_MAX 4
+#define IDMS_ROUTE_COUNT (IDMS_ROUTE_PROTO + IDMS_PROTO_MAX)
 /* Why a connection was refused: at the per-port limit (it gets its error
  * reply), during a drain, or the accept call failed (EMFILE and the like:
  * no connection to reply on). */
@@ -36,14 +41,14 @@ typedef struct idms_metrics {
     uint64_t connections_open;
     uint64_t connections_total;
     uint64_t connections_rejected; /* refused at the limit or while draining */
-    /* Refused connections by protocol (IDMS_PROTO_*) and reason. */
-    uint64_t refused[2][IDMS_REFUSED_COUNT];
+    /* Refused connections by front end (the listener's slot) and reason. */
+    uint64_t refused[IDMS_PROTO_MAX][IDMS_REFUSED_COUNT];
     uint64_t protocol_errors;
     /* Requests not complete within --header-timeout (and bodies cut off),
      * by protocol. */
-    uint64_t request_timeouts[2];
+    uint64_t request_timeouts[IDMS_PROTO_MAX];
     /* Requests refused for want of the token, by protocol (auth.c). */
-    uint64_t auth_failures[2];
+    uint64_t auth_failures[IDMS_PROTO_MAX];
     uint64_t reserve_writes;    /* high-water mark fsyncs */
     uint64_t reserve_errors;    /* high-water mark writes that failed */
     uint64_t tls_handshakes;         /* TLS handshakes completed */
@@ -62,5 +67,8 @@ typedef struct idms_metrics {
 struct idms_server;
 void idms_metrics_render(struct idms_server *s, idms_buf *out);
 void idms_metrics_count_request(struct idms_server *s, int route, int status);
+/* A command of the front end in slot (a listener's: conn.h) that counts
+ * its commands, answered with status (200, 400, 503: the class counts). */
+void idms_metrics_count_command(struct idms_server *s, int slot, int status);
 
 #endif

@@ -14,6 +14,7 @@
 typedef struct idms_options {
     char http[128];          /* ADDR:PORT or unix:PATH, "" = off */
     char resp[128];
+    char memcache[128];      /* memcached's protocol; "" (the default) = off */
     uint64_t node;
     bool node_set;           /* --node N: static (registered); else leased ("auto") */
     bool node_range_set;     /* --node-range LO..HI */
@@ -36,6 +37,7 @@ typedef struct idms_options {
     uint64_t max_count;      /* per request */
     uint32_t idle_timeout_ms;      /* HTTP; 0 = never */
     uint32_t resp_idle_timeout_ms; /* RESP; 0 = never (the default, as Redis's) */
+    uint32_t memcache_idle_timeout_ms; /* memcached's; 0 = never (as memcached's) */
     int64_t reserve_ms;      /* time window reserved ahead of use */
     uint32_t header_timeout_ms;    /* a request head (or a skipped body) complete within; 0 = never */
     uint64_t max_buffered;   /* bytes buffered across connections (conn.c's shares) */

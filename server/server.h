@@ -31,7 +31,9 @@ typedef struct idms_server {
     idms_metrics metrics;
     idms_auth auth; /* --auth-token-file (auth.c) */
     idmx_keyring keys; /* --key-file (keyed.c): keys[0] current; n 0 without */
-    idms_listener http, resp;
+    /* The front ends, one per row of main.c's table (a listener's slot is
+     * its index); rows past the table's have no proto. */
+    idms_listener listeners[IDMS_PROTO_MAX];
     idms_conn *conns;
     /* The requests parked until the generators' ceiling rises (mint.c,
      * hlc.c park there; conn.c wakes them). */

@@ -663,7 +663,7 @@ static bool authorized(idms_conn *c, const idms_http_request *req, int rt, const
     if (got == 1)
         why = IDMS_AUTH_WRONG;
     refuse(r, why);
-    idms_auth_failed(c, IDMS_PROTO_HTTP, why);
+    idms_auth_failed(c, why);
     return false;
 }
 
@@ -1171,7 +1171,10 @@ const idms_proto idms_http_proto = {
     "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
     http_too_slow,
     IDMS_HTTP_MAX_HEAD,
-    IDMS_PROTO_HTTP,
+    "an HTTP request",
+    0,     /* no session */
+    false, /* counted by route */
+    false, /* carries the token (Authorization: Bearer) */
     http_probe,
     true,
 };

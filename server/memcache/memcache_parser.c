@@ -113,7 +113,8 @@ static ptrdiff_t parse_binary(const char *buf, size_t len, idms_mc_request *req,
         return invalid(reason, "bad lengths");
     uint8_t op = h[1];
     bool bare = op == IDMS_MC_OP_VERSION || op == IDMS_MC_OP_NOOP || op == IDMS_MC_OP_QUIT;
-    if ((op == IDMS_MC_OP_GET && (key_len == 0 || extras != 0 || body != key_len)) ||
+    bool get = op == IDMS_MC_OP_GET || op == IDMS_MC_OP_GETK;
+    if ((get && (key_len == 0 || extras != 0 || body != key_len)) ||
         (bare && body != 0))
         return invalid(reason, "bad lengths");
     if (len < IDMS_MC_HEADER + (size_t)body)
@@ -123,6 +124,7 @@ static ptrdiff_t parse_binary(const char *buf, size_t len, idms_mc_request *req,
     req->opaque = be32(h + 12);
     switch (op) {
     case IDMS_MC_OP_GET:
+    case IDMS_MC_OP_GETK:
         req->cmd = IDMS_MC_GET;
         req->keys[0] = (idms_mc_token){buf + IDMS_MC_HEADER, key_len};
         req->nkeys = 1;

@@ -19,7 +19,8 @@
  * Binary protocol (a connection whose first byte is 0x80): a 24-byte
  * header - magic 0x80, opcode, key length (u16 BE), extras length, data
  * type, vbucket (u16), total body length (u32 BE), opaque (u32), CAS (u64)
- * - and the body. GET (0x00) takes a key and no extras, VERSION (0x0b),
+ * - and the body. GET (0x00) and GETK (0x0c: the reply carries the key)
+ * take a key and no extras, VERSION (0x0b),
  * NOOP (0x0a) and QUIT (0x07) nothing; any other opcode is UNKNOWN with
  * its body consumed. A header that lies (extras + key longer than the
  * body, a GET without a key, a body on VERSION) is INVALID.
@@ -58,7 +59,8 @@ enum {
     IDMS_MC_OP_GET = 0x00,
     IDMS_MC_OP_QUIT = 0x07,
     IDMS_MC_OP_NOOP = 0x0a,
-    IDMS_MC_OP_VERSION = 0x0b
+    IDMS_MC_OP_VERSION = 0x0b,
+    IDMS_MC_OP_GETK = 0x0c
 };
 
 enum {

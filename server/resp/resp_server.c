@@ -43,6 +43,7 @@
  * CLIENT LIST filters, COMMAND's subcommand entries and argument docs.
  */
 #include "resp/resp_server.h"
+#include "resp/resp_session.h"
 #include "auth.h"
 #include "buf.h"
 #include "conn.h"
@@ -592,7 +593,7 @@ static bool credentials_ok(req *r, const idms_resp_arg *user, const idms_resp_ar
     /* A failed AUTH leaves an authenticated connection so, as Redis does. */
     error_code(r->out, "WRONGPASS", "invalid username-password pair or user is disabled.");
     if (a->required)
-        idms_auth_failed(r->c, IDMS_PROTO_RESP, IDMS_AUTH_WRONG);
+        idms_auth_failed(r->c, IDMS_AUTH_WRONG);
     return false;
 }
 
@@ -654,7 +655,7 @@ static int cmd_hello(req *r)
                    "HELLO must be called with the client already authenticated, otherwise the "
                    "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the "
                    "client and select the RESP protocol version at the same time");
-        idms_auth_failed(r->c, IDMS_PROTO_RESP, IDMS_AUTH_MISSING);
+        idms_auth_failed(r->c, IDMS_AUTH_MISSING);
         return RUN_DONE;
     }
     if (name != NULL)
@@ -709,7 +710,7 @@ static void sock_name(idms_conn *c, bool peer, char *dst, size_t cap)
 
 static idms_resp_session *session(idms_conn *c)
 {
-    idms_resp_session *ss = &c->resp;
+    idms_resp_session *ss = idms_conn_session(c);
     if (ss->id == 0) {
         ss->id = ++last_client_id;
         ss->protocol = 2;
@@ -1060,11 +1061,17 @@ static bool looks_like_http(const idms_resp_command *cmd)
     return cmd->argc == 3 && v->len >= 6 && memcmp(v->ptr, "HTTP/", 5) == 0;
 }
 
+/* Counts a command under route="resp". */
+static void count(idms_conn *c, int status)
+{
+    idms_metrics_count_command(c->server, c->listener->slot, status);
+}
+
 static void guard(idms_conn *c)
 {
     idms_server *s = c->server;
     s->metrics.protocol_errors++;
-    idms_metrics_count_request(s, IDMS_ROUTE_RESP, 400);
+    count(c, 400);
     int64_t now_s = (int64_t)(uv_now(s->loop) / 1000);
     if (now_s != guard_logged_s) {
         guard_logged_s = now_s;
@@ -1124,7 +1131,7 @@ static int run(idms_conn *c, const idms_resp_command *cmd, idms_buf *out)
      * without the token learns nothing but that one is needed. */
     if (!allowed(&r, k)) {
         error_code(out, "NOAUTH", "Authentication required.");
-        idms_auth_failed(c, IDMS_PROTO_RESP, IDMS_AUTH_MISSING);
+        idms_auth_failed(c, IDMS_AUTH_MISSING);
         return RUN_DONE;
     }
     if (k == NULL) {
@@ -1164,7 +1171,7 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         if (n < 0) {
             s->metrics.protocol_errors++;
             error_code(out, "ERR", why);
-            idms_metrics_count_request(s, IDMS_ROUTE_RESP, 400);
+            count(c, 400);
             return -1;
         }
         if (cmd.argc == 0) {
@@ -1180,12 +1187,12 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         if (rc == RUN_PARKED)
             break; /* not consumed: offered again on resume */
         if (rc == RUN_CUT) {
-            idms_metrics_count_request(s, IDMS_ROUTE_RESP, 503);
+            count(c, 503);
             return -1;
         }
         used += (size_t)n;
         bool error = out->len > before && out->data[before] == '-';
-        idms_metrics_count_request(s, IDMS_ROUTE_RESP, error ? 400 : 200);
+        count(c, error ? 400 : 200);
         if (rc == RUN_CLOSE) {
             c->close_after_write = true;
             return (ptrdiff_t)used;
@@ -1212,7 +1219,10 @@ const idms_proto idms_resp_proto = {
     "-ERR Protocol error: request too large\r\n",
     resp_too_slow,
     IDMS_RESP_MAX_COMMAND,
-    IDMS_PROTO_RESP,
-    NULL, /* no probes over the limit: refused at once */
+    "a RESP command",
+    sizeof(idms_resp_session),
+    true,  /* counts commands: route="resp" */
+    false, /* carries the token (AUTH) */
+    NULL,  /* no probes over the limit: refused at once */
     false,
 };

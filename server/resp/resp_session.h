@@ -3,9 +3,10 @@
  * commands (resp_server.c): its CLIENT ID, the protocol chosen with HELLO,
  * the name set with CLIENT SETNAME or HELLO SETNAME, the library named
  * with CLIENT SETINFO, and whether it gave the token (AUTH, HELLO ...
- * AUTH) that --auth-token-file asks for. It lives inside the connection
- * (conn.h), zeroed at accept; only resp_server.c reads or writes it. Not
- * installed.
+ * AUTH) that --auth-token-file asks for. It is the adapter's state at the
+ * end of the connection (idms_conn_session, conn.h: the proto's
+ * session_size), zeroed at accept; only resp_server.c reads or writes it.
+ * Not installed.
  */
 #ifndef IDMS_RESP_SESSION_H
 #define IDMS_RESP_SESSION_H

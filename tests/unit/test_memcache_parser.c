@@ -166,6 +166,14 @@ static void test_binary(void)
     ASSERT_EQ_U64(req.opaque, 0xdeadbeef);
     ASSERT_TRUE(key_is(&req, 0, "uuidv7"));
     ASSERT_TRUE(check_prefixes(b, n, true, (ptrdiff_t)n, NULL));
+    /* GETK: a GET whose reply carries the key; the opcode tells them apart. */
+    n = bin(b, IDMS_MC_OP_GETK, "orders", 0, 6, 9);
+    ASSERT_EQ_INT(parse_n(b, n, true, &req, &reason), (ptrdiff_t)n);
+    ASSERT_EQ_INT(req.cmd, IDMS_MC_GET);
+    ASSERT_EQ_INT(req.opcode, IDMS_MC_OP_GETK);
+    ASSERT_TRUE(key_is(&req, 0, "orders"));
+    n = bin(b, IDMS_MC_OP_GETK, NULL, 0, 0, 1);
+    ASSERT_EQ_INT(parse_n(b, n, true, &req, &reason), IDMS_MC_INVALID);
     n = bin(b, IDMS_MC_OP_VERSION, NULL, 0, 0, 7);
     ASSERT_EQ_INT(parse_n(b, n, true, &req, &reason), 24);
     ASSERT_EQ_INT(req.cmd, IDMS_MC_VERSION);
