@@ -52,7 +52,10 @@
 # section's connections. --only runs some of the sections http, resp,
 # healthz, pipeline, memory and tls (default: all). --old IDMINTD (or
 # IDMINTD_OLD=IDMINTD; a binary or a build directory holding one) adds that
-# idmintd to the healthz, pipeline and memory sections, e.g. a build of the
+# idmintd to every section: in http and resp its own lines (snowflake
+# over HTTP, NEXT snowflake with and without pipelining) interleaved with
+# this tree's, their ratio round by round judged against 0.97, and to
+# healthz, pipeline and memory as described above; e.g. a build of the
 # commit before a change. IDM_SRVBENCH_BUILD moves the
 # build directory, IDM_SRVBENCH_PORT the first port tried (default: a
 # random one from 20000 to 59999). A report, not a test: exit 0 when goals
@@ -350,16 +353,24 @@ fi
 
 # Each server gets fresh ports and another try when it cannot start (another
 # program may take a port between the probe and the bind).
+# launch_idmintd BIN NAME: BIN on two fresh ports, its state in
+# $work/NAME-state and its log in $work/NAME.log; sets l_http l_resp l_pid.
+launch_idmintd() {
+    free_port
+    l_http=$port
+    free_port
+    l_resp=$port
+    "$1" --http "127.0.0.1:$l_http" --resp "127.0.0.1:$l_resp" \
+        --state-dir "$work/$2-state" --log-level warn >"$work/$2.log" 2>&1 &
+    l_pid=$!
+    pids+=("$l_pid")
+    wait_ready "$l_pid" "$2" curl -sf "http://127.0.0.1:$l_http/healthz"
+}
 start_idmintd() {
-    free_port
-    idm_http=$port
-    free_port
-    idm_resp=$port
-    "$idmintd" --http "127.0.0.1:$idm_http" --resp "127.0.0.1:$idm_resp" \
-        --state-dir "$work/idmintd-state" --log-level warn >"$work/idmintd.log" 2>&1 &
-    idm_pid=$!
-    pids+=("$idm_pid")
-    wait_ready "$idm_pid" idmintd curl -sf "http://127.0.0.1:$idm_http/healthz"
+    launch_idmintd "$idmintd" idmintd
+    local rc=$?
+    idm_http=$l_http idm_resp=$l_resp idm_pid=$l_pid
+    return $rc
 }
 
 # nginx: temp paths inside the prefix, so nothing is written outside it.
@@ -429,10 +440,20 @@ start() { # COMMAND...: up to 3 tries
     done
     return 1
 }
-idm_pid='' ngx1_pid='' ngx2_pid='' redis_pid=''
+# The --old build beside it, for the http and resp lines against it.
+start_old_idmintd() {
+    launch_idmintd "$old" old-idmintd
+    local rc=$?
+    old_http=$l_http old_resp=$l_resp old_pid=$l_pid
+    return $rc
+}
+idm_pid='' ngx1_pid='' ngx2_pid='' redis_pid='' old_pid=''
 idm_idle='' ngx1_idle='' ngx2_idle='' redis_idle=''
 if ((do_http || do_resp)); then
     start start_idmintd || exit 1
+    if [[ -n $old ]]; then
+        start start_old_idmintd || exit 1
+    fi
     if ((do_http)); then
         start start_nginx nginx1 1 || exit 1
         ngx1_pid=$started_pid ngx1_port=$started_port
@@ -565,6 +586,9 @@ if ((do_http)); then
         run_wrk nginx2 "$ngx2_url" && keep_best nginx2 || failed=1
         idm_wrk uuidv7 /v1/ids/uuidv7 uuidv7 1 && keep_best uuidv7
         idm_wrk sf100 '/v1/ids/snowflake?count=100' snowflake 100 && keep_best sf100
+        if [[ -n $old_pid ]]; then
+            run_wrk sf_old "http://127.0.0.1:$old_http/v1/ids/snowflake" && keep_best sf_old || failed=1
+        fi
     done
 fi
 
@@ -632,6 +656,10 @@ if ((do_resp)); then
         idm_rb idm1 "$rb_n" 1
         run_rb redis16 "$redis_port" "$rb_np" "$rb_pipe" INCR counter || failed=1
         idm_rb idm16 "$rb_np" "$rb_pipe"
+        if [[ -n $old_pid ]]; then
+            run_rb old1 "$old_resp" "$rb_n" 1 NEXT snowflake || failed=1
+            run_rb old16 "$old_resp" "$rb_np" "$rb_pipe" NEXT snowflake || failed=1
+        fi
     done
 fi
 
@@ -676,7 +704,7 @@ if ((do_http || do_resp)); then
     elif ((!idm_down)); then
         check_fail "idmintd was not running at the end (see $work/idmintd.log)"
     fi
-    for p in $ngx1_pid $ngx2_pid $redis_pid; do
+    for p in $ngx1_pid $ngx2_pid $redis_pid $old_pid; do
         kill -TERM "$p" 2>/dev/null
         wait "$p" 2>/dev/null
     done
@@ -1220,6 +1248,11 @@ fi
 if ((do_resp)); then
     rb_row "RESP \`NEXT snowflake\`, no pipelining" idm1 redis1 1.0
     rb_row "RESP \`NEXT snowflake\`, -P $rb_pipe" idm16 redis16 1.0
+fi
+if [[ -n $old_pid ]]; then
+    ((do_http)) && http_row "HTTP \`GET /v1/ids/snowflake\`" sf sf_old "idmintd --old ($old_rev)" 0.97
+    ((do_resp)) && rb_row "RESP \`NEXT snowflake\`, no pipelining" idm1 old1 0.97 "idmintd --old ($old_rev)"
+    ((do_resp)) && rb_row "RESP \`NEXT snowflake\`, -P $rb_pipe" idm16 old16 0.97 "idmintd --old ($old_rev)"
 fi
 if ((do_http)); then
     mem_row "RSS idle (after start-up)" "$idm_idle" "nginx, 1 worker (master + worker)" "$ngx1_idle"

@@ -1,6 +1,7 @@
 /*
- * mint.c - the mint service behind both protocols: count IDs of a format,
- * rendered as lines, a JSON array or a RESP reply.
+ * mint.c - the mint service behind the front ends: count IDs of a format,
+ * minted through the library's format table (idmint/format.h) and handed
+ * to the adapter's sink (mint.h), which frames them.
  *
  * Nothing here waits. Snowflakes are minted with the library's
  * non-blocking calls: where it would sleep (the unit's sequence is used up,
@@ -64,41 +65,28 @@ int64_t idms_mint_used_ms(idms_server *s)
     return hlc_used > used ? hlc_used : used;
 }
 
-/* Renders the IDs the job has minted and not rendered (j->text, one per
- * line) into out in the requested style: the array's opening with the
- * first IDs, its end with the last. */
-static void render(idms_mint_job *j, int style, idms_buf *out)
+const idms_sink idms_sink_lines = {NULL, NULL, NULL};
+
+/* Hands the IDs the job has minted and not rendered (j->text, one per
+ * line) to the sink, into out: its beginning before the first IDs, its
+ * end after the last. */
+static void render(idms_mint_job *j, const idms_sink *sink, idms_buf *out)
 {
     const char *text = j->text.data, *end = text + j->text.len;
-    bool first = j->sent == 0, last = j->done == j->count;
-    if (style == IDMS_OUT_LINES) {
+    if (j->sent == 0 && sink->begin != NULL)
+        sink->begin(out, j->count);
+    if (sink->id == NULL) {
         idms_buf_append(out, text, j->text.len);
     } else {
-        bool json = style == IDMS_OUT_JSON;
-        if (first && json)
-            idms_buf_puts(out, "[");
-        else if (first && (style == IDMS_OUT_RESP_ARRAY || j->count != 1))
-            idms_buf_printf(out, "*%" PRIu64 "\r\n", j->count);
-        for (const char *p = text; p < end;) {
+        uint64_t index = j->sent;
+        for (const char *p = text; p < end; index++) {
             const char *nl = memchr(p, '\n', (size_t)(end - p));
-            size_t n = (size_t)(nl - p);
-            if (json) {
-                /* IDs are ASCII without quotes or backslashes: no escaping. */
-                if (!(first && p == text))
-                    idms_buf_puts(out, ",");
-                idms_buf_puts(out, "\"");
-                idms_buf_append(out, p, n);
-                idms_buf_puts(out, "\"");
-            } else {
-                idms_buf_printf(out, "$%zu\r\n", n);
-                idms_buf_append(out, p, n);
-                idms_buf_puts(out, "\r\n");
-            }
+            sink->id(out, p, (size_t)(nl - p), index);
             p = nl + 1;
         }
-        if (last && json)
-            idms_buf_puts(out, "]\n");
     }
+    if (j->done == j->count && sink->end != NULL)
+        sink->end(out, j->count);
     j->sent = j->done;
     j->text.len = 0;
 }
@@ -119,50 +107,30 @@ static uint64_t count_lines(const char *p, size_t len)
 }
 
 /* Mints up to target IDs in all, appending lines to j->text and counting
- * them in j->done, up to the first stop. */
+ * them in j->done, up to the first stop: the library's table mints every
+ * format from the generator (idm_format_next_text_n, prefix included),
+ * snowflakes from their own handle. On a stop after some IDs, the lines
+ * written whole are kept (and counted): they are minted, and go out. */
 static int mint_more(idms_server *s, idms_mint_job *j, const char *prefix, uint64_t target,
                      int64_t *retry_ns, idm_error *err)
 {
     const idmx_format *f = &idmx_formats[j->format];
     size_t n = (size_t)(target - j->done);
-    if (f->lib_format != 0 || f->id == IDMX_FMT_SNOWFLAKE) {
-        size_t cap = n * (f->text_max + 1) + 1;
-        char *p = idms_buf_reserve(&j->text, cap);
-        if (p == NULL)
-            return IDM_ENOMEM;
-        size_t len = 0;
-        int rc;
-        if (f->id == IDMX_FMT_SNOWFLAKE)
-            rc = idm_snowflake_try_next_text_n(s->sf, p, cap, n, IDM_TEXT_NEWLINE, &len, retry_ns, err);
-        else
-            rc = idm_gen_next_text_n(s->gen, f->lib_format, p, cap, n, IDM_TEXT_NEWLINE, &len, err);
-        j->text.len += len;
-        j->done += count_lines(p, len);
-        return rc;
-    }
-    size_t prefix_len = prefix ? strlen(prefix) : 0;
-    for (; j->done < target; j->done++) {
-        char *p = idms_buf_reserve(&j->text, f->text_max + 2);
-        if (p == NULL)
-            return IDM_ENOMEM;
-        int rc;
-        if (f->id == IDMX_FMT_TYPEID) {
-            idm_uuid u;
-            rc = idm_uuidv7_next_n(s->gen, &u, 1, err);
-            if (rc == IDM_OK)
-                rc = idm_typeid_format(prefix, prefix_len, &u, p, f->text_max + 1, err);
-        } else if (f->id == IDMX_FMT_TOKEN) {
-            rc = idm_token_next(s->gen, prefix ? prefix : "", prefix_len, p, f->text_max + 1, err);
-        } else {
-            rc = idm_traceparent_next(s->gen, p, f->text_max + 1, err);
-        }
-        if (rc != IDM_OK)
-            return rc;
-        size_t len = strlen(p);
-        p[len] = '\n';
-        j->text.len += len + 1;
-    }
-    return IDM_OK;
+    size_t prefix_len = prefix != NULL ? strlen(prefix) : 0;
+    size_t cap = n * (f->text_max + 1) + 1;
+    char *p = idms_buf_reserve(&j->text, cap);
+    if (p == NULL)
+        return IDM_ENOMEM;
+    size_t len = 0;
+    int rc;
+    if (f->lib->minted_by == IDM_FORMAT_BY_SNOWFLAKE)
+        rc = idm_snowflake_try_next_text_n(s->sf, p, cap, n, IDM_TEXT_NEWLINE, &len, retry_ns, err);
+    else
+        rc = idm_format_next_text_n(f->lib, s->gen, prefix, prefix_len, p, cap, n,
+                                    IDM_TEXT_NEWLINE, &len, err);
+    j->text.len += len;
+    j->done += count_lines(p, len);
+    return rc;
 }
 
 bool idms_mint_check(const idms_server *s, int format, const char *prefix, uint64_t count,
@@ -261,14 +229,13 @@ static void refuse_rewind(idms_server *s, const idm_error *err, int format, idms
 
 /* A parsed ?after= / AFTER ID, ready to observe. */
 typedef struct seen_id {
-    int format;
-    idm_uuid uuid; /* uuidv7, typeid */
-    idm_ulid ulid;
-    idm_ksuid ksuid;
-    uint64_t snowflake;
+    int format; /* IDMX_FMT_* */
+    idm_format_value value;
 } seen_id;
 
-/* Parses after as an ID of format: true, or false with r filled (400). */
+/* Parses after as an ID of format with the library's parser of it: true,
+ * or false with r filled (400). A snowflake must also decode in the
+ * server's layout. */
 static bool parse_after(const idms_server *s, int format, const char *after, seen_id *seen,
                         idms_mint_result *r)
 {
@@ -287,40 +254,10 @@ static bool parse_after(const idms_server *s, int format, const char *after, see
     }
     idm_error err = {0};
     size_t len = strlen(after);
-    int rc;
-    switch (format) {
-    case IDMX_FMT_UUIDV7:
-        rc = idm_uuid_parse(after, len, &seen->uuid, &err);
-        if (rc == IDM_OK && idm_uuid_version(&seen->uuid) != 7) {
-            rc = IDM_EPARSE;
-            snprintf(err.msg, sizeof err.msg, "the UUID is version %d, not 7",
-                     idm_uuid_version(&seen->uuid));
-        }
-        break;
-    case IDMX_FMT_TYPEID: {
-        idm_typeid t;
-        rc = idm_typeid_parse(after, len, &t, &err);
-        seen->uuid = t.uuid;
-        if (rc == IDM_OK && idm_uuid_version(&t.uuid) != 7) {
-            rc = IDM_EPARSE;
-            snprintf(err.msg, sizeof err.msg, "the TypeID's UUID is version %d, not 7",
-                     idm_uuid_version(&t.uuid));
-        }
-        break;
-    }
-    case IDMX_FMT_ULID:
-        rc = idm_ulid_parse(after, len, &seen->ulid, &err);
-        break;
-    case IDMX_FMT_KSUID:
-        rc = idm_ksuid_parse(after, len, &seen->ksuid, &err);
-        break;
-    default: { /* IDMX_FMT_SNOWFLAKE */
-        rc = idm_sf_parse_decimal(after, len, &seen->snowflake, &err);
+    int rc = idm_format_parse(f->lib, after, len, &seen->value, &err);
+    if (rc == IDM_OK && f->lib->minted_by == IDM_FORMAT_BY_SNOWFLAKE) {
         idm_sf_parts parts;
-        if (rc == IDM_OK)
-            rc = idm_sf_decode(&s->layout, seen->snowflake, &parts, &err);
-        break;
-    }
+        rc = idm_sf_decode(&s->layout, seen->value.number, &parts, &err);
     }
     if (rc != IDM_OK) {
         /* The ID as sent, up to 96 bytes (the longest ID is a TypeID's 90). */
@@ -345,25 +282,16 @@ static bool observe(idms_server *s, const seen_id *seen, idms_mint_result *r)
     idm_error err = {0};
     const int64_t max = s->opt.max_offset_ms;
     int rc;
-    switch (seen->format) {
-    case IDMX_FMT_UUIDV7:
-    case IDMX_FMT_TYPEID:
-        rc = idm_uuidv7_observe(s->gen, &seen->uuid, max, &err);
-        break;
-    case IDMX_FMT_ULID:
-        rc = idm_ulid_observe(s->gen, &seen->ulid, max, &err);
-        break;
-    case IDMX_FMT_KSUID:
-        rc = idm_ksuid_observe(s->gen, &seen->ksuid, max, &err);
-        break;
-    default:
-        rc = idm_snowflake_observe(s->sf, seen->snowflake, max, &err);
+    const idm_format *f = idmx_formats[seen->format].lib;
+    if (f->minted_by == IDM_FORMAT_BY_SNOWFLAKE) {
+        rc = idm_snowflake_observe(s->sf, seen->value.number, max, &err);
         if (rc == IDM_OK) {
             int64_t high = idm_snowflake_high_water_ms(s->sf);
             if (high > s->sf_observed_ms)
                 s->sf_observed_ms = high;
         }
-        break;
+    } else {
+        rc = idm_format_observe(f, s->gen, &seen->value, max, &err);
     }
     if (rc == IDM_OK) {
         s->metrics.observations++;
@@ -384,14 +312,15 @@ static bool observe(idms_server *s, const seen_id *seen, idms_mint_result *r)
     return false;
 }
 
-void idms_mint(const idms_req *q, int format, const char *prefix, uint64_t count, int style,
-               size_t part, idms_buf *out, idms_mint_result *r)
+void idms_mint(const idms_req *q, int format, const char *prefix, uint64_t count,
+               const idms_sink *sink, size_t part, idms_buf *out, idms_mint_result *r)
 {
-    idms_mint_after(q, format, prefix, NULL, count, style, part, out, r);
+    idms_mint_after(q, format, prefix, NULL, count, sink, part, out, r);
 }
 
 void idms_mint_after(const idms_req *q, int format, const char *prefix, const char *after,
-                     uint64_t count, int style, size_t part, idms_buf *out, idms_mint_result *r)
+                     uint64_t count, const idms_sink *sink, size_t part, idms_buf *out,
+                     idms_mint_result *r)
 {
     idms_server *s = q->server;
     idms_mint_job *j = q->job;
@@ -443,7 +372,7 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
             rc = IDM_ENOMEM;
         if (rc != IDM_OK)
             break;
-        render(j, style, out);
+        render(j, sink, out);
         if (j->sent == count || out->len - start >= part)
             break;
     }

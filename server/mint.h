@@ -1,5 +1,5 @@
 /*
- * mint.h - the mint service both protocol adapters call (mint.c).
+ * mint.h - the mint service the protocol adapters call (mint.c).
  *
  * Minting never waits on the loop: where the generators would (a
  * snowflake unit's sequence used up, a small clock rewind, the ceiling of
@@ -46,20 +46,33 @@ typedef struct idms_mint_result {
     char message[IDM_ERROR_MSG_CAP + 64];
 } idms_mint_result;
 
-/* Reply styles: one ID per line, a JSON array of strings, RESP (a bulk
- * string for count 1, an array otherwise), RESP always an array. */
-enum { IDMS_OUT_LINES, IDMS_OUT_JSON, IDMS_OUT_RESP, IDMS_OUT_RESP_ARRAY };
+/* How an adapter frames the IDs of one reply: the service hands them
+ * over as they are minted (a reply in parts, a part at a time), and the
+ * adapter's sink writes its protocol's framing around them, so that no
+ * protocol's framing lives here. begin comes before the first ID of the
+ * reply (count: all of its IDs), end after the last; either may be NULL.
+ * id gets one ID's text (no line end), index counted from 0 across the
+ * parts; NULL takes the service's own text as it is, one ID per line
+ * ending in '\n' (idms_sink_lines). */
+typedef struct idms_sink {
+    void (*begin)(idms_buf *out, uint64_t count);
+    void (*id)(idms_buf *out, const char *text, size_t len, uint64_t index);
+    void (*end)(idms_buf *out, uint64_t count);
+} idms_sink;
 
-/* Mints count IDs of format (IDMX_FMT_*) for request q into out in the
- * given style (the job is q's). prefix may be NULL. part > 0 lets a reply larger than part
+/* One ID per line, each ending in '\n': the text as minted. */
+extern const idms_sink idms_sink_lines;
+
+/* Mints count IDs of format (IDMX_FMT_*) for request q into out, framed
+ * by sink (the job is q's). prefix may be NULL. part > 0 lets a reply larger than part
  * bytes go out in parts of about that size, each minted when the one
  * before has been written (bounded memory for large replies to clients
  * that read slowly); 0 keeps the reply whole (its length is not known in
  * advance: HTTP snowflakes). Whatever is appended to out must be sent,
  * whatever the status. On failure nothing is appended for this request and
  * r->status/message say why. */
-void idms_mint(const idms_req *q, int format, const char *prefix, uint64_t count, int style,
-               size_t part, idms_buf *out, idms_mint_result *r);
+void idms_mint(const idms_req *q, int format, const char *prefix, uint64_t count,
+               const idms_sink *sink, size_t part, idms_buf *out, idms_mint_result *r);
 
 /* idms_mint with causal minting: after, when not NULL, is the text of an
  * ID of format seen elsewhere (GET ?after=, RESP NEXT ... AFTER id), and
@@ -73,7 +86,8 @@ void idms_mint(const idms_req *q, int format, const char *prefix, uint64_t count
  * (the library's message), or one this node cannot follow (a snowflake
  * layout with the node above the time), 503 as idms_mint. */
 void idms_mint_after(const idms_req *q, int format, const char *prefix, const char *after,
-                     uint64_t count, int style, size_t part, idms_buf *out, idms_mint_result *r);
+                     uint64_t count, const idms_sink *sink, size_t part, idms_buf *out,
+                     idms_mint_result *r);
 
 /* The checks of idms_mint_after's after without observing it (HEAD): true,
  * or false with r->status 400 and the message. */

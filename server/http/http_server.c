@@ -282,6 +282,30 @@ static bool query_ok(const char *query, size_t query_len, const char *const *nam
     return false;
 }
 
+/* A JSON array of strings (the mint service's sink, mint.h), for
+ * Accept: application/json. IDs are ASCII without quotes or backslashes:
+ * no escaping. */
+static void json_begin(idms_buf *out, uint64_t count)
+{
+    (void)count;
+    idms_buf_puts(out, "[");
+}
+
+static void json_id(idms_buf *out, const char *text, size_t len, uint64_t index)
+{
+    idms_buf_puts(out, index > 0 ? ",\"" : "\"");
+    idms_buf_append(out, text, len);
+    idms_buf_puts(out, "\"");
+}
+
+static void json_end(idms_buf *out, uint64_t count)
+{
+    (void)count;
+    idms_buf_puts(out, "]\n");
+}
+
+static const idms_sink json_array = {json_begin, json_id, json_end};
+
 /* HEAD on a minting route: the checks idms_mint makes before it mints
  * (mint.c's start_job, in its order and words: the count's range, a prefix
  * the format does not take or must have, the prefix's syntax), so that a
@@ -378,7 +402,7 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
     bool known = fixed_length(f, p, count, json, &length);
     idms_mint_result res;
     idms_req q = idms_conn_req(c);
-    idms_mint_after(&q, f->id, p, a, count, json ? IDMS_OUT_JSON : IDMS_OUT_LINES,
+    idms_mint_after(&q, f->id, p, a, count, json ? &json_array : &idms_sink_lines,
                     known ? idms_conn_part(c) : 0, &r->body, &res);
     minted(c, &res, type, r);
     if (res.in_parts && (res.status == 200 || r->parked || r->part)) {
@@ -678,7 +702,7 @@ static int route_leaf(idms_conn *c, bool head, const char *query, size_t query_l
     /* Leaf's snowflake mode ignores the key; so do we. */
     idms_mint_result res;
     idms_req q = idms_conn_req(c);
-    idms_mint(&q, IDMX_FMT_SNOWFLAKE, NULL, 1, IDMS_OUT_LINES, 0, &r->body, &res);
+    idms_mint(&q, IDMX_FMT_SNOWFLAKE, NULL, 1, &idms_sink_lines, 0, &r->body, &res);
     minted(c, &res, "text/plain; charset=utf-8", r);
     if (res.status == 200 && r->body.len > 0)
         r->body.len--; /* Leaf answers the bare number, no newline */

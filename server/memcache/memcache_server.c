@@ -194,7 +194,7 @@ static int run_get(idms_conn *c, mc_session *ss, const idms_mc_request *q, idms_
     for (size_t k = ss->keys_done; k < q->nkeys; k++) {
         key_format_of(&q->keys[k], &kf);
         id_text.len = 0;
-        idms_mint(&rq, kf.f->id, kf.has_prefix ? kf.prefix : NULL, 1, IDMS_OUT_LINES, 0, &id_text,
+        idms_mint(&rq, kf.f->id, kf.has_prefix ? kf.prefix : NULL, 1, &idms_sink_lines, 0, &id_text,
                   &m);
         if (m.status == IDMS_MINT_PARKED) {
             idms_conn_park(c, &m.park);

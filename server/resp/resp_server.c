@@ -295,6 +295,31 @@ static bool count_like(const idms_resp_arg *a)
            a->ptr[0] == '+';
 }
 
+/* NEXT's replies (the mint service's sinks, mint.h): each ID a bulk
+ * string, in an array when a count was given (even 1) or more than one
+ * ID is asked for. */
+static void resp_array_begin(idms_buf *out, uint64_t count)
+{
+    idms_buf_printf(out, "*%" PRIu64 "\r\n", count);
+}
+
+static void resp_bulk_begin(idms_buf *out, uint64_t count)
+{
+    if (count != 1)
+        resp_array_begin(out, count);
+}
+
+static void resp_id(idms_buf *out, const char *text, size_t len, uint64_t index)
+{
+    (void)index;
+    idms_buf_printf(out, "$%zu\r\n", len);
+    idms_buf_append(out, text, len);
+    idms_buf_puts(out, "\r\n");
+}
+
+static const idms_sink resp_array = {resp_array_begin, resp_id, NULL};
+static const idms_sink resp_bulk = {resp_bulk_begin, resp_id, NULL};
+
 static int cmd_next(req *r)
 {
     const idms_resp_command *cmd = r->cmd;
@@ -376,10 +401,10 @@ static int cmd_next(req *r)
     }
     /* Without a count the reply is a bulk string; with one (even 1), an
      * array, so that generic code need not look at the count. */
-    int style = count_arg != NULL ? IDMS_OUT_RESP_ARRAY : IDMS_OUT_RESP;
+    const idms_sink *sink = count_arg != NULL ? &resp_array : &resp_bulk;
     idms_mint_result m;
     idms_req q = idms_conn_req(r->c);
-    idms_mint_after(&q, f->id, prefix_arg ? prefix : NULL, after_id, count, style,
+    idms_mint_after(&q, f->id, prefix_arg ? prefix : NULL, after_id, count, sink,
                     idms_conn_part(r->c), r->out, &m);
     if (m.status == 200)
         return RUN_DONE;
