@@ -10,7 +10,9 @@
 # 2. builds idmintd in Release into build-srvbench/, and the /healthz
 #    prober bench/healthz_probe.c and the hostile client
 #    tests/server/attack.c next to it;
-# 3. starts idmintd (--state-dir in the build dir, --log-level warn, default
+# 3. starts idmintd (--state-dir in the build dir and a node registry of its
+#    own beside it, so that builds whose registry rules differ (--old) do
+#    not meet in the host's; --log-level warn, default
 #    node), nginx twice (1 and 2 worker processes, a generated nginx.conf
 #    whose only location returns a one-line static body) and redis-server
 #    (--save '' --appendonly no), each on a free loopback port, in the
@@ -200,9 +202,11 @@ if ((do_healthz || do_pipeline)) &&
     exit 1
 fi
 attack=$out/attack
-# -D_GNU_SOURCE as the CMake build defines it for every target.
+# -D_GNU_SOURCE as the CMake build defines it for every target; OpenSSL
+# for its TLS clients (tests/CMakeLists.txt links it the same way).
 if ((do_pipeline || do_memory)) &&
-    ! "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -o "$attack" "$root/tests/server/attack.c" >&2; then
+    ! "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -o "$attack" "$root/tests/server/attack.c" \
+        -lssl -lcrypto >&2; then
     log "FAILED: the build of tests/server/attack.c"
     exit 1
 fi
@@ -361,7 +365,8 @@ launch_idmintd() {
     free_port
     l_resp=$port
     "$1" --http "127.0.0.1:$l_http" --resp "127.0.0.1:$l_resp" \
-        --state-dir "$work/$2-state" --log-level warn >"$work/$2.log" 2>&1 &
+        --state-dir "$work/$2-state" --node-registry "$work/$2-nodes" --log-level warn \
+        >"$work/$2.log" 2>&1 &
     l_pid=$!
     pids+=("$l_pid")
     wait_ready "$l_pid" "$2" curl -sf "http://127.0.0.1:$l_http/healthz"
@@ -736,7 +741,7 @@ hz_bin() { # TAG
 hz_start() { # TAG LAYOUT STATE-DIR -> hz_pid, hz_port
     free_port
     hz_port=$port
-    "$(hz_bin "$1")" --http "127.0.0.1:$hz_port" --resp off --layout "$2" --state-dir "$3" \
+    "$(hz_bin "$1")" --http "127.0.0.1:$hz_port" --resp off --layout "$2" --state-dir "$3" --node-registry "$3-nodes" \
         --log-level warn >>"$work/healthz-$1.log" 2>&1 &
     hz_pid=$!
     pids+=("$hz_pid")
@@ -890,7 +895,7 @@ pl_start() { # TAG STATE-DIR -> hz_pid, hz_port (HTTP), pl_resp
     hz_port=$port
     free_port
     pl_resp=$port
-    "$(hz_bin "$1")" --http "127.0.0.1:$hz_port" --resp "127.0.0.1:$pl_resp" --state-dir "$2" \
+    "$(hz_bin "$1")" --http "127.0.0.1:$hz_port" --resp "127.0.0.1:$pl_resp" --state-dir "$2" --node-registry "$2-nodes" \
         --log-level warn >>"$work/pipeline-$1.log" 2>&1 &
     hz_pid=$!
     pids+=("$hz_pid")
@@ -1003,7 +1008,7 @@ mem_start() { # SERVER STATE-DIR -> mem_pid, mem_port (RESP), mem_http (idmintd)
     fi
     free_port
     mem_http=$port
-    "$(hz_bin "$1")" --http "127.0.0.1:$mem_http" --resp "127.0.0.1:$mem_port" --state-dir "$2" \
+    "$(hz_bin "$1")" --http "127.0.0.1:$mem_http" --resp "127.0.0.1:$mem_port" --state-dir "$2" --node-registry "$2-nodes" \
         --log-level warn >>"$work/memory-$1.log" 2>&1 &
     mem_pid=$!
     pids+=("$mem_pid")
@@ -1109,7 +1114,7 @@ tls_start_idmintd() {
     free_port
     tls_resp=$port
     "$idmintd" --http "127.0.0.1:$tls_http" --resp "127.0.0.1:$tls_resp" --tls-cert "$tls_dir/cert.pem" \
-        --tls-key "$tls_dir/key.pem" --state-dir "$work/tls-idmintd-state" --log-level warn \
+        --tls-key "$tls_dir/key.pem" --state-dir "$work/tls-idmintd-state" --node-registry "$work/tls-idmintd-nodes" --log-level warn \
         >>"$work/tls-idmintd.log" 2>&1 &
     tls_pid=$!
     pids+=("$tls_pid")

@@ -283,9 +283,10 @@ static void print_json(cli *c, const rows *r)
 
 static int list_coord(cli *c, const lease_opts *o, rows *r)
 {
-    char msg[IDMC_MSG_CAP];
+    idmc_error err;
+    const char *msg = err.msg;
     idmc_coord *coord = NULL;
-    int rc = idmc_open(o->coord, CLI_LEASE_TTL_MS, &coord, msg, sizeof msg);
+    int rc = idmc_open(o->coord, CLI_LEASE_TTL_MS, &coord, &err);
     if (rc == IDMC_USAGE) {
         return cli_usage(c, "--coord %s: %s", o->coord, msg);
     }
@@ -293,7 +294,7 @@ static int list_coord(cli *c, const lease_opts *o, rows *r)
         cli_diag(c, "--coord %s: %s", o->coord, msg);
         return CLI_EXIT_FAIL;
     }
-    int n = idmc_list(coord, on_coord_slot, r, msg, sizeof msg);
+    int n = idmc_list(coord, on_coord_slot, r, &err);
     idmc_close(coord);
     if (n < 0) {
         cli_diag(c, "cannot list the leases at %s: %s", o->coord, msg);
@@ -340,9 +341,9 @@ static int list_local(cli *c, const lease_opts *o, rows *r)
     if (stat(nsdir, &sb) != 0 && errno == ENOENT) {
         return CLI_EXIT_OK;
     }
-    char msg[IDMC_MSG_CAP];
-    if (idmc_local_list(dir, ns, on_local_slot, r, msg, sizeof msg) < 0) {
-        cli_diag(c, "%s", msg);
+    idmc_error err;
+    if (idmc_local_list(dir, ns, on_local_slot, r, &err) < 0) {
+        cli_diag(c, "%s", err.msg);
         return CLI_EXIT_FAIL;
     }
     return CLI_EXIT_OK;

@@ -91,8 +91,10 @@ static const char *source(const cli_node_lease *L)
 static int lost(cli *c, const cli_node_lease *L, const char *msg)
 {
     if (L->lease == NULL) {
-        cli_diag(c, "node %" PRIu64 " of this host's registry was lost: %s; stopping (the IDs "
-                    "printed are valid)", L->node, msg);
+        cli_diag(c,
+                 "node %" PRIu64 " of this host's registry was lost: %s; stopping (the IDs "
+                 "printed are valid)",
+                 L->node, msg);
         return CLI_EXIT_FAIL;
     }
     cli_diag(c,
@@ -122,7 +124,9 @@ static int keepalive_if_due(cli_node_lease *L, bool force, char *msg, size_t cap
         return 0;
     }
     int64_t ttl = 0;
-    int rc = idmc_keepalive(L->lease, &ttl, msg, cap);
+    idmc_error err;
+    int rc = idmc_keepalive(L->lease, &ttl, &err);
+    snprintf(msg, cap, "%s", err.msg);
     if (rc == 0) {
         L->confirmed = t0;
         L->ttl_ms = ttl;
@@ -139,12 +143,16 @@ static int keepalive_if_due(cli_node_lease *L, bool force, char *msg, size_t cap
 /* Records that this run may mint up to ms in the node's slot. */
 static int record_mark(cli_node_lease *L, int64_t ms, char *msg, size_t cap)
 {
+    idmc_error err;
+    int rc = L->lease != NULL ? idmc_record_mark(L->lease, ms, &err)
+                              /* The slot file carries the mark to the next holder: put
+                               * it back if it was removed (the node stays ours
+                               * meanwhile, by its name). */
+                              : idmc_slot_repair(L->slot, &err);
+    snprintf(msg, cap, "%s", err.msg);
     if (L->lease != NULL) {
-        return idmc_record_mark(L->lease, ms, msg, cap);
+        return rc;
     }
-    /* The slot file carries the mark to the next holder: put it back if
-     * it was removed (the node stays ours meanwhile, by its name). */
-    int rc = idmc_slot_repair(L->slot, msg, cap);
     if (rc == IDMC_BUSY) {
         return IDMC_LOST;
     }
@@ -269,8 +277,9 @@ static int wait_for_mark(cli *c, cli_node_lease *L)
 
 static int claim_coord(cli *c, const cli_node_lease_opts *o, cli_node_lease *L, const char *holder)
 {
-    char msg[IDMC_MSG_CAP];
-    int rc = idmc_open(o->coord, o->ttl_ms, &L->coord, msg, sizeof msg);
+    idmc_error err;
+    const char *msg = err.msg;
+    int rc = idmc_open(o->coord, o->ttl_ms, &L->coord, &err);
     if (rc == IDMC_USAGE) {
         return cli_usage(c, "--coord %s: %s", o->coord, msg);
     }
@@ -279,7 +288,7 @@ static int claim_coord(cli *c, const cli_node_lease_opts *o, cli_node_lease *L, 
         return CLI_EXIT_FAIL;
     }
     int64_t t0 = mono_ms();
-    rc = idmc_claim(L->coord, o->lo, o->hi, holder, &L->lease, msg, sizeof msg);
+    rc = idmc_claim(L->coord, o->lo, o->hi, holder, &L->lease, &err);
     if (rc == 0) {
         L->node = idmc_lease_node(L->lease);
         L->claim_mark = idmc_lease_mark_ms(L->lease);
@@ -309,7 +318,8 @@ static int claim_coord(cli *c, const cli_node_lease_opts *o, cli_node_lease *L, 
 static int claim_local(cli *c, const cli_node_lease_opts *o, cli_node_lease *L, const char *holder)
 {
     char dir[1024];
-    char msg[IDMC_MSG_CAP];
+    idmc_error err;
+    const char *msg = err.msg;
     if (o->registry != NULL) {
         snprintf(dir, sizeof dir, "%s", o->registry);
     } else if (idmc_local_default_dir(dir, sizeof dir) != 0) {
@@ -317,8 +327,7 @@ static int claim_local(cli *c, const cli_node_lease_opts *o, cli_node_lease *L, 
                     "--registry DIR");
         return CLI_EXIT_FAIL;
     }
-    int rc = idmc_local_claim(dir, o->ns, o->lo, o->hi, o->max_mark_ms, holder, &L->slot, msg,
-                              sizeof msg);
+    int rc = idmc_local_claim(dir, o->ns, o->lo, o->hi, o->max_mark_ms, holder, &L->slot, &err);
     if (rc == 0) {
         if (msg[0] != '\0') {
             cli_diag(c, "%s", msg); /* a slot skipped as unusable */
@@ -364,9 +373,8 @@ void cli_node_lease_end(cli_node_lease *L, int64_t used_ms)
      * mark): the next holder need not wait out our reserve. */
     int64_t used = used_ms > L->claim_mark ? used_ms : L->claim_mark;
     if (L->lease != NULL) {
-        char msg[IDMC_MSG_CAP];
         if (used < L->recorded) {
-            (void)idmc_shrink_mark(L->lease, used, msg, sizeof msg);
+            (void)idmc_shrink_mark(L->lease, used, NULL);
         }
         idmc_release(L->lease);
         L->lease = NULL;

@@ -86,8 +86,9 @@ static int parse_target(const char *s, idmc_target *t, char *msg, size_t cap)
     while (plen > 1 && slash[plen - 1] == '/')
         plen--;
     if (plen <= 1) {
-        snprintf(msg, cap, "a path is needed after the servers (e.g. /idmint/twitter): the "
-                           "root is not a place for slots");
+        snprintf(msg, cap,
+                 "a path is needed after the servers (e.g. /idmint/twitter): the "
+                 "root is not a place for slots");
         return IDMC_USAGE;
     }
     if (plen >= sizeof t->path) {
@@ -96,8 +97,9 @@ static int parse_target(const char *s, idmc_target *t, char *msg, size_t cap)
     }
     for (size_t i = 0; i < plen; i++)
         if (!path_char(slash[i]) || (slash[i] == '/' && i + 1 < plen && slash[i + 1] == '/')) {
-            snprintf(msg, cap, "the path may hold only letters, digits, '.', '-', '_' and "
-                               "single '/'");
+            snprintf(msg, cap,
+                     "the path may hold only letters, digits, '.', '-', '_' and "
+                     "single '/'");
             return IDMC_USAGE;
         }
     memcpy(t->path, slash, plen);
@@ -105,7 +107,7 @@ static int parse_target(const char *s, idmc_target *t, char *msg, size_t cap)
     return 0;
 }
 
-int idmc_open(const char *url, int64_t ttl_ms, idmc_coord **out, char *msg, size_t cap)
+static int open_msg(const char *url, int64_t ttl_ms, idmc_coord **out, char *msg, size_t cap)
 {
     *out = NULL;
     msg[0] = '\0';
@@ -115,19 +117,23 @@ int idmc_open(const char *url, int64_t ttl_ms, idmc_coord **out, char *msg, size
         ops = idmc_etcd_ops;
         rest = url + 7;
         if (ops == NULL) {
-            snprintf(msg, cap, "this build has no etcd client (configure with libcurl and jansson)");
+            snprintf(msg, cap,
+                     "this build has no etcd client (configure with libcurl and jansson)");
             return IDMC_USAGE;
         }
     } else if (strncmp(url, "zk://", 5) == 0) {
         ops = idmc_zk_ops;
         rest = url + 5;
         if (ops == NULL) {
-            snprintf(msg, cap, "this build has no ZooKeeper client (configure with libzookeeper-mt)");
+            snprintf(msg, cap,
+                     "this build has no ZooKeeper client (configure with libzookeeper-mt)");
             return IDMC_USAGE;
         }
     } else {
-        snprintf(msg, cap, "'%.200s' is not a coordinator URL (etcd://HOST:PORT/PREFIX or "
-                           "zk://HOST:PORT/PATH)", url);
+        snprintf(msg, cap,
+                 "'%.200s' is not a coordinator URL (etcd://HOST:PORT/PREFIX or "
+                 "zk://HOST:PORT/PATH)",
+                 url);
         return IDMC_USAGE;
     }
     if (ttl_ms < 2000) {
@@ -176,8 +182,8 @@ void idmc_close(idmc_coord *c)
     free(c);
 }
 
-int idmc_claim(idmc_coord *c, uint64_t lo, uint64_t hi, const char *holder, idmc_lease **out,
-               char *msg, size_t cap)
+static int claim_msg(idmc_coord *c, uint64_t lo, uint64_t hi, const char *holder, idmc_lease **out,
+                     char *msg, size_t cap)
 {
     *out = NULL;
     msg[0] = '\0';
@@ -227,7 +233,7 @@ static int lost(idmc_lease *l, int rc)
     return rc;
 }
 
-int idmc_keepalive(idmc_lease *l, int64_t *ttl_ms, char *msg, size_t cap)
+static int keepalive_msg(idmc_lease *l, int64_t *ttl_ms, char *msg, size_t cap)
 {
     msg[0] = '\0';
     if (l->lost) {
@@ -237,7 +243,7 @@ int idmc_keepalive(idmc_lease *l, int64_t *ttl_ms, char *msg, size_t cap)
     return lost(l, l->coord->ops->keepalive(l, ttl_ms, msg, cap));
 }
 
-int idmc_record_mark(idmc_lease *l, int64_t ms, char *msg, size_t cap)
+static int record_mark_msg(idmc_lease *l, int64_t ms, char *msg, size_t cap)
 {
     msg[0] = '\0';
     if (l->lost) {
@@ -247,7 +253,7 @@ int idmc_record_mark(idmc_lease *l, int64_t ms, char *msg, size_t cap)
     return lost(l, l->coord->ops->write_mark(l, ms, false, msg, cap));
 }
 
-int idmc_shrink_mark(idmc_lease *l, int64_t ms, char *msg, size_t cap)
+static int shrink_mark_msg(idmc_lease *l, int64_t ms, char *msg, size_t cap)
 {
     msg[0] = '\0';
     if (l->lost) {
@@ -265,8 +271,8 @@ void idmc_release(idmc_lease *l)
     free(l);
 }
 
-int idmc_list(idmc_coord *c, void (*fn)(void *ctx, const idmc_slot_info *slot), void *ctx,
-              char *msg, size_t cap)
+static int list_msg(idmc_coord *c, void (*fn)(void *ctx, const idmc_slot_info *slot), void *ctx,
+                    char *msg, size_t cap)
 {
     msg[0] = '\0';
     return c->ops->list(c, fn, ctx, msg, cap);
@@ -306,3 +312,69 @@ const idmc_ops *const idmc_etcd_ops = NULL;
 #ifndef IDMC_HAVE_ZK
 const idmc_ops *const idmc_zk_ops = NULL;
 #endif
+
+/* The public calls: each fills the caller's record (idmc_error) from the
+ * (msg, cap) the backends write. */
+int idmc_open(const char *url, int64_t ttl_ms, idmc_coord **out, idmc_error *err)
+{
+    idmc_error scratch, *e = err != NULL ? err : &scratch;
+    e->msg[0] = '\0';
+    return e->code = open_msg(url, ttl_ms, out, e->msg, sizeof e->msg);
+}
+
+int idmc_claim(idmc_coord *c, uint64_t lo, uint64_t hi, const char *holder, idmc_lease **out,
+               idmc_error *err)
+{
+    idmc_error scratch, *e = err != NULL ? err : &scratch;
+    e->msg[0] = '\0';
+    return e->code = claim_msg(c, lo, hi, holder, out, e->msg, sizeof e->msg);
+}
+
+int idmc_keepalive(idmc_lease *l, int64_t *ttl_ms, idmc_error *err)
+{
+    idmc_error scratch, *e = err != NULL ? err : &scratch;
+    e->msg[0] = '\0';
+    return e->code = keepalive_msg(l, ttl_ms, e->msg, sizeof e->msg);
+}
+
+int idmc_record_mark(idmc_lease *l, int64_t ms, idmc_error *err)
+{
+    idmc_error scratch, *e = err != NULL ? err : &scratch;
+    e->msg[0] = '\0';
+    return e->code = record_mark_msg(l, ms, e->msg, sizeof e->msg);
+}
+
+int idmc_shrink_mark(idmc_lease *l, int64_t ms, idmc_error *err)
+{
+    idmc_error scratch, *e = err != NULL ? err : &scratch;
+    e->msg[0] = '\0';
+    return e->code = shrink_mark_msg(l, ms, e->msg, sizeof e->msg);
+}
+
+int idmc_list(idmc_coord *c, void (*fn)(void *ctx, const idmc_slot_info *slot), void *ctx,
+              idmc_error *err)
+{
+    idmc_error scratch, *e = err != NULL ? err : &scratch;
+    e->msg[0] = '\0';
+    int n = list_msg(c, fn, ctx, e->msg, sizeof e->msg);
+    e->code = n < 0 ? IDMC_ERROR : 0;
+    return n;
+}
+
+const char *idmc_strerror(int code)
+{
+    switch (code) {
+    case 0:
+        return "ok";
+    case IDMC_BUSY:
+        return "busy: every node of the range is held";
+    case IDMC_ERROR:
+        return "error: try again";
+    case IDMC_LOST:
+        return "lost: the lease or its slot is no longer this holder's";
+    case IDMC_USAGE:
+        return "usage: a bad URL or argument";
+    default:
+        return "unknown result";
+    }
+}

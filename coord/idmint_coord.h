@@ -35,10 +35,23 @@
 
 #define IDMC_SLOT_BYTES 512
 #define IDMC_HOLDER_AT 64
-#define IDMC_MSG_CAP 512
+#define IDMC_MSG_CAP 2048 /* room for a slot path (PATH_MAX bounds are far beyond) and why */
 
 /* Results: 0 or one of these. */
 enum { IDMC_BUSY = 1, IDMC_ERROR = 2 };
+
+/* The detail of a call's result, caller-owned and passed last (NULL
+ * allowed), as libidmint's idm_error: code is what the call returned,
+ * msg the reason, NUL-terminated (for a failure; a few calls also say
+ * something on success, as documented: "" otherwise). The convention is
+ * docs/CONTRIBUTING.md's, "Errors". */
+typedef struct idmc_error {
+    int code;
+    char msg[IDMC_MSG_CAP];
+} idmc_error;
+
+/* Fixed text for a result code ("busy", "error", "lost", "usage"). */
+const char *idmc_strerror(int code);
 
 typedef struct idmc_slot idmc_slot;
 
@@ -64,19 +77,18 @@ int idmc_local_default_dir(char *dst, size_t cap);
  *
  * A slot whose recorded mark is past max_mark_ms (the layout's last time:
  * written under a clock set far ahead) or whose file cannot be opened is
- * never written: an exact claim is refused (IDMC_ERROR, msg naming the
- * file and how to clear it), a range claim skips it (on success msg then
- * starts with "skipped " and says which, for the caller to log; msg is
+ * never written: an exact claim is refused (IDMC_ERROR, err->msg naming the
+ * file and how to clear it), a range claim skips it (on success err->msg then
+ * starts with "skipped " and says which, for the caller to log; err->msg is
  * empty otherwise).
  *
  * Returns 0 with *out set; IDMC_BUSY when every slot in the range is held
- * (msg names the range, or for an exact claim the holder found); or
- * IDMC_ERROR with msg saying why (a directory that cannot be made or is
+ * (err->msg names the range, or for an exact claim the holder found); or
+ * IDMC_ERROR with err->msg saying why (a directory that cannot be made or is
  * not fit, an I/O error). Does not block: a held slot is skipped.
  */
 int idmc_local_claim(const char *dir, const char *ns, uint64_t lo, uint64_t hi,
-                     int64_t max_mark_ms, const char *holder, idmc_slot **out, char *msg,
-                     size_t cap);
+                     int64_t max_mark_ms, const char *holder, idmc_slot **out, idmc_error *err);
 
 uint64_t idmc_slot_node(const idmc_slot *slot);
 /* The mark recorded in the slot when it was claimed: earlier holders' (0
@@ -98,26 +110,26 @@ const char *idmc_slot_path(const idmc_slot *slot);
  * IDMC_ERROR. Does file I/O (fstat, lstat): not for an event loop's thread.
  * A holder checks about once a second, and on IDMC_LOST stops minting as
  * the node until idmc_slot_repair has put the file back. */
-int idmc_slot_check(idmc_slot *slot, char *msg, size_t cap);
+int idmc_slot_check(idmc_slot *slot, idmc_error *err);
 /* After IDMC_LOST: makes the directories and the slot file again at the
  * same path, locked, with the mark recorded so far (or the mark of a file
- * made there meanwhile, if higher). 0 when the slot is whole again (msg
- * says what was done), 0 with msg empty when nothing was missing,
+ * made there meanwhile, if higher). 0 when the slot is whole again (err->msg
+ * says what was done), 0 with err->msg empty when nothing was missing,
  * IDMC_BUSY when another process holds the file now at the path (one in
  * another network namespace, or an idmint before the abstract names: stop
  * minting as the node and release it), or IDMC_ERROR (try again). */
-int idmc_slot_repair(idmc_slot *slot, char *msg, size_t cap);
+int idmc_slot_repair(idmc_slot *slot, idmc_error *err);
 /* Gives the slot up (the locks go; the mark stays for the next holder). */
 void idmc_slot_release(idmc_slot *slot);
 
 /* Reads the slot files of ns under dir: for each node calls fn with the
  * node, whether it is held now, the recorded mark and the holder line;
  * then for each node held whose slot file is gone (mark 0). Returns the
- * number of slots seen, or -1 with msg set (dir/ns cannot be read). */
+ * number of slots seen, or -1 with err->msg set (dir/ns cannot be read). */
 int idmc_local_list(const char *dir, const char *ns,
                     void (*fn)(void *ctx, uint64_t node, bool held, int64_t mark_ms,
                                const char *holder),
-                    void *ctx, char *msg, size_t cap);
+                    void *ctx, idmc_error *err);
 
 /* ==== Coordinators for several hosts: etcd and ZooKeeper ==================
  *
@@ -156,7 +168,7 @@ int idmc_local_list(const char *dir, const char *ns,
  *
  * Results: 0, or IDMC_BUSY (every slot of the range is held), IDMC_ERROR
  * (the service could not be reached or answered something unexpected:
- * msg says which; try again), IDMC_LOST (the lease has expired or the
+ * err->msg says which; try again), IDMC_LOST (the lease has expired or the
  * slot's generation is no longer ours: never mint as it again), IDMC_USAGE
  * (a bad URL or argument; trying again will not help). */
 enum { IDMC_LOST = 3, IDMC_USAGE = 4 };
@@ -166,8 +178,8 @@ typedef struct idmc_lease idmc_lease;
 
 /* Parses url and makes a coordinator for it, with leases of ttl_ms
  * (>= 2000). Does no network I/O. Returns 0 with *out set, or IDMC_USAGE
- * with msg (a malformed URL, an unknown scheme, a backend this build lacks). */
-int idmc_open(const char *url, int64_t ttl_ms, idmc_coord **out, char *msg, size_t cap);
+ * with err->msg (a malformed URL, an unknown scheme, a backend this build lacks). */
+int idmc_open(const char *url, int64_t ttl_ms, idmc_coord **out, idmc_error *err);
 /* "etcd" or "zookeeper". */
 const char *idmc_kind(const idmc_coord *c);
 /* The URL as given (for messages). */
@@ -180,13 +192,13 @@ void idmc_close(idmc_coord *c);
  * with a new lease of the coordinator's TTL. holder describes the caller
  * (pid, host, addresses) and is stored in the hold for `lease list`.
  * The lease lasts at least its TTL from the moment this call began.
- * Returns 0 with *out; IDMC_BUSY when every node of the range is held (msg
+ * Returns 0 with *out; IDMC_BUSY when every node of the range is held (err->msg
  * names the range, or the holder for an exact claim); IDMC_ERROR.
  * Nothing is left behind on failure (a lease granted for a claim that
  * failed is revoked, or expires).
  */
 int idmc_claim(idmc_coord *c, uint64_t lo, uint64_t hi, const char *holder, idmc_lease **out,
-               char *msg, size_t cap);
+               idmc_error *err);
 
 uint64_t idmc_lease_node(const idmc_lease *l);
 /* The generation (fencing token) as a decimal string. */
@@ -201,15 +213,15 @@ int64_t idmc_lease_ttl_ms(const idmc_lease *l);
  * and the hold is still this generation's, so the lease lasts at least
  * *ttl_ms (the TTL the service reports) from the moment this call began.
  * IDMC_LOST or IDMC_ERROR otherwise (*ttl_ms untouched). */
-int idmc_keepalive(idmc_lease *l, int64_t *ttl_ms, char *msg, size_t cap);
+int idmc_keepalive(idmc_lease *l, int64_t *ttl_ms, idmc_error *err);
 
 /* Records in PREFIX/marks/NNNN that the holder may mint up to ms: fenced
  * by the generation, durable on the service when this returns 0. Never
  * lowers the recorded mark. 0, IDMC_LOST or IDMC_ERROR. */
-int idmc_record_mark(idmc_lease *l, int64_t ms, char *msg, size_t cap);
+int idmc_record_mark(idmc_lease *l, int64_t ms, idmc_error *err);
 /* At a clean stop: lowers the recorded mark to ms, the latest time the
  * holder actually used (fenced). */
-int idmc_shrink_mark(idmc_lease *l, int64_t ms, char *msg, size_t cap);
+int idmc_shrink_mark(idmc_lease *l, int64_t ms, idmc_error *err);
 
 /* How much of a lease's TTL a holder does not count on: a fifth of it, at
  * least IDMC_LEASE_MARGIN_MIN_MS. It covers the drift between the holder's
@@ -244,9 +256,9 @@ typedef struct idmc_slot_info {
 } idmc_slot_info;
 
 /* Calls fn for every node that is held or has a mark, in node order.
- * Returns the number of slots reported, or -1 with msg set (IDMC_ERROR's
+ * Returns the number of slots reported, or -1 with err->msg set (IDMC_ERROR's
  * reasons). */
 int idmc_list(idmc_coord *c, void (*fn)(void *ctx, const idmc_slot_info *slot), void *ctx,
-              char *msg, size_t cap);
+              idmc_error *err);
 
 #endif

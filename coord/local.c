@@ -289,8 +289,10 @@ static void describe_busy(const char *path, uint64_t node, char *msg, size_t cap
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
-        snprintf(msg, cap, "node %" PRIu64 " is held by a process whose slot file %s was removed "
-                           "(it holds the node until it exits)", node, path);
+        snprintf(msg, cap,
+                 "node %" PRIu64 " is held by a process whose slot file %s was removed "
+                 "(it holds the node until it exits)",
+                 node, path);
         return;
     }
     char who[256];
@@ -361,9 +363,9 @@ static int take(const char *nsdir, bool shared, uint64_t node, int64_t max_mark_
         /* Written under a clock set far ahead: no ID can be minted above
          * it, and nothing was minted at it. Read, never written. */
         snprintf(msg, cap,
-                 "the slot of node %" PRIu64 ", %s, records a time high-water mark (%" PRId64
+                 "the slot of node %" PRIu64 ", %.600s, records a time high-water mark (%" PRId64
                  " Unix ms) past the layout's last time (%" PRId64 "): a clock set far ahead "
-                 "wrote it; once that clock is right, remove the file (rm %s) to use the node",
+                 "wrote it; once that clock is right, remove the file (rm %.600s) to use the node",
                  node, path, mark, max_mark_ms, path);
         close(fd);
         close(name);
@@ -385,9 +387,9 @@ static int take(const char *nsdir, bool shared, uint64_t node, int64_t max_mark_
     return 0;
 }
 
-int idmc_local_claim(const char *dir, const char *ns, uint64_t lo, uint64_t hi,
-                     int64_t max_mark_ms, const char *holder, idmc_slot **out, char *msg,
-                     size_t cap)
+static int local_claim_msg(const char *dir, const char *ns, uint64_t lo, uint64_t hi,
+                           int64_t max_mark_ms, const char *holder, idmc_slot **out, char *msg,
+                           size_t cap)
 {
     *out = NULL;
     msg[0] = '\0';
@@ -421,8 +423,9 @@ int idmc_local_claim(const char *dir, const char *ns, uint64_t lo, uint64_t hi,
             rc = IDMC_ERROR;
         if (rc == IDMC_ERROR || node == hi) {
             if (rc != IDMC_ERROR && lo != hi)
-                snprintf(msg, cap, "every node from %" PRIu64 " to %" PRIu64 " is held (%s)%s%s",
-                         lo, hi, nsdir, skipped[0] ? "; skipped " : "", skipped);
+                snprintf(msg, cap,
+                         "every node from %" PRIu64 " to %" PRIu64 " is held (%.600s)%s%.1000s", lo,
+                         hi, nsdir, skipped[0] ? "; skipped " : "", skipped);
             free(slot);
             return rc == TAKE_UNUSABLE ? IDMC_BUSY : rc;
         }
@@ -458,14 +461,16 @@ static int check_locked(const idmc_slot *slot, char *msg, size_t cap)
     }
     if (a.st_nlink == 0 || lstat(slot->path, &b) != 0 || a.st_dev != b.st_dev ||
         a.st_ino != b.st_ino) {
-        snprintf(msg, cap, "the slot file %s of node %" PRIu64 " was removed or replaced while "
-                 "this process held it", slot->path, slot->node);
+        snprintf(msg, cap,
+                 "the slot file %s of node %" PRIu64 " was removed or replaced while "
+                 "this process held it",
+                 slot->path, slot->node);
         return IDMC_LOST;
     }
     return 0;
 }
 
-int idmc_slot_check(idmc_slot *slot, char *msg, size_t cap)
+static int slot_check_msg(idmc_slot *slot, char *msg, size_t cap)
 {
     pthread_mutex_lock(&slot->mu);
     int rc = check_locked(slot, msg, cap);
@@ -473,7 +478,7 @@ int idmc_slot_check(idmc_slot *slot, char *msg, size_t cap)
     return rc;
 }
 
-int idmc_slot_repair(idmc_slot *slot, char *msg, size_t cap)
+static int slot_repair_msg(idmc_slot *slot, char *msg, size_t cap)
 {
     msg[0] = '\0';
     pthread_mutex_lock(&slot->mu);
@@ -488,8 +493,8 @@ int idmc_slot_repair(idmc_slot *slot, char *msg, size_t cap)
     if (make_dirs(slot->dir, slot->ns, nsdir, sizeof nsdir, &shared, msg, cap) != 0)
         goto out;
     if (slot_path(nsdir, slot->node, path, sizeof path) != 0 || strcmp(path, slot->path) != 0) {
-        snprintf(msg, cap, "the node registry %s/%s now resolves to %s, not %s", slot->dir,
-                 slot->ns, nsdir, slot->path);
+        snprintf(msg, cap, "the node registry %.400s/%.400s now resolves to %.400s, not %.400s",
+                 slot->dir, slot->ns, nsdir, slot->path);
         goto out;
     }
     int fd = open_slot(path, O_RDWR, true, shared);
@@ -503,8 +508,10 @@ int idmc_slot_repair(idmc_slot *slot, char *msg, size_t cap)
         read_holder(fd, who, sizeof who);
         close(fd);
         if (e == EWOULDBLOCK) {
-            snprintf(msg, cap, "the slot file %s of node %" PRIu64 " was removed, and another "
-                     "process now holds the one made in its place (%s)", path, slot->node, who);
+            snprintf(msg, cap,
+                     "the slot file %s of node %" PRIu64 " was removed, and another "
+                     "process now holds the one made in its place (%s)",
+                     path, slot->node, who);
             rc = IDMC_BUSY;
         } else {
             snprintf(msg, cap, "cannot lock the slot file %s: %s", path, strerror(e));
@@ -524,8 +531,10 @@ int idmc_slot_repair(idmc_slot *slot, char *msg, size_t cap)
     slot->fd = fd;
     slot->mark_ms = mark;
     rc = 0;
-    snprintf(msg, cap, "the slot file %s of node %" PRIu64 " was removed or replaced while this "
-             "process held it: made it again with the mark", path, slot->node);
+    snprintf(msg, cap,
+             "the slot file %s of node %" PRIu64 " was removed or replaced while this "
+             "process held it: made it again with the mark",
+             path, slot->node);
 out:
     pthread_mutex_unlock(&slot->mu);
     return rc;
@@ -584,8 +593,7 @@ static void bound_names(const char *nsdir, uint8_t *bits, uint64_t cap_nodes)
             continue;
         uint64_t node;
         char tail;
-        if (sscanf(at + wn, "%" SCNu64 "%c", &node, &tail) == 2 && tail == '\n' &&
-            node < cap_nodes)
+        if (sscanf(at + wn, "%" SCNu64 "%c", &node, &tail) == 2 && tail == '\n' && node < cap_nodes)
             bits[node / 8] |= (uint8_t)(1u << (node % 8));
     }
     fclose(f);
@@ -593,10 +601,10 @@ static void bound_names(const char *nsdir, uint8_t *bits, uint64_t cap_nodes)
 
 #define LIST_NAMES_MAX 65536 /* nodes whose bound names are looked for */
 
-int idmc_local_list(const char *dir, const char *ns,
-                    void (*fn)(void *ctx, uint64_t node, bool held, int64_t mark_ms,
-                               const char *holder),
-                    void *ctx, char *msg, size_t cap)
+static int local_list_msg(const char *dir, const char *ns,
+                          void (*fn)(void *ctx, uint64_t node, bool held, int64_t mark_ms,
+                                     const char *holder),
+                          void *ctx, char *msg, size_t cap)
 {
     char given[1100], nsdir[PATH_MAX];
     snprintf(given, sizeof given, "%s/%s", dir, ns);
@@ -615,7 +623,7 @@ int idmc_local_list(const char *dir, const char *ns,
         char tail;
         if (sscanf(e->d_name, "node-%" SCNu64 "%c", &node, &tail) != 1)
             continue;
-        char path[sizeof ((idmc_slot *)0)->path];
+        char path[sizeof((idmc_slot *)0)->path];
         int fd = slot_path(nsdir, node, path, sizeof path) == 0
                      ? open_slot(path, O_RDONLY, false, true)
                      : -1;
@@ -625,7 +633,7 @@ int idmc_local_list(const char *dir, const char *ns,
         /* A shared lock for an instant: refused while a holder has it. */
         bool held = named || flock(fd, LOCK_SH | LOCK_NB) != 0;
         if (named)
-            names[node / 8] &= (uint8_t)~(1u << (node % 8));
+            names[node / 8] &= (uint8_t) ~(1u << (node % 8));
         char who[256];
         read_holder(fd, who, sizeof who);
         fn(ctx, node, held, read_mark(fd), held ? who : "");
@@ -641,4 +649,40 @@ int idmc_local_list(const char *dir, const char *ns,
         }
     free(names);
     return seen;
+}
+
+/* The public calls: each fills the caller's record (idmc_error). */
+int idmc_local_claim(const char *dir, const char *ns, uint64_t lo, uint64_t hi, int64_t max_mark_ms,
+                     const char *holder, idmc_slot **out, idmc_error *err)
+{
+    idmc_error scratch, *e = err != NULL ? err : &scratch;
+    e->msg[0] = '\0';
+    return e->code =
+               local_claim_msg(dir, ns, lo, hi, max_mark_ms, holder, out, e->msg, sizeof e->msg);
+}
+
+int idmc_slot_check(idmc_slot *slot, idmc_error *err)
+{
+    idmc_error scratch, *e = err != NULL ? err : &scratch;
+    e->msg[0] = '\0';
+    return e->code = slot_check_msg(slot, e->msg, sizeof e->msg);
+}
+
+int idmc_slot_repair(idmc_slot *slot, idmc_error *err)
+{
+    idmc_error scratch, *e = err != NULL ? err : &scratch;
+    e->msg[0] = '\0';
+    return e->code = slot_repair_msg(slot, e->msg, sizeof e->msg);
+}
+
+int idmc_local_list(const char *dir, const char *ns,
+                    void (*fn)(void *ctx, uint64_t node, bool held, int64_t mark_ms,
+                               const char *holder),
+                    void *ctx, idmc_error *err)
+{
+    idmc_error scratch, *e = err != NULL ? err : &scratch;
+    e->msg[0] = '\0';
+    int n = local_list_msg(dir, ns, fn, ctx, e->msg, sizeof e->msg);
+    e->code = n < 0 ? IDMC_ERROR : 0;
+    return n;
 }

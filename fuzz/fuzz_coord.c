@@ -27,13 +27,14 @@
 static void url(const char *text)
 {
     idmc_coord *c = NULL;
-    char msg[IDMC_MSG_CAP];
-    memset(msg, 'x', sizeof msg);
-    int rc = idmc_open(text, 10000, &c, msg, sizeof msg);
+    idmc_error err;
+    memset(&err, 'x', sizeof err);
+    int rc = idmc_open(text, 10000, &c, &err);
+    FUZZ_CHECK(err.code == rc);
     if (rc != 0) {
         FUZZ_CHECK(rc == IDMC_USAGE);
         FUZZ_CHECK(c == NULL);
-        FUZZ_CHECK(memchr(msg, '\0', sizeof msg) != NULL && msg[0] != '\0');
+        FUZZ_CHECK(memchr(err.msg, '\0', sizeof err.msg) != NULL && err.msg[0] != '\0');
         return;
     }
     FUZZ_CHECK(strcmp(idmc_url(c), text) == 0);
@@ -69,7 +70,8 @@ static void answer(const uint8_t *data, size_t size)
     if (json_is_object(j)) {
         const char *key;
         json_t *member;
-        json_object_foreach(j, key, member) {
+        json_object_foreach(j, key, member)
+        {
             int64_t v = 0;
             (void)idmc_gw_get_i64(j, key, &v);
             char *text = idmc_gw_unb64(member);

@@ -5,9 +5,9 @@
  */
 #include "lease.h"
 #include "hwm.h"
+#include "idmint_coord.h"
 #include "log.h"
 #include "server.h"
-#include "idmint_coord.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,10 +17,10 @@
 /* The thread's waits: between claims while every node is held, after a
  * failed call (doubling up to the most), and before a failed mark write
  * is tried again. */
-#define BUSY_POLL_MS 500
+#define BUSY_POLL_MS   500
 #define BACKOFF_MIN_MS 250
 #define BACKOFF_MAX_MS 5000
-#define MARK_RETRY_MS 200
+#define MARK_RETRY_MS  200
 
 static int64_t mono_ms(void)
 {
@@ -66,7 +66,8 @@ static void thread_main(void *arg)
 {
     idms_lease *L = arg;
     idms_lease_shared *sh = &L->sh;
-    char msg[600];
+    idmc_error err;
+    const char *msg = err.msg;
     int64_t backoff = BACKOFF_MIN_MS, mark_retry_at = 0;
     int64_t next_keepalive = sh->confirmed_ms + sh->ttl_ms / 3;
     uv_mutex_lock(&L->mu);
@@ -76,7 +77,7 @@ static void thread_main(void *arg)
             uv_mutex_unlock(&L->mu);
             struct idmc_lease *l = NULL;
             int64_t t0 = mono_ms();
-            int rc = idmc_claim(L->coord, L->lo, L->hi, L->holder, &l, msg, sizeof msg);
+            int rc = idmc_claim(L->coord, L->lo, L->hi, L->holder, &l, &err);
             uv_mutex_lock(&L->mu);
             if (rc == 0) {
                 L->lease = l;
@@ -101,7 +102,7 @@ static void thread_main(void *arg)
         if (sh->want_mark > sh->recorded && now >= mark_retry_at) {
             int64_t want = sh->want_mark;
             uv_mutex_unlock(&L->mu);
-            rc = idmc_record_mark(L->lease, want, msg, sizeof msg);
+            rc = idmc_record_mark(L->lease, want, &err);
             uv_mutex_lock(&L->mu);
             if (rc == 0) {
                 sh->recorded = want;
@@ -118,7 +119,7 @@ static void thread_main(void *arg)
         } else if (now >= next_keepalive) {
             int64_t ttl = 0, t0 = mono_ms();
             uv_mutex_unlock(&L->mu);
-            rc = idmc_keepalive(L->lease, &ttl, msg, sizeof msg);
+            rc = idmc_keepalive(L->lease, &ttl, &err);
             uv_mutex_lock(&L->mu);
             if (rc == 0) {
                 sh->confirmed_ms = t0;
@@ -238,8 +239,10 @@ static void on_async(uv_async_t *a)
         }
     } else if (!prev.lost || fresh) {
         char why[800];
-        snprintf(why, sizeof why, "the lease of node %" PRIu64 " (generation %s) was lost: %.600s; "
-                 "claiming a node again", v->node, v->generation, v->msg);
+        snprintf(why, sizeof why,
+                 "the lease of node %" PRIu64 " (generation %s) was lost: %.600s; "
+                 "claiming a node again",
+                 v->node, v->generation, v->msg);
         idms_log(IDMS_LOG_ERROR, "%s", why);
         uv_timer_stop(&L->deadline_timer);
         L->on_held(s, false, why);
@@ -248,8 +251,10 @@ static void on_async(uv_async_t *a)
         /* No lease: say why (all held, the service unreachable). */
         if (v->failing && strcmp(v->msg, prev.msg) != 0) {
             char why[800];
-            snprintf(why, sizeof why, "no snowflake node from %s (nodes %" PRIu64 "..%" PRIu64
-                     "): %.600s; trying again", idmc_kind(L->coord), L->lo, L->hi, v->msg);
+            snprintf(why, sizeof why,
+                     "no snowflake node from %s (nodes %" PRIu64 "..%" PRIu64
+                     "): %.600s; trying again",
+                     idmc_kind(L->coord), L->lo, L->hi, v->msg);
             if (v->epoch == 0 || !prev.lost)
                 idms_log(IDMS_LOG_WARN, "%s", why);
             L->on_held(s, false, why);
@@ -267,23 +272,24 @@ static void on_async(uv_async_t *a)
 int idms_lease_open(idms_server *s, idms_lease *L, char *msg, size_t cap)
 {
     L->server = s;
-    int rc = idmc_open(s->opt.coord, s->opt.lease_ttl_ms, &L->coord, msg, cap);
-    if (rc != 0)
-        return rc;
+    idmc_error err;
+    int rc = idmc_open(s->opt.coord, s->opt.lease_ttl_ms, &L->coord, &err);
     int64_t t0 = mono_ms();
-    rc = idmc_claim(L->coord, L->lo, L->hi, L->holder, &L->lease, msg, cap);
-    if (rc != 0)
+    if (rc == 0)
+        rc = idmc_claim(L->coord, L->lo, L->hi, L->holder, &L->lease, &err);
+    if (rc != 0) {
+        snprintf(msg, cap, "%s", err.msg);
         return rc;
+    }
     publish_claim(L, L->lease, t0);
     /* The first mark, recorded before anything is minted (as the state
      * directory's): the ceiling starts there. */
     int64_t now = idms_clock_ms(), mark = L->sh.claim_mark;
     int64_t want = (mark > now ? mark : now) + s->opt.reserve_ms;
-    char why[600];
-    if (idmc_record_mark(L->lease, want, why, sizeof why) == 0)
+    if (idmc_record_mark(L->lease, want, &err) == 0)
         L->sh.recorded = want;
     else
-        publish_failure(L, "cannot record the time high-water mark in the node's slot", why);
+        publish_failure(L, "cannot record the time high-water mark in the node's slot", err.msg);
     return 0;
 }
 
@@ -365,10 +371,9 @@ void idms_lease_close(idms_lease *L, int64_t used)
     if (L->lease != NULL) {
         /* Everything handed out lies at or below used: the next holder
          * need not wait out our reserve. */
-        char msg[600];
-        if (used >= 0 && used < L->sh.recorded &&
-            idmc_shrink_mark(L->lease, used, msg, sizeof msg) != 0)
-            idms_log(IDMS_LOG_WARN, "cannot lower the node's mark at the stop: %s", msg);
+        idmc_error err;
+        if (used >= 0 && used < L->sh.recorded && idmc_shrink_mark(L->lease, used, &err) != 0)
+            idms_log(IDMS_LOG_WARN, "cannot lower the node's mark at the stop: %s", err.msg);
         idmc_release(L->lease);
         L->lease = NULL;
     }

@@ -181,10 +181,11 @@ int idms_node_claim(idms_server *s)
     if (s->opt.coord[0] != '\0')
         return claim_coord(s);
     struct idmc_slot *slot = NULL;
-    char msg[IDMC_MSG_CAP];
+    idmc_error err;
+    const char *msg = err.msg;
     n->max_mark_ms = idm_sf_layout_max_unix_ms(&s->layout);
-    int rc = idmc_local_claim(n->registry, n->ns, n->lo, n->hi, n->max_mark_ms, n->holder, &slot,
-                              msg, sizeof msg);
+    int rc =
+        idmc_local_claim(n->registry, n->ns, n->lo, n->hi, n->max_mark_ms, n->holder, &slot, &err);
     if (rc == 0) {
         if (msg[0] != '\0')
             idms_log(IDMS_LOG_WARN, "%s", msg); /* a slot skipped as unusable */
@@ -221,7 +222,7 @@ static void on_claim(uv_work_t *w)
     idms_node *n = w->data;
     n->work_slot = NULL;
     n->work_rc = idmc_local_claim(n->registry, n->ns, n->lo, n->hi, n->max_mark_ms, n->holder,
-                                  &n->work_slot, n->work_msg, sizeof n->work_msg);
+                                  &n->work_slot, &n->work_err);
 }
 
 /* The snowflake generator for a node just claimed: it resumes above both
@@ -372,7 +373,7 @@ static void on_claimed(uv_work_t *w, int status)
     n->in_flight = false;
     if (status != 0 || n->work_rc != 0) {
         if (status == 0 && n->work_rc == IDMC_ERROR)
-            idms_log(IDMS_LOG_ERROR, "cannot lease a node: %s", n->work_msg);
+            idms_log(IDMS_LOG_ERROR, "cannot lease a node: %s", n->work_err.msg);
         if (!s->draining)
             uv_timer_start(&n->retry, on_retry, RETRY_MS, 0);
         return;
@@ -381,7 +382,7 @@ static void on_claimed(uv_work_t *w, int status)
         idmc_slot_release(n->work_slot);
         return;
     }
-    install_slot(s, n->work_slot, n->work_msg);
+    install_slot(s, n->work_slot, n->work_err.msg);
 }
 
 static void on_retry(uv_timer_t *t)
@@ -410,9 +411,9 @@ static void on_retry(uv_timer_t *t)
 static void on_check_work(uv_work_t *w)
 {
     idms_node *n = w->data;
-    n->check_rc = idmc_slot_check(n->check_slot, n->check_msg, sizeof n->check_msg);
+    n->check_rc = idmc_slot_check(n->check_slot, &n->check_err);
     if (n->check_rc == IDMC_LOST)
-        n->repair_rc = idmc_slot_repair(n->check_slot, n->check_msg, sizeof n->check_msg);
+        n->repair_rc = idmc_slot_repair(n->check_slot, &n->check_err);
 }
 
 static void on_checked(uv_work_t *w, int status)
@@ -439,7 +440,7 @@ static void on_checked(uv_work_t *w, int status)
         idms_log(IDMS_LOG_WARN,
                  "%s; node %" PRIu64 " was not handed to anyone else meanwhile "
                  "(its name in the abstract socket namespace is held)",
-                 n->check_msg, n->node);
+                 n->check_err.msg, n->node);
         if (n->slot_broken) {
             n->slot_broken = false;
             set_held(s, true, NULL);
@@ -447,8 +448,9 @@ static void on_checked(uv_work_t *w, int status)
         return;
     }
     char why[800];
-    snprintf(why, sizeof why, "%.600s; not minting snowflakes as node %" PRIu64 "%s", n->check_msg,
-             n->node, n->repair_rc == IDMC_BUSY ? ", claiming a node again" : " until it is back");
+    snprintf(why, sizeof why, "%.600s; not minting snowflakes as node %" PRIu64 "%s",
+             n->check_err.msg, n->node,
+             n->repair_rc == IDMC_BUSY ? ", claiming a node again" : " until it is back");
     if (!n->slot_broken || n->repair_rc == IDMC_BUSY)
         idms_log(IDMS_LOG_ERROR, "%s", why);
     n->slot_broken = n->repair_rc != IDMC_BUSY;

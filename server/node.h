@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "idmint_coord.h"
 #include "lease.h"
 
 struct idms_server;
@@ -52,7 +53,7 @@ typedef struct idms_node {
     /* The claim's results, for the loop thread. */
     struct idmc_slot *work_slot;
     int work_rc;
-    char work_msg[600];
+    idmc_error work_err; /* on_claim's result's detail */
     int64_t max_mark_ms;   /* the layout's last time: a slot's mark past it is unusable */
     /* The held slot's file, looked at every second on the thread pool
      * (coord/idmint_coord.h: idmc_slot_check, idmc_slot_repair). */
@@ -62,7 +63,7 @@ typedef struct idms_node {
     bool slot_broken;      /* its file is gone and could not be put back yet */
     struct idmc_slot *check_slot;
     int check_rc, repair_rc;
-    char check_msg[600];
+    idmc_error check_err; /* on_check_work's */
     idms_lease lease;      /* --coord (lease.h) */
     /* Set by main.c before idms_node_claim. make_snowflake makes s->sf,
      * the generator of node, resuming above s->hwm.resume_ms, under the

@@ -94,10 +94,10 @@ static void sub_url(char *dst, size_t cap, const char *sub)
 static idmc_coord *open_url(const char *url, int64_t ttl_ms)
 {
     idmc_coord *c = NULL;
-    char msg[IDMC_MSG_CAP];
-    int rc = idmc_open(url, ttl_ms, &c, msg, sizeof msg);
+    idmc_error err;
+    int rc = idmc_open(url, ttl_ms, &c, &err);
     if (rc != 0) {
-        TEST_REPORT_("idmc_open %s: rc %d (%s)", url, rc, msg);
+        TEST_REPORT_("idmc_open %s: rc %d (%s)", url, rc, err.msg);
         return NULL;
     }
     return c;
@@ -110,15 +110,16 @@ static idmc_coord *open_sub(const char *sub, int64_t ttl_ms)
     return open_url(url, ttl_ms);
 }
 
-/* Claims lo..hi expecting want_rc; msg gets the message. */
+/* Claims lo..hi expecting want_rc; err gets the result's detail. */
 static idmc_lease *claim(idmc_coord *c, uint64_t lo, uint64_t hi, const char *holder, int want_rc,
-                         char *msg, size_t cap)
+                         idmc_error *err)
 {
     idmc_lease *l = NULL;
-    int rc = idmc_claim(c, lo, hi, holder, &l, msg, cap);
-    if (rc != want_rc) {
-        TEST_REPORT_("claim %llu..%llu: rc %d, expected %d (%s)", (unsigned long long)lo,
-                     (unsigned long long)hi, rc, want_rc, msg);
+    int rc = idmc_claim(c, lo, hi, holder, &l, err);
+    if (rc != want_rc || err->code != rc) {
+        TEST_REPORT_("claim %llu..%llu: rc %d (record %d), expected %d (%s)",
+                     (unsigned long long)lo, (unsigned long long)hi, rc, err->code, want_rc,
+                     err->msg);
     }
     if (rc == 0 && l == NULL)
         TEST_REPORT_("claim returned 0 without a lease");
@@ -212,17 +213,17 @@ static void test_claim_lowest_free_then_busy(void)
 {
     idmc_coord *c = open_sub("lowest", 5000);
     ASSERT_TRUE(c != NULL);
-    char msg[IDMC_MSG_CAP];
-    idmc_lease *a = claim(c, 0, 1, "pid=1 host=a", 0, msg, sizeof msg);
-    idmc_lease *b = claim(c, 0, 1, "pid=2 host=b", 0, msg, sizeof msg);
+    idmc_error err;
+    idmc_lease *a = claim(c, 0, 1, "pid=1 host=a", 0, &err);
+    idmc_lease *b = claim(c, 0, 1, "pid=2 host=b", 0, &err);
     ASSERT_TRUE(a != NULL && b != NULL);
     ASSERT_EQ_U64(idmc_lease_node(a), 0);
     ASSERT_EQ_U64(idmc_lease_node(b), 1);
-    ASSERT_TRUE(claim(c, 0, 1, "pid=3 host=c", IDMC_BUSY, msg, sizeof msg) == NULL);
-    ASSERT_TRUE(names_number(msg, 0) && names_number(msg, 1));
+    ASSERT_TRUE(claim(c, 0, 1, "pid=3 host=c", IDMC_BUSY, &err) == NULL);
+    ASSERT_TRUE(names_number(err.msg, 0) && names_number(err.msg, 1));
     /* The lowest free again once node 0 is given up. */
     idmc_release(a);
-    idmc_lease *a2 = claim(c, 0, 1, "pid=4 host=d", 0, msg, sizeof msg);
+    idmc_lease *a2 = claim(c, 0, 1, "pid=4 host=d", 0, &err);
     ASSERT_TRUE(a2 != NULL);
     ASSERT_EQ_U64(idmc_lease_node(a2), 0);
     idmc_release(a2);
@@ -234,16 +235,16 @@ static void test_busy_names_a_range_not_starting_at_zero(void)
 {
     idmc_coord *c = open_sub("range", 5000);
     ASSERT_TRUE(c != NULL);
-    char msg[IDMC_MSG_CAP];
-    idmc_lease *a = claim(c, 40, 41, "pid=1 host=a", 0, msg, sizeof msg);
-    idmc_lease *b = claim(c, 40, 41, "pid=2 host=b", 0, msg, sizeof msg);
+    idmc_error err;
+    idmc_lease *a = claim(c, 40, 41, "pid=1 host=a", 0, &err);
+    idmc_lease *b = claim(c, 40, 41, "pid=2 host=b", 0, &err);
     ASSERT_TRUE(a != NULL && b != NULL);
     ASSERT_EQ_U64(idmc_lease_node(a), 40);
     ASSERT_EQ_U64(idmc_lease_node(b), 41);
-    ASSERT_TRUE(claim(c, 40, 41, "pid=3 host=c", IDMC_BUSY, msg, sizeof msg) == NULL);
-    ASSERT_TRUE(names_number(msg, 40) && names_number(msg, 41));
+    ASSERT_TRUE(claim(c, 40, 41, "pid=3 host=c", IDMC_BUSY, &err) == NULL);
+    ASSERT_TRUE(names_number(err.msg, 40) && names_number(err.msg, 41));
     /* A wider range skips the held nodes. */
-    idmc_lease *d = claim(c, 40, 50, "pid=5 host=e", 0, msg, sizeof msg);
+    idmc_lease *d = claim(c, 40, 50, "pid=5 host=e", 0, &err);
     ASSERT_TRUE(d != NULL);
     ASSERT_EQ_U64(idmc_lease_node(d), 42);
     idmc_release(d);
@@ -257,27 +258,28 @@ static void test_exact_claim_of_held_node_names_holder(void)
     idmc_coord *c = open_sub("exact", 5000);
     idmc_coord *other = open_sub("exact", 5000);
     ASSERT_TRUE(c != NULL && other != NULL);
-    char msg[IDMC_MSG_CAP], holder[128];
+    idmc_error err;
+    char holder[128];
     snprintf(holder, sizeof holder, "pid=%d host=backend-test since=%lld", (int)getpid(),
              (long long)now_ms());
-    idmc_lease *a = claim(c, 3, 3, holder, 0, msg, sizeof msg);
+    idmc_lease *a = claim(c, 3, 3, holder, 0, &err);
     ASSERT_TRUE(a != NULL);
     ASSERT_EQ_U64(idmc_lease_node(a), 3);
     /* Another coordinator (another process, as far as the service knows). */
-    ASSERT_TRUE(claim(other, 3, 3, "pid=2 host=other", IDMC_BUSY, msg, sizeof msg) == NULL);
-    ASSERT_TRUE(strstr(msg, holder) != NULL);
-    ASSERT_TRUE(names_number(msg, 3));
+    ASSERT_TRUE(claim(other, 3, 3, "pid=2 host=other", IDMC_BUSY, &err) == NULL);
+    ASSERT_TRUE(strstr(err.msg, holder) != NULL);
+    ASSERT_TRUE(names_number(err.msg, 3));
     /* The same coordinator is refused too. */
-    ASSERT_TRUE(claim(c, 3, 3, "pid=3 host=again", IDMC_BUSY, msg, sizeof msg) == NULL);
-    ASSERT_TRUE(strstr(msg, holder) != NULL);
+    ASSERT_TRUE(claim(c, 3, 3, "pid=3 host=again", IDMC_BUSY, &err) == NULL);
+    ASSERT_TRUE(strstr(err.msg, holder) != NULL);
     /* A neighbour is free. */
-    idmc_lease *b = claim(other, 4, 4, "pid=2 host=other", 0, msg, sizeof msg);
+    idmc_lease *b = claim(other, 4, 4, "pid=2 host=other", 0, &err);
     ASSERT_TRUE(b != NULL);
     ASSERT_EQ_U64(idmc_lease_node(b), 4);
     idmc_release(b);
     idmc_release(a);
     /* Released: the exact claim succeeds. */
-    idmc_lease *a2 = claim(other, 3, 3, "pid=2 host=other", 0, msg, sizeof msg);
+    idmc_lease *a2 = claim(other, 3, 3, "pid=2 host=other", 0, &err);
     ASSERT_TRUE(a2 != NULL);
     idmc_release(a2);
     idmc_close(other);
@@ -288,11 +290,12 @@ static void test_generations_decimal_distinct_increasing(void)
 {
     idmc_coord *c = open_sub("gen", 5000);
     ASSERT_TRUE(c != NULL);
-    char msg[IDMC_MSG_CAP], gen[4][64];
+    idmc_error err;
+    char gen[4][64];
     /* Node 0 three times, then node 1: every claim a new generation. */
     const uint64_t nodes[4] = {0, 0, 1, 0};
     for (int i = 0; i < 4; i++) {
-        idmc_lease *l = claim(c, nodes[i], nodes[i], "pid=1 host=gen", 0, msg, sizeof msg);
+        idmc_lease *l = claim(c, nodes[i], nodes[i], "pid=1 host=gen", 0, &err);
         ASSERT_TRUE(l != NULL);
         snprintf(gen[i], sizeof gen[i], "%s", idmc_lease_generation(l));
         idmc_release(l);
@@ -301,8 +304,8 @@ static void test_generations_decimal_distinct_increasing(void)
             TEST_FAIL_("generation %s after %s: not increasing", gen[i], gen[i - 1]);
     }
     /* Two leases held at once differ as well. */
-    idmc_lease *a = claim(c, 0, 9, "pid=1 host=gen", 0, msg, sizeof msg);
-    idmc_lease *b = claim(c, 0, 9, "pid=1 host=gen", 0, msg, sizeof msg);
+    idmc_lease *a = claim(c, 0, 9, "pid=1 host=gen", 0, &err);
+    idmc_lease *b = claim(c, 0, 9, "pid=1 host=gen", 0, &err);
     ASSERT_TRUE(a != NULL && b != NULL);
     ASSERT_TRUE(strcmp(idmc_lease_generation(a), idmc_lease_generation(b)) != 0);
     ASSERT_TRUE(dec_less(gen[3], idmc_lease_generation(a)));
@@ -315,39 +318,39 @@ static void test_mark_carried_raised_and_shrunk(void)
 {
     idmc_coord *c = open_sub("mark", 5000);
     ASSERT_TRUE(c != NULL);
-    char msg[IDMC_MSG_CAP];
-    idmc_lease *l = claim(c, 5, 5, "pid=1 host=mark", 0, msg, sizeof msg);
+    idmc_error err;
+    idmc_lease *l = claim(c, 5, 5, "pid=1 host=mark", 0, &err);
     ASSERT_TRUE(l != NULL);
     ASSERT_EQ_INT(idmc_lease_mark_ms(l), 0); /* none recorded yet */
-    ASSERT_EQ_INT(idmc_record_mark(l, 1000, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_record_mark(l, 1000, &err), 0);
     idmc_release(l);
 
     /* The next holder resumes above it. */
-    l = claim(c, 5, 5, "pid=2 host=mark", 0, msg, sizeof msg);
+    l = claim(c, 5, 5, "pid=2 host=mark", 0, &err);
     ASSERT_TRUE(l != NULL);
     ASSERT_TRUE(idmc_lease_mark_ms(l) >= 1000);
     /* Recording a lower mark never lowers it; a higher one raises it. */
-    ASSERT_EQ_INT(idmc_record_mark(l, 500, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_record_mark(l, 500, &err), 0);
     idmc_release(l);
-    l = claim(c, 5, 5, "pid=3 host=mark", 0, msg, sizeof msg);
+    l = claim(c, 5, 5, "pid=3 host=mark", 0, &err);
     ASSERT_TRUE(l != NULL);
     ASSERT_TRUE(idmc_lease_mark_ms(l) >= 1000);
-    ASSERT_EQ_INT(idmc_record_mark(l, 3000, msg, sizeof msg), 0);
-    ASSERT_EQ_INT(idmc_record_mark(l, 2000, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_record_mark(l, 3000, &err), 0);
+    ASSERT_EQ_INT(idmc_record_mark(l, 2000, &err), 0);
     idmc_release(l);
-    l = claim(c, 5, 5, "pid=4 host=mark", 0, msg, sizeof msg);
+    l = claim(c, 5, 5, "pid=4 host=mark", 0, &err);
     ASSERT_TRUE(l != NULL);
     ASSERT_TRUE(idmc_lease_mark_ms(l) >= 3000);
     /* At a clean stop the mark is lowered to what was used. */
-    ASSERT_EQ_INT(idmc_record_mark(l, 4000, msg, sizeof msg), 0);
-    ASSERT_EQ_INT(idmc_shrink_mark(l, 3500, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_record_mark(l, 4000, &err), 0);
+    ASSERT_EQ_INT(idmc_shrink_mark(l, 3500, &err), 0);
     idmc_release(l);
-    l = claim(c, 5, 5, "pid=5 host=mark", 0, msg, sizeof msg);
+    l = claim(c, 5, 5, "pid=5 host=mark", 0, &err);
     ASSERT_TRUE(l != NULL);
     ASSERT_EQ_INT(idmc_lease_mark_ms(l), 3500);
     idmc_release(l);
     /* The marks are per node: node 6 has none. */
-    l = claim(c, 6, 6, "pid=6 host=mark", 0, msg, sizeof msg);
+    l = claim(c, 6, 6, "pid=6 host=mark", 0, &err);
     ASSERT_TRUE(l != NULL);
     ASSERT_EQ_INT(idmc_lease_mark_ms(l), 0);
     idmc_release(l);
@@ -358,8 +361,8 @@ static void test_keepalive_reports_ttl(void)
 {
     idmc_coord *c = open_sub("keepalive", 3000);
     ASSERT_TRUE(c != NULL);
-    char msg[IDMC_MSG_CAP];
-    idmc_lease *l = claim(c, 0, 0, "pid=1 host=ka", 0, msg, sizeof msg);
+    idmc_error err;
+    idmc_lease *l = claim(c, 0, 0, "pid=1 host=ka", 0, &err);
     ASSERT_TRUE(l != NULL);
     /* A ZooKeeper server may negotiate the session timeout (within its
      * bounds: tickTime 500 allows 1 s to 60 s); etcd grants the TTL asked. */
@@ -367,9 +370,9 @@ static void test_keepalive_reports_ttl(void)
     ASSERT_TRUE(idmc_lease_ttl_ms(l) >= floor_ms);
     for (int i = 0; i < 3; i++) {
         int64_t ttl = -12345;
-        int rc = idmc_keepalive(l, &ttl, msg, sizeof msg);
+        int rc = idmc_keepalive(l, &ttl, &err);
         if (rc != 0)
-            TEST_FAIL_("keepalive %d: rc %d (%s)", i, rc, msg);
+            TEST_FAIL_("keepalive %d: rc %d (%s)", i, rc, err.msg);
         if (ttl < floor_ms || ttl > 60000)
             TEST_FAIL_("keepalive %d: ttl %lld ms", i, (long long)ttl);
         sleep_ms(500);
@@ -377,12 +380,12 @@ static void test_keepalive_reports_ttl(void)
     /* Kept alive past its TTL: still held. */
     int64_t ttl = 0;
     for (int i = 0; i < 6; i++) {
-        ASSERT_EQ_INT(idmc_keepalive(l, &ttl, msg, sizeof msg), 0);
+        ASSERT_EQ_INT(idmc_keepalive(l, &ttl, &err), 0);
         sleep_ms(600);
     }
-    ASSERT_EQ_INT(idmc_keepalive(l, &ttl, msg, sizeof msg), 0);
-    ASSERT_TRUE(claim(c, 0, 0, "pid=2 host=ka", IDMC_BUSY, msg, sizeof msg) == NULL);
-    ASSERT_EQ_INT(idmc_record_mark(l, 1234, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_keepalive(l, &ttl, &err), 0);
+    ASSERT_TRUE(claim(c, 0, 0, "pid=2 host=ka", IDMC_BUSY, &err) == NULL);
+    ASSERT_EQ_INT(idmc_record_mark(l, 1234, &err), 0);
     idmc_release(l);
     idmc_close(c);
 }
@@ -437,20 +440,20 @@ static int read_line(int fd, char *buf, size_t cap, int64_t timeout_ms)
  * reports the results. Never returns. */
 static void expiry_child(const char *url, int64_t ttl_ms, int wfd, int rfd)
 {
-    char msg[IDMC_MSG_CAP];
+    idmc_error err;
     idmc_coord *c = NULL;
     idmc_lease *l7 = NULL, *l8 = NULL;
-    int rc = idmc_open(url, ttl_ms, &c, msg, sizeof msg);
+    int rc = idmc_open(url, ttl_ms, &c, &err);
     if (rc == 0)
-        rc = idmc_claim(c, 7, 7, "pid=child host=old", &l7, msg, sizeof msg);
+        rc = idmc_claim(c, 7, 7, "pid=child host=old", &l7, &err);
     if (rc == 0)
-        rc = idmc_claim(c, 8, 8, "pid=child host=old", &l8, msg, sizeof msg);
+        rc = idmc_claim(c, 8, 8, "pid=child host=old", &l8, &err);
     if (rc == 0)
-        rc = idmc_record_mark(l7, 5000, msg, sizeof msg);
+        rc = idmc_record_mark(l7, 5000, &err);
     if (rc == 0)
-        rc = idmc_record_mark(l8, 5000, msg, sizeof msg);
+        rc = idmc_record_mark(l8, 5000, &err);
     if (rc != 0) {
-        dprintf(wfd, "error %d %s\n", rc, msg);
+        dprintf(wfd, "error %d %s\n", rc, err.msg);
         exit(1);
     }
     dprintf(wfd, "held %s %s\n", idmc_lease_generation(l7), idmc_lease_generation(l8));
@@ -461,14 +464,14 @@ static void expiry_child(const char *url, int64_t ttl_ms, int wfd, int rfd)
      * been seen yet): the fencing of the write itself is what is tried. */
     int64_t t0 = now_ms();
     int rc7, rc8, ka7, ka8;
-    RETRY_ON_ERROR(rc7, idmc_record_mark(l7, 9000, msg, sizeof msg), 10000);
-    dprintf(wfd, "record %d %lld %s\n", rc7, (long long)(now_ms() - t0), msg);
+    RETRY_ON_ERROR(rc7, idmc_record_mark(l7, 9000, &err), 10000);
+    dprintf(wfd, "record %d %lld %s\n", rc7, (long long)(now_ms() - t0), err.msg);
     t0 = now_ms();
-    RETRY_ON_ERROR(rc8, idmc_shrink_mark(l8, 1, msg, sizeof msg), 10000);
-    dprintf(wfd, "shrink %d %lld %s\n", rc8, (long long)(now_ms() - t0), msg);
+    RETRY_ON_ERROR(rc8, idmc_shrink_mark(l8, 1, &err), 10000);
+    dprintf(wfd, "shrink %d %lld %s\n", rc8, (long long)(now_ms() - t0), err.msg);
     int64_t ttl = 0;
-    RETRY_ON_ERROR(ka7, idmc_keepalive(l7, &ttl, msg, sizeof msg), 10000);
-    RETRY_ON_ERROR(ka8, idmc_keepalive(l8, &ttl, msg, sizeof msg), 10000);
+    RETRY_ON_ERROR(ka7, idmc_keepalive(l7, &ttl, &err), 10000);
+    RETRY_ON_ERROR(ka8, idmc_keepalive(l8, &ttl, &err), 10000);
     dprintf(wfd, "keepalive %d %d\n", ka7, ka8);
     idmc_release(l7);
     idmc_release(l8);
@@ -478,7 +481,8 @@ static void expiry_child(const char *url, int64_t ttl_ms, int wfd, int rfd)
 
 static void test_expired_lease_is_fenced(void)
 {
-    char url[1024], msg[IDMC_MSG_CAP], line[512];
+    char url[1024], line[512];
+    idmc_error err;
     sub_url(url, sizeof url, "expiry");
     int up[2], down[2];
     ASSERT_TRUE(pipe(up) == 0 && pipe(down) == 0);
@@ -506,14 +510,14 @@ static void test_expired_lease_is_fenced(void)
     if (held && c != NULL) {
         while (now_ms() - t_stop < 15000) {
             if (n7 == NULL) {
-                rc = idmc_claim(c, 7, 7, "pid=parent host=new", &n7, msg, sizeof msg);
+                rc = idmc_claim(c, 7, 7, "pid=parent host=new", &n7, &err);
                 if (rc != 0 && rc != IDMC_BUSY)
-                    TEST_REPORT_("claim 7: rc %d (%s)", rc, msg);
+                    TEST_REPORT_("claim 7: rc %d (%s)", rc, err.msg);
             }
             if (n8 == NULL) {
-                rc = idmc_claim(c, 8, 8, "pid=parent host=new", &n8, msg, sizeof msg);
+                rc = idmc_claim(c, 8, 8, "pid=parent host=new", &n8, &err);
                 if (rc != 0 && rc != IDMC_BUSY)
-                    TEST_REPORT_("claim 8: rc %d (%s)", rc, msg);
+                    TEST_REPORT_("claim 8: rc %d (%s)", rc, err.msg);
             }
             if (n7 != NULL && n8 != NULL)
                 break;
@@ -526,7 +530,7 @@ static void test_expired_lease_is_fenced(void)
                "stopped\n",
                scheme, (long long)(t_taken - t_stop));
     /* The new holder of 7 writes its mark; 8's stays the old holder's. */
-    int rc_new = n7 != NULL ? idmc_record_mark(n7, 6000, msg, sizeof msg) : -1;
+    int rc_new = n7 != NULL ? idmc_record_mark(n7, 6000, &err) : -1;
     kill(pid, SIGCONT);
     if (write(down[1], "g", 1) != 1)
         TEST_REPORT_("cannot wake the child");
@@ -545,7 +549,7 @@ static void test_expired_lease_is_fenced(void)
     ASSERT_TRUE(c != NULL);
     if (n7 == NULL || n8 == NULL)
         TEST_FAIL_("nodes 7 and 8 not taken over 15 s after their holder stopped (last rc %d: %s)",
-                   rc, msg);
+                   rc, err.msg);
     ASSERT_TRUE(dec_less(old7, idmc_lease_generation(n7)));
     ASSERT_TRUE(dec_less(old8, idmc_lease_generation(n8)));
     ASSERT_TRUE(idmc_lease_mark_ms(n7) >= 5000);
@@ -564,7 +568,7 @@ static void test_expired_lease_is_fenced(void)
     /* The old holder's writes changed nothing: 7 has the new holder's
      * mark, 8 the old one's last good write; both held by the new leases. */
     struct seen_list sl = {0};
-    ASSERT_TRUE(idmc_list(c, collect, &sl, msg, sizeof msg) >= 2);
+    ASSERT_TRUE(idmc_list(c, collect, &sl, &err) >= 2);
     const struct seen *s7 = find_seen(&sl, 7), *s8 = find_seen(&sl, 8);
     ASSERT_TRUE(s7 != NULL && s8 != NULL);
     ASSERT_EQ_INT(s7->mark_ms, 6000);
@@ -582,23 +586,23 @@ static void test_list_reports_holds_and_marks(void)
 {
     idmc_coord *c = open_sub("list", 5000);
     ASSERT_TRUE(c != NULL);
-    char msg[IDMC_MSG_CAP];
+    idmc_error err;
     struct seen_list sl = {0};
-    ASSERT_EQ_INT(idmc_list(c, collect, &sl, msg, sizeof msg), 0); /* nothing yet */
-    idmc_lease *a = claim(c, 0, 0, "pid=10 host=list-a", 0, msg, sizeof msg);
-    idmc_lease *b = claim(c, 2, 2, "pid=12 host=list-b", 0, msg, sizeof msg);
-    idmc_lease *d = claim(c, 11, 11, "pid=13 host=list-d", 0, msg, sizeof msg);
+    ASSERT_EQ_INT(idmc_list(c, collect, &sl, &err), 0); /* nothing yet */
+    idmc_lease *a = claim(c, 0, 0, "pid=10 host=list-a", 0, &err);
+    idmc_lease *b = claim(c, 2, 2, "pid=12 host=list-b", 0, &err);
+    idmc_lease *d = claim(c, 11, 11, "pid=13 host=list-d", 0, &err);
     ASSERT_TRUE(a != NULL && b != NULL && d != NULL);
-    ASSERT_EQ_INT(idmc_record_mark(a, 1111, msg, sizeof msg), 0);
-    ASSERT_EQ_INT(idmc_record_mark(b, 2222, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_record_mark(a, 1111, &err), 0);
+    ASSERT_EQ_INT(idmc_record_mark(b, 2222, &err), 0);
     char gen_a[64];
     snprintf(gen_a, sizeof gen_a, "%s", idmc_lease_generation(a));
     idmc_release(b); /* its mark stays */
 
     memset(&sl, 0, sizeof sl);
-    int n = idmc_list(c, collect, &sl, msg, sizeof msg);
+    int n = idmc_list(c, collect, &sl, &err);
     if (n != 3)
-        TEST_FAIL_("idmc_list: %d (%s), expected 3 slots", n, msg);
+        TEST_FAIL_("idmc_list: %d (%s), expected 3 slots", n, err.msg);
     ASSERT_EQ_INT(sl.n, 3);
     /* In node order: 0 (held, marked), 2 (marked), 11 (held, no mark). */
     ASSERT_EQ_U64(sl.s[0].node, 0);
@@ -623,13 +627,13 @@ static void test_list_reports_holds_and_marks(void)
     idmc_coord *other = open_sub("list", 5000);
     ASSERT_TRUE(other != NULL);
     struct seen_list s2l = {0};
-    ASSERT_EQ_INT(idmc_list(other, collect, &s2l, msg, sizeof msg), 3);
+    ASSERT_EQ_INT(idmc_list(other, collect, &s2l, &err), 3);
     ASSERT_EQ_STR(s2l.s[0].generation, gen_a);
     idmc_close(other);
     /* A different path is a different ID space. */
     idmc_coord *elsewhere = open_sub("list-elsewhere", 5000);
     ASSERT_TRUE(elsewhere != NULL);
-    ASSERT_EQ_INT(idmc_list(elsewhere, collect, &s2l, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_list(elsewhere, collect, &s2l, &err), 0);
     idmc_close(elsewhere);
     idmc_release(a);
     idmc_release(d);
@@ -641,7 +645,8 @@ static void test_list_reports_holds_and_marks(void)
 static void test_racing_claims_get_distinct_nodes(void)
 {
     enum { N = 4 };
-    char url[1024], msg[IDMC_MSG_CAP];
+    char url[1024];
+    idmc_error err;
     sub_url(url, sizeof url, "race");
     int up[2], go[2];
     ASSERT_TRUE(pipe(up) == 0 && pipe(go) == 0);
@@ -659,16 +664,17 @@ static void test_racing_claims_get_distinct_nodes(void)
             close(go[1]);
             idmc_coord *c = NULL;
             idmc_lease *l = NULL;
-            char m[IDMC_MSG_CAP], b;
-            int rc = idmc_open(url, 5000, &c, m, sizeof m);
+            idmc_error e;
+            char b;
+            int rc = idmc_open(url, 5000, &c, &e);
             if (read(go[0], &b, 1) != 1)
                 exit(1);
             if (rc == 0)
-                rc = idmc_claim(c, 0, N - 1, "pid=racer", &l, m, sizeof m);
+                rc = idmc_claim(c, 0, N - 1, "pid=racer", &l, &e);
             if (rc == 0)
                 dprintf(up[1], "node %llu\n", (unsigned long long)idmc_lease_node(l));
             else
-                dprintf(up[1], "error %d %s\n", rc, m);
+                dprintf(up[1], "error %d %s\n", rc, e.msg);
             /* Hold until told to release (end of file on go). */
             while (read(go[0], &b, 1) > 0) {
             }
@@ -704,7 +710,7 @@ static void test_racing_claims_get_distinct_nodes(void)
     int rc_more = -1;
     if (c != NULL) {
         idmc_lease *l = NULL;
-        rc_more = idmc_claim(c, 0, N - 1, "pid=late", &l, msg, sizeof msg);
+        rc_more = idmc_claim(c, 0, N - 1, "pid=late", &l, &err);
         idmc_release(l);
     }
     close(go[1]); /* the racers release and exit */
@@ -721,7 +727,7 @@ static void test_racing_claims_get_distinct_nodes(void)
     ASSERT_EQ_INT(rc_more, IDMC_BUSY);
     ASSERT_EQ_INT(bad_exit, 0);
     /* All released: the lowest is free again. */
-    idmc_lease *again = claim(c, 0, N - 1, "pid=after", 0, msg, sizeof msg);
+    idmc_lease *again = claim(c, 0, N - 1, "pid=after", 0, &err);
     ASSERT_TRUE(again != NULL);
     ASSERT_EQ_U64(idmc_lease_node(again), 0);
     idmc_release(again);
@@ -731,11 +737,11 @@ static void test_racing_claims_get_distinct_nodes(void)
 static void expect_usage(const char *url, int64_t ttl_ms)
 {
     idmc_coord *c = NULL;
-    char msg[IDMC_MSG_CAP];
-    int rc = idmc_open(url, ttl_ms, &c, msg, sizeof msg);
-    if (rc != IDMC_USAGE || c != NULL || msg[0] == '\0')
+    idmc_error err;
+    int rc = idmc_open(url, ttl_ms, &c, &err);
+    if (rc != IDMC_USAGE || c != NULL || err.msg[0] == '\0')
         TEST_REPORT_("idmc_open('%s', %lld): rc %d (%s), expected IDMC_USAGE with a message", url,
-                     (long long)ttl_ms, rc, msg);
+                     (long long)ttl_ms, rc, err.msg);
     idmc_close(c);
 }
 
@@ -772,8 +778,8 @@ static void test_open_rejects_bad_urls(void)
     expect_usage(base_url, -5000);
     /* The good one opens, with no I/O, and says what it is. */
     idmc_coord *c = NULL;
-    char msg[IDMC_MSG_CAP];
-    ASSERT_EQ_INT(idmc_open(base_url, 2000, &c, msg, sizeof msg), 0);
+    idmc_error err;
+    ASSERT_EQ_INT(idmc_open(base_url, 2000, &c, &err), 0);
     ASSERT_EQ_STR(idmc_kind(c), is_zk ? "zookeeper" : "etcd");
     ASSERT_EQ_STR(idmc_url(c), base_url);
     idmc_close(c);
@@ -823,23 +829,23 @@ static void expect_error_in_bound(const char *what, const char *url)
     idmc_coord *c = open_url(url, 2000);
     if (c == NULL)
         return;
-    char msg[IDMC_MSG_CAP];
+    idmc_error err;
     idmc_lease *l = NULL;
     int64_t t0 = now_ms();
-    int rc = idmc_claim(c, 0, 3, "pid=1 host=nowhere", &l, msg, sizeof msg);
+    int rc = idmc_claim(c, 0, 3, "pid=1 host=nowhere", &l, &err);
     int64_t dt = now_ms() - t0;
     printf("# %s: claim against %s: rc %d after %lld ms (%s)\n", scheme, what, rc, (long long)dt,
-           msg);
+           err.msg);
     if (rc != IDMC_ERROR || l != NULL)
-        TEST_REPORT_("claim against %s: rc %d, expected IDMC_ERROR (%s)", what, rc, msg);
+        TEST_REPORT_("claim against %s: rc %d, expected IDMC_ERROR (%s)", what, rc, err.msg);
     if (dt >= HANG_BOUND_MS)
         TEST_REPORT_("claim against %s took %lld ms", what, (long long)dt);
-    if (rc == IDMC_ERROR && msg[0] == '\0')
+    if (rc == IDMC_ERROR && err.msg[0] == '\0')
         TEST_REPORT_("claim against %s: IDMC_ERROR without a message", what);
     idmc_release(l);
     struct seen_list sl = {0};
     t0 = now_ms();
-    int n = idmc_list(c, collect, &sl, msg, sizeof msg);
+    int n = idmc_list(c, collect, &sl, &err);
     dt = now_ms() - t0;
     if (n != -1 || dt >= HANG_BOUND_MS)
         TEST_REPORT_("list against %s: %d after %lld ms", what, n, (long long)dt);
@@ -866,7 +872,8 @@ static void test_unreachable_server_fails_in_bounded_time(void)
 /* With a dead server listed before the live one, claims still succeed. */
 static void test_next_server_is_tried(void)
 {
-    char u[2400], msg[IDMC_MSG_CAP];
+    char u[2400];
+    idmc_error err;
     int port = closed_port();
     int sfd = -1;
     int sport = silent_port(&sfd);
@@ -880,18 +887,18 @@ static void test_next_server_is_tried(void)
     int rc = IDMC_ERROR;
     /* Trying again after IDMC_ERROR is what the header asks of callers. */
     while (rc == IDMC_ERROR && now_ms() - t0 < 2 * HANG_BOUND_MS) {
-        rc = idmc_claim(c, 0, 0, "pid=1 host=failover", &l, msg, sizeof msg);
+        rc = idmc_claim(c, 0, 0, "pid=1 host=failover", &l, &err);
         if (rc == IDMC_ERROR)
-            printf("# %s: failover claim: IDMC_ERROR (%s), again\n", scheme, msg);
+            printf("# %s: failover claim: IDMC_ERROR (%s), again\n", scheme, err.msg);
     }
     int64_t dt = now_ms() - t0;
     printf("# %s: claim with a closed and a silent server listed first: rc %d after %lld ms\n",
            scheme, rc, (long long)dt);
     ASSERT_EQ_INT(rc, 0);
     int64_t ttl = 0;
-    RETRY_ON_ERROR(rc, idmc_keepalive(l, &ttl, msg, sizeof msg), HANG_BOUND_MS);
+    RETRY_ON_ERROR(rc, idmc_keepalive(l, &ttl, &err), HANG_BOUND_MS);
     ASSERT_EQ_INT(rc, 0);
-    RETRY_ON_ERROR(rc, idmc_record_mark(l, 777, msg, sizeof msg), HANG_BOUND_MS);
+    RETRY_ON_ERROR(rc, idmc_record_mark(l, 777, &err), HANG_BOUND_MS);
     ASSERT_EQ_INT(rc, 0);
     idmc_release(l);
     close(sfd);
@@ -899,7 +906,7 @@ static void test_next_server_is_tried(void)
     /* What was written is there for a coordinator of the live server alone. */
     idmc_coord *d = open_sub("failover", 5000);
     ASSERT_TRUE(d != NULL);
-    idmc_lease *l2 = claim(d, 0, 0, "pid=2 host=direct", 0, msg, sizeof msg);
+    idmc_lease *l2 = claim(d, 0, 0, "pid=2 host=direct", 0, &err);
     ASSERT_TRUE(l2 != NULL);
     ASSERT_EQ_INT(idmc_lease_mark_ms(l2), 777);
     idmc_release(l2);
@@ -927,32 +934,32 @@ static const struct test_case tests[] = {
 static void test_cut(void)
 {
     const int64_t ttl_ms = 15000;
-    char msg[IDMC_MSG_CAP];
+    idmc_error err;
     idmc_coord *c = open_url(base_url, ttl_ms);
     idmc_coord *direct = open_url(cut_direct_url, ttl_ms);
     ASSERT_TRUE(c != NULL && direct != NULL);
-    idmc_lease *l = claim(c, 0, 0, "pid=1 host=behind-proxy", 0, msg, sizeof msg);
+    idmc_lease *l = claim(c, 0, 0, "pid=1 host=behind-proxy", 0, &err);
     ASSERT_TRUE(l != NULL);
     int64_t ttl = 0;
-    ASSERT_EQ_INT(idmc_keepalive(l, &ttl, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_keepalive(l, &ttl, &err), 0);
     int64_t last_ok = now_ms();
-    ASSERT_EQ_INT(idmc_record_mark(l, 5000, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_record_mark(l, 5000, &err), 0);
 
     ASSERT_EQ_INT(kill(cut_proxy_pid, SIGUSR1), 0);
     int64_t t_cut = now_ms();
     sleep_ms(200);
     int64_t t0 = now_ms();
-    int rc = idmc_keepalive(l, &ttl, msg, sizeof msg);
+    int rc = idmc_keepalive(l, &ttl, &err);
     int64_t dt = now_ms() - t0;
     printf("# %s: keepalive during the cut: rc %d after %lld ms (%s)\n", scheme, rc, (long long)dt,
-           msg);
+           err.msg);
     ASSERT_EQ_INT(rc, IDMC_ERROR);
     ASSERT_TRUE(dt < HANG_BOUND_MS);
     t0 = now_ms();
-    rc = idmc_record_mark(l, 6000, msg, sizeof msg);
+    rc = idmc_record_mark(l, 6000, &err);
     dt = now_ms() - t0;
     printf("# %s: record_mark during the cut: rc %d after %lld ms (%s)\n", scheme, rc,
-           (long long)dt, msg);
+           (long long)dt, err.msg);
     ASSERT_EQ_INT(rc, IDMC_ERROR);
     ASSERT_TRUE(dt < HANG_BOUND_MS);
     /* A new coordinator's first connection waits in the proxy's queue. */
@@ -960,20 +967,20 @@ static void test_cut(void)
     ASSERT_TRUE(late != NULL);
     idmc_lease *l2 = NULL;
     t0 = now_ms();
-    rc = idmc_claim(late, 1, 1, "pid=2 host=late", &l2, msg, sizeof msg);
+    rc = idmc_claim(late, 1, 1, "pid=2 host=late", &l2, &err);
     dt = now_ms() - t0;
     printf("# %s: a new claim during the cut: rc %d after %lld ms (%s)\n", scheme, rc,
-           (long long)dt, msg);
+           (long long)dt, err.msg);
     idmc_release(l2);
     idmc_close(late);
     ASSERT_EQ_INT(rc, IDMC_ERROR);
     ASSERT_TRUE(dt < HANG_BOUND_MS);
     /* The service itself still has the hold (the lease has not run out). */
     int64_t cut_for = now_ms() - last_ok;
-    rc = idmc_claim(direct, 0, 0, "pid=3 host=direct", &l2, msg, sizeof msg);
+    rc = idmc_claim(direct, 0, 0, "pid=3 host=direct", &l2, &err);
     if (now_ms() - last_ok < ttl_ms - 1000) {
         ASSERT_EQ_INT(rc, IDMC_BUSY);
-        ASSERT_TRUE(strstr(msg, "host=behind-proxy") != NULL);
+        ASSERT_TRUE(strstr(err.msg, "host=behind-proxy") != NULL);
     } else {
         printf("# %s: the cut lasted %lld ms, too long to check the hold\n", scheme,
                (long long)cut_for);
@@ -989,25 +996,25 @@ static void test_cut(void)
     int tries = 0;
     for (;;) {
         tries++;
-        rc = idmc_keepalive(l, &ttl, msg, sizeof msg);
+        rc = idmc_keepalive(l, &ttl, &err);
         if (rc != IDMC_ERROR || now_ms() - t_open > HANG_BOUND_MS)
             break;
         sleep_ms(200);
     }
     printf("# %s: keepalive after reopening: rc %d after %lld ms, %d tries (%s)\n", scheme, rc,
-           (long long)(now_ms() - t_open), tries, msg);
+           (long long)(now_ms() - t_open), tries, err.msg);
     if (rc == IDMC_LOST && now_ms() - last_ok < ttl_ms)
         TEST_FAIL_("the lease was lost after a cut shorter than its TTL");
     ASSERT_EQ_INT(rc, 0);
-    RETRY_ON_ERROR(rc, idmc_record_mark(l, 7000, msg, sizeof msg), HANG_BOUND_MS);
+    RETRY_ON_ERROR(rc, idmc_record_mark(l, 7000, &err), HANG_BOUND_MS);
     ASSERT_EQ_INT(rc, 0);
     struct seen_list sl = {0};
-    ASSERT_EQ_INT(idmc_list(direct, collect, &sl, msg, sizeof msg), 1);
+    ASSERT_EQ_INT(idmc_list(direct, collect, &sl, &err), 1);
     ASSERT_EQ_INT(sl.s[0].mark_ms, 7000);
     ASSERT_EQ_STR(sl.s[0].generation, idmc_lease_generation(l));
     idmc_release(l);
     /* Released through the proxy: the node is free. */
-    l2 = claim(direct, 0, 0, "pid=3 host=direct", 0, msg, sizeof msg);
+    l2 = claim(direct, 0, 0, "pid=3 host=direct", 0, &err);
     ASSERT_TRUE(l2 != NULL);
     ASSERT_EQ_INT(idmc_lease_mark_ms(l2), 7000);
     idmc_release(l2);
@@ -1022,26 +1029,27 @@ static int64_t restart_ttl_ms = 8000;
 static void test_restart(void)
 {
     const int64_t ttl_ms = restart_ttl_ms;
-    char msg[IDMC_MSG_CAP], line[64];
+    idmc_error err;
+    char line[64];
     setvbuf(stdout, NULL, _IOLBF, 0);
     idmc_coord *c = open_url(base_url, ttl_ms);
     ASSERT_TRUE(c != NULL);
-    idmc_lease *l = claim(c, 0, 0, "pid=1 host=restart", 0, msg, sizeof msg);
+    idmc_lease *l = claim(c, 0, 0, "pid=1 host=restart", 0, &err);
     ASSERT_TRUE(l != NULL);
-    ASSERT_EQ_INT(idmc_record_mark(l, 5000, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_record_mark(l, 5000, &err), 0);
     int64_t ttl = 0;
-    ASSERT_EQ_INT(idmc_keepalive(l, &ttl, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_keepalive(l, &ttl, &err), 0);
     printf("held %s\n", idmc_lease_generation(l));
 
     /* "down": the server is stopped. */
     if (read_line(0, line, sizeof line, 60000) != 0 || strcmp(line, "down") != 0)
         TEST_FAIL_("expected 'down' on stdin, got '%s'", line);
     int64_t t0 = now_ms();
-    int rc = idmc_keepalive(l, &ttl, msg, sizeof msg);
+    int rc = idmc_keepalive(l, &ttl, &err);
     int64_t dt = now_ms() - t0;
     printf("down %d %lld\n", rc, (long long)dt);
     printf("# %s: keepalive with the server stopped: rc %d after %lld ms (%s)\n", scheme, rc,
-           (long long)dt, msg);
+           (long long)dt, err.msg);
     ASSERT_EQ_INT(rc, IDMC_ERROR);
     ASSERT_TRUE(dt < HANG_BOUND_MS);
 
@@ -1052,36 +1060,34 @@ static void test_restart(void)
     int tries = 0;
     for (;;) {
         tries++;
-        rc = idmc_keepalive(l, &ttl, msg, sizeof msg);
+        rc = idmc_keepalive(l, &ttl, &err);
         if (rc != IDMC_ERROR || now_ms() - t_up > 2 * HANG_BOUND_MS)
             break;
         sleep_ms(200);
     }
     printf("# %s: keepalive after the restart: rc %d after %lld ms, %d tries (%s)\n", scheme, rc,
-           (long long)(now_ms() - t_up), tries, msg);
+           (long long)(now_ms() - t_up), tries, err.msg);
     ASSERT_TRUE(rc == 0 || rc == IDMC_LOST);
     /* One holder at most, whichever way it went. */
     idmc_coord *other = open_url(base_url, ttl_ms);
     ASSERT_TRUE(other != NULL);
     idmc_lease *l2 = NULL;
     int rc2;
-    RETRY_ON_ERROR(rc2, idmc_claim(other, 0, 0, "pid=2 host=second", &l2, msg, sizeof msg),
-                   HANG_BOUND_MS);
-    printf("# %s: a second claim of the node: rc %d (%s)\n", scheme, rc2, msg);
+    RETRY_ON_ERROR(rc2, idmc_claim(other, 0, 0, "pid=2 host=second", &l2, &err), HANG_BOUND_MS);
+    printf("# %s: a second claim of the node: rc %d (%s)\n", scheme, rc2, err.msg);
     if (rc == 0) {
         ASSERT_EQ_INT(rc2, IDMC_BUSY);
-        ASSERT_TRUE(strstr(msg, "host=restart") != NULL);
-        RETRY_ON_ERROR(rc, idmc_record_mark(l, 6000, msg, sizeof msg), HANG_BOUND_MS);
+        ASSERT_TRUE(strstr(err.msg, "host=restart") != NULL);
+        RETRY_ON_ERROR(rc, idmc_record_mark(l, 6000, &err), HANG_BOUND_MS);
         ASSERT_EQ_INT(rc, 0);
     } else {
         ASSERT_TRUE(rc2 == 0 || rc2 == IDMC_BUSY);
-        ASSERT_EQ_INT(idmc_record_mark(l, 6000, msg, sizeof msg), IDMC_LOST);
+        ASSERT_EQ_INT(idmc_record_mark(l, 6000, &err), IDMC_LOST);
     }
     idmc_release(l);
     idmc_release(l2);
     /* The mark written before the restart survived it. */
-    RETRY_ON_ERROR(rc2, idmc_claim(other, 0, 0, "pid=2 host=second", &l2, msg, sizeof msg),
-                   HANG_BOUND_MS);
+    RETRY_ON_ERROR(rc2, idmc_claim(other, 0, 0, "pid=2 host=second", &l2, &err), HANG_BOUND_MS);
     ASSERT_EQ_INT(rc2, 0);
     ASSERT_TRUE(idmc_lease_mark_ms(l2) >= 5000);
     printf("restart-result %s\n", rc == 0 ? "confirmed" : "lost");

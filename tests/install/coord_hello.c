@@ -10,9 +10,9 @@ int main(void)
     const char *urls[] = {"etcd://127.0.0.1:2379/idmint/hello", "zk://127.0.0.1:2181/idmint/hello"};
     for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
         idmc_coord *c = NULL;
-        char msg[IDMC_MSG_CAP];
-        if (idmc_open(urls[i], 10000, &c, msg, sizeof msg) != 0) {
-            fprintf(stderr, "coord_hello: %s: %s\n", urls[i], msg);
+        idmc_error err;
+        if (idmc_open(urls[i], 10000, &c, &err) != 0) {
+            fprintf(stderr, "coord_hello: %s: %s\n", urls[i], err.msg);
             return 1;
         }
         printf("%s %s\n", idmc_kind(c), idmc_url(c));

@@ -48,27 +48,28 @@ static void fresh_dir(void)
         snprintf(made[nmade++], sizeof made[0], "%s", dir);
 }
 
-static idmc_slot *claim(uint64_t lo, uint64_t hi, int want_rc, char *msg, size_t cap)
+static idmc_slot *claim(uint64_t lo, uint64_t hi, int want_rc, idmc_error *err)
 {
     idmc_slot *s = NULL;
-    int rc = idmc_local_claim(dir, "test", lo, hi, INT64_MAX, "pid=1 host=test", &s, msg, cap);
-    if (rc != want_rc)
-        TEST_REPORT_("claim %llu..%llu: rc %d, expected %d (%s)", (unsigned long long)lo,
-                     (unsigned long long)hi, rc, want_rc, msg);
+    int rc = idmc_local_claim(dir, "test", lo, hi, INT64_MAX, "pid=1 host=test", &s, err);
+    if (rc != want_rc || err->code != rc)
+        TEST_REPORT_("claim %llu..%llu: rc %d (record %d), expected %d (%s)",
+                     (unsigned long long)lo, (unsigned long long)hi, rc, err->code, want_rc,
+                     err->msg);
     return s;
 }
 
 static void test_lowest_free_and_release(void)
 {
     fresh_dir();
-    char msg[IDMC_MSG_CAP];
-    idmc_slot *a = claim(3, 9, 0, msg, sizeof msg);
-    idmc_slot *b = claim(3, 9, 0, msg, sizeof msg);
+    idmc_error err;
+    idmc_slot *a = claim(3, 9, 0, &err);
+    idmc_slot *b = claim(3, 9, 0, &err);
     ASSERT_TRUE(a != NULL && b != NULL);
     ASSERT_EQ_U64(idmc_slot_node(a), 3);
     ASSERT_EQ_U64(idmc_slot_node(b), 4);
     idmc_slot_release(a);
-    idmc_slot *c = claim(3, 9, 0, msg, sizeof msg);
+    idmc_slot *c = claim(3, 9, 0, &err);
     ASSERT_TRUE(c != NULL);
     ASSERT_EQ_U64(idmc_slot_node(c), 3);
     idmc_slot_release(b);
@@ -78,14 +79,14 @@ static void test_lowest_free_and_release(void)
 static void test_exact_and_full(void)
 {
     fresh_dir();
-    char msg[IDMC_MSG_CAP];
-    idmc_slot *a = claim(0, 1, 0, msg, sizeof msg);
-    idmc_slot *b = claim(0, 1, 0, msg, sizeof msg);
+    idmc_error err;
+    idmc_slot *a = claim(0, 1, 0, &err);
+    idmc_slot *b = claim(0, 1, 0, &err);
     ASSERT_TRUE(a != NULL && b != NULL);
-    ASSERT_TRUE(claim(1, 1, IDMC_BUSY, msg, sizeof msg) == NULL);
-    ASSERT_TRUE(strstr(msg, "node 1 is held by pid=1 host=test") != NULL);
-    ASSERT_TRUE(claim(0, 1, IDMC_BUSY, msg, sizeof msg) == NULL);
-    ASSERT_TRUE(strstr(msg, "every node from 0 to 1 is held") != NULL);
+    ASSERT_TRUE(claim(1, 1, IDMC_BUSY, &err) == NULL);
+    ASSERT_TRUE(strstr(err.msg, "node 1 is held by pid=1 host=test") != NULL);
+    ASSERT_TRUE(claim(0, 1, IDMC_BUSY, &err) == NULL);
+    ASSERT_TRUE(strstr(err.msg, "every node from 0 to 1 is held") != NULL);
     idmc_slot_release(a);
     idmc_slot_release(b);
 }
@@ -93,14 +94,13 @@ static void test_exact_and_full(void)
 static void test_dead_holder_frees_its_slot(void)
 {
     fresh_dir();
-    char msg[IDMC_MSG_CAP];
+    idmc_error err;
     int pipefd[2];
     ASSERT_TRUE(pipe(pipefd) == 0);
     pid_t pid = fork();
     if (pid == 0) {
         idmc_slot *s = NULL;
-        char m[IDMC_MSG_CAP];
-        int rc = idmc_local_claim(dir, "test", 7, 7, INT64_MAX, "pid=child", &s, m, sizeof m);
+        int rc = idmc_local_claim(dir, "test", 7, 7, INT64_MAX, "pid=child", &s, NULL);
         char ok = rc == 0 ? 'y' : 'n';
         if (write(pipefd[1], &ok, 1) != 1)
             _exit(3);
@@ -109,8 +109,8 @@ static void test_dead_holder_frees_its_slot(void)
     }
     char ok = 0;
     bool child_held = read(pipefd[0], &ok, 1) == 1 && ok == 'y';
-    idmc_slot *dup = claim(7, 7, IDMC_BUSY, msg, sizeof msg);
-    bool named = strstr(msg, "held by pid=child") != NULL;
+    idmc_slot *dup = claim(7, 7, IDMC_BUSY, &err);
+    bool named = strstr(err.msg, "held by pid=child") != NULL;
     /* The child goes before any assertion can end the test. */
     kill(pid, SIGKILL);
     int status;
@@ -118,7 +118,7 @@ static void test_dead_holder_frees_its_slot(void)
     idmc_slot_release(dup);
     ASSERT_TRUE(child_held);
     ASSERT_TRUE(dup == NULL && named);
-    idmc_slot *s = claim(7, 7, 0, msg, sizeof msg);
+    idmc_slot *s = claim(7, 7, 0, &err);
     ASSERT_TRUE(s != NULL);
     idmc_slot_release(s);
     close(pipefd[0]);
@@ -128,19 +128,19 @@ static void test_dead_holder_frees_its_slot(void)
 static void test_mark_carried_raised_and_shrunk(void)
 {
     fresh_dir();
-    char msg[IDMC_MSG_CAP];
-    idmc_slot *a = claim(2, 2, 0, msg, sizeof msg);
+    idmc_error err;
+    idmc_slot *a = claim(2, 2, 0, &err);
     ASSERT_TRUE(a != NULL);
     ASSERT_TRUE(idmc_slot_mark_ms(a) == 0);
     ASSERT_EQ_INT(idmc_slot_record_mark(a, 5000), 0);
     ASSERT_EQ_INT(idmc_slot_record_mark(a, 4000), 0); /* never lowered while held */
     idmc_slot_release(a);
-    idmc_slot *b = claim(2, 2, 0, msg, sizeof msg);
+    idmc_slot *b = claim(2, 2, 0, &err);
     ASSERT_TRUE(b != NULL);
     ASSERT_TRUE(idmc_slot_mark_ms(b) == 5000);
     ASSERT_EQ_INT(idmc_slot_shrink_mark(b, 4500), 0);
     idmc_slot_release(b);
-    idmc_slot *c = claim(2, 2, 0, msg, sizeof msg);
+    idmc_slot *c = claim(2, 2, 0, &err);
     ASSERT_TRUE(c != NULL);
     ASSERT_TRUE(idmc_slot_mark_ms(c) == 4500);
     idmc_slot_release(c);
@@ -149,18 +149,18 @@ static void test_mark_carried_raised_and_shrunk(void)
 static void test_unsafe_registry_refused(void)
 {
     fresh_dir();
-    char msg[IDMC_MSG_CAP];
+    idmc_error err;
     ASSERT_TRUE(chmod(dir, 0777) == 0);
-    ASSERT_TRUE(claim(0, 0, IDMC_ERROR, msg, sizeof msg) == NULL);
-    ASSERT_TRUE(strstr(msg, "writable by no one else") != NULL);
+    ASSERT_TRUE(claim(0, 0, IDMC_ERROR, &err) == NULL);
+    ASSERT_TRUE(strstr(err.msg, "writable by no one else") != NULL);
     ASSERT_TRUE(chmod(dir, 0700) == 0);
     char ns[300], link[400];
     snprintf(ns, sizeof ns, "%s/test", dir);
     ASSERT_TRUE(mkdir(ns, 0700) == 0);
     snprintf(link, sizeof link, "%s/node-0", ns);
     ASSERT_TRUE(symlink("/etc/passwd", link) == 0);
-    ASSERT_TRUE(claim(0, 0, IDMC_ERROR, msg, sizeof msg) == NULL);
-    ASSERT_TRUE(strstr(msg, "cannot open the slot of node 0") != NULL);
+    ASSERT_TRUE(claim(0, 0, IDMC_ERROR, &err) == NULL);
+    ASSERT_TRUE(strstr(err.msg, "cannot open the slot of node 0") != NULL);
 }
 
 static int listed, listed_held;
@@ -176,12 +176,12 @@ static void on_slot(void *ctx, uint64_t node, bool held, int64_t mark_ms, const 
 static void test_list(void)
 {
     fresh_dir();
-    char msg[IDMC_MSG_CAP];
-    idmc_slot *a = claim(0, 3, 0, msg, sizeof msg);
-    idmc_slot *b = claim(0, 3, 0, msg, sizeof msg);
+    idmc_error err;
+    idmc_slot *a = claim(0, 3, 0, &err);
+    idmc_slot *b = claim(0, 3, 0, &err);
     idmc_slot_release(a);
     listed = listed_held = 0;
-    ASSERT_EQ_INT(idmc_local_list(dir, "test", on_slot, NULL, msg, sizeof msg), 2);
+    ASSERT_EQ_INT(idmc_local_list(dir, "test", on_slot, NULL, &err), 2);
     ASSERT_EQ_INT(listed, 2);
     ASSERT_EQ_INT(listed_held, 1);
     idmc_slot_release(b);
@@ -203,28 +203,28 @@ static void remove_registry(void)
 static void test_removed_registry_hands_out_nothing(void)
 {
     fresh_dir();
-    char msg[IDMC_MSG_CAP];
-    idmc_slot *a = claim(0, 3, 0, msg, sizeof msg);
+    idmc_error err;
+    idmc_slot *a = claim(0, 3, 0, &err);
     ASSERT_TRUE(a != NULL);
     ASSERT_EQ_INT(idmc_slot_record_mark(a, 7000), 0);
-    ASSERT_EQ_INT(idmc_slot_check(a, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_slot_check(a, &err), 0);
     remove_registry();
     /* The directory and the file are made anew; the node is still a's. */
-    ASSERT_TRUE(claim(0, 0, IDMC_BUSY, msg, sizeof msg) == NULL);
-    ASSERT_TRUE(strstr(msg, "node 0 is held by a process whose slot file") != NULL);
-    idmc_slot *b = claim(0, 3, 0, msg, sizeof msg);
+    ASSERT_TRUE(claim(0, 0, IDMC_BUSY, &err) == NULL);
+    ASSERT_TRUE(strstr(err.msg, "node 0 is held by a process whose slot file") != NULL);
+    idmc_slot *b = claim(0, 3, 0, &err);
     ASSERT_TRUE(b != NULL);
     ASSERT_EQ_U64(idmc_slot_node(b), 1);
     /* a notices, and puts its file back with its mark. */
-    ASSERT_EQ_INT(idmc_slot_check(a, msg, sizeof msg), IDMC_LOST);
-    ASSERT_TRUE(strstr(msg, "was removed or replaced") != NULL);
-    ASSERT_EQ_INT(idmc_slot_repair(a, msg, sizeof msg), 0);
-    ASSERT_TRUE(strstr(msg, "made it again with the mark") != NULL);
-    ASSERT_EQ_INT(idmc_slot_check(a, msg, sizeof msg), 0);
-    ASSERT_EQ_INT(idmc_slot_repair(a, msg, sizeof msg), 0);
-    ASSERT_TRUE(msg[0] == '\0'); /* nothing to do */
+    ASSERT_EQ_INT(idmc_slot_check(a, &err), IDMC_LOST);
+    ASSERT_TRUE(strstr(err.msg, "was removed or replaced") != NULL);
+    ASSERT_EQ_INT(idmc_slot_repair(a, &err), 0);
+    ASSERT_TRUE(strstr(err.msg, "made it again with the mark") != NULL);
+    ASSERT_EQ_INT(idmc_slot_check(a, &err), 0);
+    ASSERT_EQ_INT(idmc_slot_repair(a, &err), 0);
+    ASSERT_TRUE(err.msg[0] == '\0'); /* nothing to do */
     idmc_slot_release(a);
-    idmc_slot *c = claim(0, 0, 0, msg, sizeof msg);
+    idmc_slot *c = claim(0, 0, 0, &err);
     ASSERT_TRUE(c != NULL);
     ASSERT_TRUE(idmc_slot_mark_ms(c) == 7000); /* the hand-over survived */
     idmc_slot_release(b);
@@ -234,8 +234,8 @@ static void test_removed_registry_hands_out_nothing(void)
 static void test_repair_refused_when_another_holds_the_file(void)
 {
     fresh_dir();
-    char msg[IDMC_MSG_CAP];
-    idmc_slot *a = claim(2, 2, 0, msg, sizeof msg);
+    idmc_error err;
+    idmc_slot *a = claim(2, 2, 0, &err);
     ASSERT_TRUE(a != NULL);
     char path[400];
     snprintf(path, sizeof path, "%s/test/node-2", dir);
@@ -245,9 +245,9 @@ static void test_repair_refused_when_another_holds_the_file(void)
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
     ASSERT_TRUE(fd >= 0);
     ASSERT_TRUE(flock(fd, LOCK_EX | LOCK_NB) == 0);
-    ASSERT_EQ_INT(idmc_slot_check(a, msg, sizeof msg), IDMC_LOST);
-    ASSERT_EQ_INT(idmc_slot_repair(a, msg, sizeof msg), IDMC_BUSY);
-    ASSERT_TRUE(strstr(msg, "another process now holds") != NULL);
+    ASSERT_EQ_INT(idmc_slot_check(a, &err), IDMC_LOST);
+    ASSERT_EQ_INT(idmc_slot_repair(a, &err), IDMC_BUSY);
+    ASSERT_TRUE(strstr(err.msg, "another process now holds") != NULL);
     close(fd);
     idmc_slot_release(a);
 }
@@ -275,7 +275,8 @@ static void read_file(const char *path, char *dst, size_t cap)
 static void test_mark_past_the_layout_refused_unwritten(void)
 {
     fresh_dir();
-    char msg[IDMC_MSG_CAP], ns[300], path[400];
+    idmc_error err;
+    char ns[300], path[400];
     snprintf(ns, sizeof ns, "%s/test", dir);
     ASSERT_TRUE(mkdir(ns, 0700) == 0);
     snprintf(path, sizeof path, "%s/node-0", ns);
@@ -283,22 +284,21 @@ static void test_mark_past_the_layout_refused_unwritten(void)
     char before[IDMC_SLOT_BYTES], after[IDMC_SLOT_BYTES];
     read_file(path, before, sizeof before);
     idmc_slot *s = NULL;
-    ASSERT_EQ_INT(idmc_local_claim(dir, "test", 0, 0, 8999, "pid=1", &s, msg, sizeof msg),
-                  IDMC_ERROR);
-    ASSERT_TRUE(s == NULL && strstr(msg, "past the layout's last time") != NULL);
-    ASSERT_TRUE(strstr(msg, path) != NULL && strstr(msg, "rm ") != NULL);
+    ASSERT_EQ_INT(idmc_local_claim(dir, "test", 0, 0, 8999, "pid=1", &s, &err), IDMC_ERROR);
+    ASSERT_TRUE(s == NULL && strstr(err.msg, "past the layout's last time") != NULL);
+    ASSERT_TRUE(strstr(err.msg, path) != NULL && strstr(err.msg, "rm ") != NULL);
     read_file(path, after, sizeof after);
     ASSERT_TRUE(memcmp(before, after, sizeof before) == 0);
     /* A range skips it, and says so. */
-    ASSERT_EQ_INT(idmc_local_claim(dir, "test", 0, 3, 8999, "pid=1", &s, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_local_claim(dir, "test", 0, 3, 8999, "pid=1", &s, &err), 0);
     ASSERT_TRUE(s != NULL);
     ASSERT_EQ_U64(idmc_slot_node(s), 1);
-    ASSERT_TRUE(strncmp(msg, "skipped the slot of node 0", 26) == 0);
+    ASSERT_TRUE(strncmp(err.msg, "skipped the slot of node 0", 26) == 0);
     read_file(path, after, sizeof after);
     ASSERT_TRUE(memcmp(before, after, sizeof before) == 0);
     idmc_slot_release(s);
     /* At the layout's end exactly: usable. */
-    ASSERT_EQ_INT(idmc_local_claim(dir, "test", 0, 0, 9000, "pid=1", &s, msg, sizeof msg), 0);
+    ASSERT_EQ_INT(idmc_local_claim(dir, "test", 0, 0, 9000, "pid=1", &s, &err), 0);
     ASSERT_TRUE(s != NULL && idmc_slot_mark_ms(s) == 9000);
     idmc_slot_release(s);
 }
@@ -313,11 +313,10 @@ static int claim_as_other_user(uint64_t lo, uint64_t hi, int64_t mark, int64_t *
     pid_t pid = fork();
     if (pid == 0) {
         idmc_slot *s = NULL;
-        char m[IDMC_MSG_CAP];
         int64_t got = -1;
         int code = 0;
         if (setgid(65534) == 0 && setuid(65534) == 0 &&
-            idmc_local_claim(dir, "test", lo, hi, INT64_MAX, "pid=other", &s, m, sizeof m) == 0) {
+            idmc_local_claim(dir, "test", lo, hi, INT64_MAX, "pid=other", &s, NULL) == 0) {
             got = idmc_slot_mark_ms(s);
             code = (int)idmc_slot_node(s) + 1;
             if (idmc_slot_record_mark(s, mark) != 0)
@@ -345,8 +344,9 @@ static void test_shared_registry_across_users(void)
     }
     fresh_dir();
     ASSERT_TRUE(chmod(dir, 01777) == 0);
-    char msg[IDMC_MSG_CAP], ns[300];
-    idmc_slot *a = claim(0, 3, 0, msg, sizeof msg);
+    idmc_error err;
+    char ns[300];
+    idmc_slot *a = claim(0, 3, 0, &err);
     ASSERT_TRUE(a != NULL);
     ASSERT_EQ_INT(idmc_slot_record_mark(a, 1111), 0);
     snprintf(ns, sizeof ns, "%s/test", dir);
@@ -360,7 +360,7 @@ static void test_shared_registry_across_users(void)
     ASSERT_EQ_INT(claim_as_other_user(0, 0, 3333, &seen), 1);
     ASSERT_TRUE(seen == 1111);
     /* And root takes the other user's file with its mark. */
-    idmc_slot *b = claim(1, 1, 0, msg, sizeof msg);
+    idmc_slot *b = claim(1, 1, 0, &err);
     ASSERT_TRUE(b != NULL && idmc_slot_mark_ms(b) == 2222);
     char path[400];
     snprintf(path, sizeof path, "%s/node-1", ns);
