@@ -7,11 +7,15 @@
 #include <idmint/inspect.h>
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 static idmx_format table[IDMX_FMT_COUNT];
 static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+/* The table once filled (release after the fill, acquire before use): the
+ * lookups on a server's every request skip pthread_once's call. */
+static _Atomic(const idmx_format *) table_ready;
 
 static void fill_table(void)
 {
@@ -22,6 +26,7 @@ static void fill_table(void)
         }
         table[i].id = (int)i;
         table[i].name = f->name;
+        table[i].name_len = strlen(f->name);
         /* idm_gen_next_text_n writes the formats numbered up to KSUID's. */
         table[i].lib_format =
             f->minted_by == IDM_FORMAT_BY_GEN && f->id <= IDM_FORMAT_KSUID ? f->id : 0;
@@ -31,20 +36,25 @@ static void fill_table(void)
         table[i].prefix = f->prefix;
         table[i].lib = f;
     }
+    atomic_store_explicit(&table_ready, table, memory_order_release);
 }
 
 const idmx_format *idmx_format_table(void)
 {
+    const idmx_format *t = atomic_load_explicit(&table_ready, memory_order_acquire);
+    if (t != NULL) {
+        return t;
+    }
     (void)pthread_once(&table_once, fill_table);
     return table;
 }
 
 const idmx_format *idmx_format_by_name(const char *s, size_t len)
 {
-    const idm_format *f = idm_format_by_name(s, len);
-    for (size_t i = 0; f != NULL && i < IDMX_FMT_COUNT; i++) {
-        if (idmx_formats[i].lib == f) {
-            return &idmx_formats[i];
+    const idmx_format *t = idmx_format_table();
+    for (size_t i = 0; s != NULL && i < IDMX_FMT_COUNT; i++) {
+        if (t[i].name_len == len && memcmp(t[i].name, s, len) == 0) {
+            return &t[i];
         }
     }
     return NULL;

@@ -44,6 +44,7 @@ enum {
 typedef struct idmx_format {
     int id;                /* IDMX_FMT_*: the entry's index in idmx_formats */
     const char *name;      /* as written on the command line and in URLs */
+    size_t name_len;       /* strlen(name): the lookups by name compare it first */
     int lib_format;        /* the IDM_FORMAT_* code when idm_gen_next_text_n writes it, or 0 */
     size_t text_len;       /* the text's length without a prefix (snowflake: the longest) */
     size_t text_max;       /* the longest text, with the longest prefix */

@@ -17,10 +17,12 @@
 #define IDM_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #define IDM_LIKELY(x) __builtin_expect(!!(x), 1)
 #define IDM_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define IDM_NOINLINE __attribute__((noinline))
 #else
 #define IDM_PRINTF(a, b)
 #define IDM_LIKELY(x) (x)
 #define IDM_UNLIKELY(x) (x)
+#define IDM_NOINLINE
 #endif
 
 /* ---- errors (src/error.c) ------------------------------------------------ */

@@ -45,11 +45,11 @@ const idm_format *idm_format_by_id(int id)
 
 const idm_format *idm_format_by_name(const char *name, size_t len)
 {
-    if (name == NULL)
-        return NULL;
+    if (name == NULL || len == 0)
+        return NULL; /* no format has an empty name */
     for (size_t i = 0; i < ROW_COUNT; i++) {
         const char *n = rows[i]->pub.name;
-        if (strlen(n) == len && memcmp(n, name, len) == 0)
+        if (n[0] == name[0] && strlen(n) == len && memcmp(n, name, len) == 0)
             return &rows[i]->pub;
     }
     return NULL;

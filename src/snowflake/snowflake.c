@@ -616,6 +616,25 @@ static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool no
     return rc;
 }
 
+/* A blocking call that reached the ceiling goes on once the ceiling
+ * handler has raised it (gen.h's idm_ceiling_fn); the IDs minted so far
+ * (*written of out) are kept. Out of line: the non-blocking path, a
+ * server's every request, stays small. */
+static IDM_NOINLINE int past_ceiling(idm_snowflake *g, uint64_t *out, size_t n, size_t *written,
+                                     idm_error *err)
+{
+    int rc = IDM_ECEILING;
+    while (rc == IDM_ECEILING) {
+        rc = g->on_ceiling(g->on_ceiling_ctx, atomic_load(&g->ceiling_ms), err);
+        if (rc != IDM_OK)
+            break;
+        size_t more = 0;
+        rc = mint(g, out + *written, n - *written, &more, false, NULL, err);
+        *written += more;
+    }
+    return rc;
+}
+
 static int next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool nowait,
                   int64_t *retry_ns, idm_error *err)
 {
@@ -643,16 +662,8 @@ static int next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool 
             return rc;
     }
     int rc = mint(g, out, n, &written, nowait, retry_ns, err);
-    /* A blocking call goes on once the ceiling handler has raised the
-     * ceiling (gen.h's idm_ceiling_fn); the IDs minted so far are kept. */
-    while (rc == IDM_ECEILING && !nowait && g->on_ceiling != NULL) {
-        rc = g->on_ceiling(g->on_ceiling_ctx, atomic_load(&g->ceiling_ms), err);
-        if (rc != IDM_OK)
-            break;
-        size_t more = 0;
-        rc = mint(g, out + written, n - written, &more, nowait, retry_ns, err);
-        written += more;
-    }
+    if (IDM_UNLIKELY(rc == IDM_ECEILING) && !nowait && g->on_ceiling != NULL)
+        rc = past_ceiling(g, out, n, &written, err);
     if (done != NULL)
         *done = written;
     return rc;
