@@ -87,7 +87,7 @@
 #define TURN_BUDGET_NS 2000000u
 #define LINGER_MS 2000
 #define TRIM_PERIOD_MS 1000
-#define TRIM_MIN_PEAK (8u << 20)
+#define TRIM_MIN_PEAK (4u << 20)
 
 typedef struct write_req {
     uv_write_t req;
@@ -194,11 +194,11 @@ static void turn_remove(idms_conn *c)
 }
 
 /* The bytes counted for giving memory back: buffered input and replies,
- * TLS state, and the connection structures. */
+ * TLS state, and the connection structures as allocated (the adapter's
+ * session included), until each is freed. */
 static uint64_t counted(const idms_server *s)
 {
-    return s->buffered_in + s->buffered_out + s->buffered_tls +
-           s->metrics.connections_open * sizeof(idms_conn);
+    return s->buffered_in + s->buffered_out + s->buffered_tls + s->buffered_conns;
 }
 
 static void note_buffered(idms_server *s)
@@ -375,6 +375,7 @@ static void on_handle_closed(uv_handle_t *h)
             free(c->in);
             set_in(c, NULL, 0);
         }
+        c->server->buffered_conns -= sizeof *c + c->proto->session_size;
         free(c);
     }
 }
@@ -1257,6 +1258,7 @@ static void on_connection(uv_stream_t *server, int status)
     idms_conn *c = calloc(1, sizeof *c + l->proto->session_size);
     if (c == NULL)
         return;
+    s->buffered_conns += sizeof *c + l->proto->session_size;
     c->server = s;
     c->proto = l->proto;
     c->listener = l;

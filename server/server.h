@@ -69,6 +69,7 @@ typedef struct idms_server {
      * structures since memory was last given back (malloc_trim), checked
      * every second by trim_timer. */
     uint64_t buffered_in, buffered_out, buffered_tls, buffered_peak;
+    uint64_t buffered_conns; /* the connection structures allocated, sessions included */
     uv_timer_t trim_timer;
     /* Handshake slots (conn.c): with TLS, tls_reserve (a quarter of
      * --max-buffered) holds tls_handshake_max handshakes in progress at

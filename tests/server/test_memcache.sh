@@ -3,9 +3,10 @@
 # memcstat from libmemcached-tools, Python's pymemcache from Debian's
 # python3-pymemcache) and the exact bytes of the text and binary protocols;
 # a key naming a format mints it, any other a snowflake; stats, version,
-# quit; a request parked on a frozen clock resumes at the key it stopped
-# at; the same budgets, limits, deadlines, TLS, Unix sockets and metrics as
+# quit; the same budgets, limits, deadlines, TLS, Unix sockets and metrics as
 # the other front ends; and --auth-token-file only with a local listener.
+# A get parked on a frozen clock is in test_park.sh (libfaketime, which the
+# sanitizer builds cannot run).
 # Usage: bash tests/server/test_memcache.sh IDMINTD IDMINT LOADCLIENT
 . "$(dirname "$0")/lib.sh"
 
@@ -148,40 +149,6 @@ minted=$(metric 'idmint_ids_minted_total{format="snowflake"}')
 expect "IDs minted over memcached count in idmint_ids_minted_total" "$minted" -gt 20000
 stop_server
 expect "SIGTERM: exit 0 with a memcached port" "$SRV_STATUS" = 0
-
-# --- a request parked on a frozen clock resumes at its key ------------------
-
-if [ -e "$FAKETIME_LIB" ]; then
-    step_clock +0
-    MC_PORT=$(random_port)
-    start_server "${FAKETIME_ENV[@]}" --memcache "127.0.0.1:$MC_PORT" --state-dir "$T_DIR/s2"
-    T=$(now_ms)
-    freeze_clock "$T"
-    # 4095 of the frozen ms's 4096 sequence numbers (twitter): a's is the
-    # last, b must wait for the next ms.
-    http "a frozen clock: 4095 snowflakes of its ms over HTTP" -n 4095 -- '/v1/ids/snowflake?count=4095'
-    exec {mcfd}<>"/dev/tcp/127.0.0.1/$MC_PORT"
-    send "$mcfd" 'get a b c\r\n'
-    wait_until 15 bash -c "[ \"\$(curl -s '$BASE/metrics' | awk '\$1 == \"idmint_requests_parked\" { print \$2 }')\" = 1 ]"
-    expect "get a b c: parked on b (idmint_requests_parked 1)" "$(metric idmint_requests_parked)" = 1
-    timeout 2 cat <&"$mcfd" >"$T_DIR/part.out"
-    check "... a's value already went out, nothing after it" -O "VALUE a 0 19${NL}$SNOWFLAKE" \
-        --sh "tr -d '\r' <'$T_DIR/part.out'"
-    check "... other memcached connections are answered meanwhile (uuidv7)" -O "$UUID7" \
-        -- memccat "--servers=127.0.0.1:$MC_PORT" uuidv7
-    step_clock +0
-    send "$mcfd" 'quit\r\n'
-    timeout 10 cat <&"$mcfd" >"$T_DIR/rest.out"
-    exec {mcfd}>&-
-    check "when the clock moves on, it resumes at b: b and c, then END (a not repeated)" \
-        -O "VALUE b 0 19${NL}$SNOWFLAKE${NL}VALUE c 0 19${NL}$SNOWFLAKE${NL}END" --sh "tr -d '\r' <'$T_DIR/rest.out'"
-    ids=$(cat "$T_DIR/part.out" "$T_DIR/rest.out" | tr -d '\r' | grep -Ex "$SNOWFLAKE")
-    expect "... three distinct increasing snowflakes" "$(printf '%s\n' "$ids" | sort -u -n -c && printf '%s\n' "$ids" | wc -l)" = 3
-    stop_server
-else
-    CASE_NO=$((CASE_NO + 1))
-    fail "libfaketime is installed" "  $FAKETIME_LIB is missing (Debian package libfaketime)"
-fi
 
 # --- limits, deadlines, Unix sockets, TLS ------------------------------------
 

@@ -5,7 +5,9 @@
 # RESP port) are answered; once the clock moves, it completes with correct
 # IDs. Also: replies on one connection stay in request order behind a
 # parked request, SIGTERM during a park drains it (answered in full, exit
-# 0), and a layout with one-second units parks across two unit boundaries.
+# 0), and a layout with one-second units parks across two unit boundaries;
+# a memcached get parked on its second key sends the first key's value and
+# resumes at the second.
 # Every check is deterministic (a frozen clock, the idmint_requests_parked
 # gauge, whether a client has had any byte); waits are bounded only so that
 # a server that blocks fails instead of hanging the test.
@@ -181,4 +183,33 @@ expect "... the first in the first unit" "$(inspect_ms "$L1S" "$(head -n 1 "$T_D
 expect "... the last in the third unit or later" "$(inspect_ms "$L1S" "$(tail -n 1 "$T_DIR/slow.body")")" -ge $((T + 2000))
 stop_server TERM
 expect "exit 0 at the end" "$SRV_STATUS" = 0
+
+# --- memcached: a get parked on a key resumes at that key --------------------
+
+step_clock +0
+MC_PORT=$(random_port)
+start_server "${FAKETIME_ENV[@]}" --memcache "127.0.0.1:$MC_PORT" --state-dir "$T_DIR/smc"
+T=$(now_ms)
+freeze_clock "$T"
+# 4095 of the frozen ms's 4096 sequence numbers (twitter): a's is the
+# last, b must wait for the next ms.
+http "memcached: a frozen clock: 4095 snowflakes of its ms over HTTP" -n 4095 -- '/v1/ids/snowflake?count=4095'
+exec {mcfd}<>"/dev/tcp/127.0.0.1/$MC_PORT"
+send "$mcfd" 'get a b c\r\n'
+wait_until 15 bash -c "[ \"\$(curl -s '$BASE/metrics' | awk '\$1 == \"idmint_requests_parked\" { print \$2 }')\" = 1 ]"
+expect "memcached: get a b c: parked on b (idmint_requests_parked 1)" "$(metric idmint_requests_parked)" = 1
+timeout 2 cat <&"$mcfd" >"$T_DIR/part.out"
+check "... a's value already went out, nothing after it" -O "VALUE a 0 19${NL}$SNOWFLAKE" \
+    --sh "tr -d '\r' <'$T_DIR/part.out'"
+check "memcached: ... other memcached connections are answered meanwhile (uuidv7)" -O "$UUID7" \
+    -- memccat "--servers=127.0.0.1:$MC_PORT" uuidv7
+step_clock +0
+send "$mcfd" 'quit\r\n'
+timeout 10 cat <&"$mcfd" >"$T_DIR/rest.out"
+exec {mcfd}>&-
+check "when the clock moves on, it resumes at b: b and c, then END (a not repeated)" \
+    -O "VALUE b 0 19${NL}$SNOWFLAKE${NL}VALUE c 0 19${NL}$SNOWFLAKE${NL}END" --sh "tr -d '\r' <'$T_DIR/rest.out'"
+ids=$(cat "$T_DIR/part.out" "$T_DIR/rest.out" | tr -d '\r' | grep -Ex "$SNOWFLAKE")
+expect "... three distinct increasing snowflakes" "$(printf '%s\n' "$ids" | sort -u -n -c && printf '%s\n' "$ids" | wc -l)" = 3
+stop_server
 finish
