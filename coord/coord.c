@@ -3,6 +3,7 @@
  * etcd.c and zk.c do the talking.
  */
 #include "backend.h"
+#include "record.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -317,45 +318,39 @@ const idmc_ops *const idmc_zk_ops = NULL;
  * (msg, cap) the backends write. */
 int idmc_open(const char *url, int64_t ttl_ms, idmc_coord **out, idmc_error *err)
 {
-    idmc_error scratch, *e = err != NULL ? err : &scratch;
-    e->msg[0] = '\0';
+    idmc_error scratch, *e = idmc__record(err, &scratch);
     return e->code = open_msg(url, ttl_ms, out, e->msg, sizeof e->msg);
 }
 
 int idmc_claim(idmc_coord *c, uint64_t lo, uint64_t hi, const char *holder, idmc_lease **out,
                idmc_error *err)
 {
-    idmc_error scratch, *e = err != NULL ? err : &scratch;
-    e->msg[0] = '\0';
+    idmc_error scratch, *e = idmc__record(err, &scratch);
     return e->code = claim_msg(c, lo, hi, holder, out, e->msg, sizeof e->msg);
 }
 
 int idmc_keepalive(idmc_lease *l, int64_t *ttl_ms, idmc_error *err)
 {
-    idmc_error scratch, *e = err != NULL ? err : &scratch;
-    e->msg[0] = '\0';
+    idmc_error scratch, *e = idmc__record(err, &scratch);
     return e->code = keepalive_msg(l, ttl_ms, e->msg, sizeof e->msg);
 }
 
 int idmc_record_mark(idmc_lease *l, int64_t ms, idmc_error *err)
 {
-    idmc_error scratch, *e = err != NULL ? err : &scratch;
-    e->msg[0] = '\0';
+    idmc_error scratch, *e = idmc__record(err, &scratch);
     return e->code = record_mark_msg(l, ms, e->msg, sizeof e->msg);
 }
 
 int idmc_shrink_mark(idmc_lease *l, int64_t ms, idmc_error *err)
 {
-    idmc_error scratch, *e = err != NULL ? err : &scratch;
-    e->msg[0] = '\0';
+    idmc_error scratch, *e = idmc__record(err, &scratch);
     return e->code = shrink_mark_msg(l, ms, e->msg, sizeof e->msg);
 }
 
 int idmc_list(idmc_coord *c, void (*fn)(void *ctx, const idmc_slot_info *slot), void *ctx,
               idmc_error *err)
 {
-    idmc_error scratch, *e = err != NULL ? err : &scratch;
-    e->msg[0] = '\0';
+    idmc_error scratch, *e = idmc__record(err, &scratch);
     int n = list_msg(c, fn, ctx, e->msg, sizeof e->msg);
     e->code = n < 0 ? IDMC_ERROR : 0;
     return n;

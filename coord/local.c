@@ -27,6 +27,7 @@
  * and freed can be held next by another, who must read and raise the mark.
  */
 #include "idmint_coord.h"
+#include "record.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -655,23 +656,20 @@ static int local_list_msg(const char *dir, const char *ns,
 int idmc_local_claim(const char *dir, const char *ns, uint64_t lo, uint64_t hi, int64_t max_mark_ms,
                      const char *holder, idmc_slot **out, idmc_error *err)
 {
-    idmc_error scratch, *e = err != NULL ? err : &scratch;
-    e->msg[0] = '\0';
+    idmc_error scratch, *e = idmc__record(err, &scratch);
     return e->code =
                local_claim_msg(dir, ns, lo, hi, max_mark_ms, holder, out, e->msg, sizeof e->msg);
 }
 
 int idmc_slot_check(idmc_slot *slot, idmc_error *err)
 {
-    idmc_error scratch, *e = err != NULL ? err : &scratch;
-    e->msg[0] = '\0';
+    idmc_error scratch, *e = idmc__record(err, &scratch);
     return e->code = slot_check_msg(slot, e->msg, sizeof e->msg);
 }
 
 int idmc_slot_repair(idmc_slot *slot, idmc_error *err)
 {
-    idmc_error scratch, *e = err != NULL ? err : &scratch;
-    e->msg[0] = '\0';
+    idmc_error scratch, *e = idmc__record(err, &scratch);
     return e->code = slot_repair_msg(slot, e->msg, sizeof e->msg);
 }
 
@@ -680,8 +678,7 @@ int idmc_local_list(const char *dir, const char *ns,
                                const char *holder),
                     void *ctx, idmc_error *err)
 {
-    idmc_error scratch, *e = err != NULL ? err : &scratch;
-    e->msg[0] = '\0';
+    idmc_error scratch, *e = idmc__record(err, &scratch);
     int n = local_list_msg(dir, ns, fn, ctx, e->msg, sizeof e->msg);
     e->code = n < 0 ? IDMC_ERROR : 0;
     return n;

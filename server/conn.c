@@ -1444,6 +1444,17 @@ void idms_conn_close_listeners(idms_server *s)
     }
 }
 
+bool idms_conn_close_after(idms_conn *c, bool close,
+                           bool (*another)(idms_conn *c, const char *rest, size_t len),
+                           const char *rest, size_t len)
+{
+    if (close || (c->server->draining && !another(c, rest, len))) {
+        c->close_after_write = true;
+        return true;
+    }
+    return false;
+}
+
 void idms_conn_close_idle(idms_server *s)
 {
     /* Connections with requests buffered (complete, parked or

@@ -232,6 +232,16 @@ static inline void idms_conn_park(idms_conn *c, const idms_park *p)
     else
         c->park_on = p->on;
 }
+/* After a request is answered, the rule of a command protocol's feed loop
+ * (RESP, memcached): the connection closes once out is written when the
+ * request asked for it (close), or when the server drains and
+ * rest[0..len) does not begin another request (another: the adapter's
+ * parser, asked only while draining) - a drain answers every request
+ * already received, then closes. Returns true, with close_after_write
+ * set, when the adapter must stop feeding. */
+bool idms_conn_close_after(idms_conn *c, bool close,
+                           bool (*another)(idms_conn *c, const char *rest, size_t len),
+                           const char *rest, size_t len);
 /* Starts (again) reading a connection paused by backpressure. */
 void idms_conn_resume(idms_conn *c);
 /* Resumes the connections parked for the ceiling (the mark is durable,

@@ -283,10 +283,11 @@ static int run(idms_conn *c, mc_session *ss, const idms_mc_request *q, idms_buf 
 }
 
 /* Whether buf[0..len) starts with another request (complete or not). */
-static bool another_request(const char *buf, size_t len, bool binary)
+static bool another_request(idms_conn *c, const char *buf, size_t len)
 {
+    const mc_session *ss = idms_conn_session(c);
     idms_mc_request q;
-    return len > 0 && idms_mc_parse(buf, len, binary, &q, NULL) != IDMS_MC_INCOMPLETE;
+    return len > 0 && idms_mc_parse(buf, len, ss->binary, &q, NULL) != IDMS_MC_INCOMPLETE;
 }
 
 static ptrdiff_t mc_feed(idms_conn *c, const char *buf, size_t len, idms_buf *out)
@@ -330,15 +331,8 @@ static ptrdiff_t mc_feed(idms_conn *c, const char *buf, size_t len, idms_buf *ou
         }
         used += (size_t)n;
         idms_metrics_count_command(s, c->listener->slot, status);
-        if (rc == RUN_CLOSE) {
-            c->close_after_write = true;
+        if (idms_conn_close_after(c, rc == RUN_CLOSE, another_request, buf + used, len - used))
             return (ptrdiff_t)used;
-        }
-        /* Draining answers every request already received, then closes. */
-        if (s->draining && !another_request(buf + used, len - used, ss->binary)) {
-            c->close_after_write = true;
-            return (ptrdiff_t)used;
-        }
     }
     return (ptrdiff_t)used;
 }

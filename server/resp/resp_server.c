@@ -1172,8 +1172,9 @@ static int run(idms_conn *c, const idms_resp_command *cmd, idms_buf *out)
 }
 
 /* Whether buf[0..len) starts with another command (complete or malformed). */
-static bool another_command(const char *buf, size_t len)
+static bool another_command(idms_conn *c, const char *buf, size_t len)
 {
+    (void)c;
     idms_resp_command cmd;
     const char *why;
     return len > 0 && idms_resp_parse(buf, len, &cmd, &why) != IDMS_RESP_INCOMPLETE;
@@ -1218,15 +1219,8 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         used += (size_t)n;
         bool error = out->len > before && out->data[before] == '-';
         count(c, error ? 400 : 200);
-        if (rc == RUN_CLOSE) {
-            c->close_after_write = true;
+        if (idms_conn_close_after(c, rc == RUN_CLOSE, another_command, buf + used, len - used))
             return (ptrdiff_t)used;
-        }
-        /* Draining answers every command already received, then closes. */
-        if (s->draining && !another_command(buf + used, len - used)) {
-            c->close_after_write = true;
-            return (ptrdiff_t)used;
-        }
     }
     return (ptrdiff_t)used;
 }

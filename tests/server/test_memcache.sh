@@ -58,24 +58,28 @@ check "memcstat (libmemcached) lists katsubushi's stats: pid, uptime, time, vers
     -- memcstat "--servers=$MC"
 
 "$PYTHON" "$MCPY" pymemcache "$MC" >"$T_DIR/py.out" 2>"$T_DIR/py.err"
+# py FACT: the line pymemcache's run printed for FACT ("get", "gets", ...).
+py() {
+    grep "^$1:" "$T_DIR/py.out"
+}
 expect "pymemcache (python3-pymemcache) runs get, get_many, gets, version, stats" "$?" = 0
-check "... get: a snowflake" -O "get: $SNOWFLAKE" -- grep '^get:' "$T_DIR/py.out"
+check "... get: a snowflake" -O "get: $SNOWFLAKE" -- py 'get'
 check "... get_many: a value for each key" -o "get_many keys: a b ksuid typeid:user ulid uuidv7" \
-    -- grep '^get_many keys:' "$T_DIR/py.out"
+    -- py 'get_many keys'
 check "... each of the format it names" \
     -O "get_many a: $SNOWFLAKE${NL}get_many b: $SNOWFLAKE${NL}get_many uuidv7: $UUID7${NL}get_many typeid:user: $TYPEID${NL}get_many ulid: $ULID${NL}get_many ksuid: $KSUID" \
     --sh "grep '^get_many ' '$T_DIR/py.out' | grep -v '^get_many keys:'"
 a=$(sed -n 's/^get_many a: //p' "$T_DIR/py.out")
 b=$(sed -n 's/^get_many b: //p' "$T_DIR/py.out")
 expect "... the snowflakes of one get increase in key order" "$((b > a))" = 1
-check "... gets: a CAS of 0" -O "gets: $SNOWFLAKE cas=0" -- grep '^gets:' "$T_DIR/py.out"
+check "... gets: a CAS of 0" -O "gets: $SNOWFLAKE cas=0" -- py 'gets'
 check "... version: the memcached protocol level, then idmint's" -O 'version: 1\.6\.0-idmint-[0-9]+\.[0-9]+\.[0-9]+' \
-    -- grep '^version:' "$T_DIR/py.out"
+    -- py 'version'
 check "... stats: katsubushi's members" \
     -o "stats keys: cmd_get curr_connections get_hits get_misses pid time total_connections uptime version" \
-    -- grep '^stats keys:' "$T_DIR/py.out"
+    -- py 'stats keys'
 check "... a key breaking its format's prefix rule is a client error, with the reason" \
-    -O "prefix refusal: MemcacheClientError: .*uuidv7 takes no prefix.*" -- grep '^prefix refusal:' "$T_DIR/py.out"
+    -O "prefix refusal: MemcacheClientError: .*uuidv7 takes no prefix.*" -- py 'prefix refusal'
 
 "$PYTHON" "$MCPY" many "$MC" 200 >"$T_DIR/many.out" 2>&1
 check "200 gets of 100 keys on one connection: 20000 snowflakes, distinct and strictly increasing" \
