@@ -21,6 +21,8 @@
 #
 # start_server [--env VAR=VALUE | --env --unset=VAR | --as USER |
 # --host-registry]... [IDMINTD OPTIONS] starts idmintd in the background
+# (--memcache-random among the options: a memcached listener too, on
+# MC_PORT, picked again with the other ports when a try cannot listen)
 # (ports: HTTP_PORT, RESP_PORT; pid: SRV_PID; log: SRV_LOG; state:
 # --state-dir $T_DIR/state unless given; node registry: --node-registry
 # $T_DIR/nodes unless given, or with --host-registry none: the host's
@@ -164,8 +166,19 @@ start_server() {
         RESP_PORT=$((20000 + RANDOM % 40000))
         [ "$HTTP_PORT" = "$RESP_PORT" ] && continue
         SRV_LOG=$T_DIR/idmintd.$RANDOM.log
+        # --memcache-random: a memcached listener on a port of its own,
+        # picked again on each try as HTTP_PORT and RESP_PORT are (MC_PORT).
+        local try_args=() a2
+        for a2 in "${args[@]}"; do
+            if [ "$a2" = --memcache-random ]; then
+                MC_PORT=$((20000 + RANDOM % 40000))
+                try_args+=(--memcache "127.0.0.1:$MC_PORT")
+            else
+                try_args+=("$a2")
+            fi
+        done
         "${runas[@]}" env "${envs[@]}" "$IDMINTD" --http "127.0.0.1:$HTTP_PORT" \
-            --resp "127.0.0.1:$RESP_PORT" "${args[@]}" >"$SRV_LOG" 2>&1 &
+            --resp "127.0.0.1:$RESP_PORT" "${try_args[@]}" >"$SRV_LOG" 2>&1 &
         SRV_PID=$!
         track "$SRV_PID"
         local n=0 watch=$SRV_LOG

@@ -38,8 +38,7 @@ mc_raw() {
     printf "$1" | raw "$MC_PORT" "${2:-5}" | sed 's/\r/\\r/g'
 }
 
-MC_PORT=$(random_port)
-start_server --memcache "127.0.0.1:$MC_PORT" --node 5
+start_server --memcache-random --node 5
 MC=127.0.0.1:$MC_PORT
 MCPY=$(dirname "$0")/mcclient.py
 
@@ -156,8 +155,7 @@ expect "SIGTERM: exit 0 with a memcached port" "$SRV_STATUS" = 0
 
 # --- limits, deadlines, Unix sockets, TLS ------------------------------------
 
-MC_PORT=$(random_port)
-start_server --memcache "127.0.0.1:$MC_PORT" --max-connections 1 --header-timeout 300 \
+start_server --memcache-random --max-connections 1 --header-timeout 300 \
     --memcache-idle-timeout 400
 exec {held}<>"/dev/tcp/127.0.0.1/$MC_PORT"
 send "$held" 'version\r\n'
@@ -183,13 +181,12 @@ stop_server
 expect "... and the socket goes when idmintd stops" "$(ls "$SOCK" 2>/dev/null | wc -l)" = 0
 
 bash "$(dirname "$0")/tls_cert.sh" "$T_DIR/tls" server
-MC_PORT=$(random_port)
 # Every port is TLS then: the /healthz start_server waits for too.
 SRV_SCHEME=https
 curl() {
     command curl -m 10 --cacert "$T_DIR/tls/ca.pem" "$@"
 }
-start_server --memcache "127.0.0.1:$MC_PORT" --tls-cert "$T_DIR/tls/server.pem" --tls-key "$T_DIR/tls/server.key"
+start_server --memcache-random --tls-cert "$T_DIR/tls/server.pem" --tls-key "$T_DIR/tls/server.key"
 check "with --tls-cert the memcached port is TLS too: get and version over it" \
     -O "VALUE a 0 19$NL$SNOWFLAKE${NL}END${NL}VERSION 1\\.6\\.0-idmint-[0-9.]+" \
     -- "$PYTHON" "$MCPY" tls "127.0.0.1:$MC_PORT" "$T_DIR/tls/ca.pem"
@@ -218,8 +215,7 @@ expect "... even with --allow-unauthenticated" "$?" = 2
     --state-dir "$T_DIR/s3" --node-registry "$T_DIR/nodes" >"$T_DIR/auth3.log" 2>&1
 expect "without a token, --memcache beyond loopback is protected mode's refusal (exit 2)" "$?" = 2
 check "... saying how to allow it" -O '.*give --allow-unauthenticated to do it anyway.*' -- cat "$T_DIR/auth3.log"
-MC_PORT=$(random_port)
-start_server --memcache "127.0.0.1:$MC_PORT" --auth-token-file "$TOKEN"
+start_server --memcache-random --auth-token-file "$TOKEN"
 check "with --auth-token-file and a loopback --memcache: served without the token" -L "$SNOWFLAKE" -n 1 \
     -- memccat "--servers=127.0.0.1:$MC_PORT" a
 http "... while HTTP still needs it" -s 401 -- /v1/ids/snowflake

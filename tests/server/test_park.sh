@@ -187,8 +187,7 @@ expect "exit 0 at the end" "$SRV_STATUS" = 0
 # --- memcached: a get parked on a key resumes at that key --------------------
 
 step_clock +0
-MC_PORT=$(random_port)
-start_server "${FAKETIME_ENV[@]}" --memcache "127.0.0.1:$MC_PORT" --state-dir "$T_DIR/smc"
+start_server "${FAKETIME_ENV[@]}" --memcache-random --state-dir "$T_DIR/smc"
 T=$(now_ms)
 freeze_clock "$T"
 # 4095 of the frozen ms's 4096 sequence numbers (twitter): a's is the
