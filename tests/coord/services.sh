@@ -25,6 +25,9 @@
 # and kills those PIDs at exit, before any EXIT trap that was set before
 # the first start.
 
+# shellcheck source=tests/ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../ports.sh"
+
 SVC_PIDS=()
 SVC_TRAP_SET=0
 
@@ -69,24 +72,10 @@ svc_running() {
     [ "${stat%% *}" != Z ]
 }
 
-# svc_port_free PORT: no TCP socket (IPv4 or IPv6, any state) has PORT as
-# its local port.
-svc_port_free() {
-    local hex
-    hex=$(printf ':%04X ' "$1")
-    ! grep -qs -- "^ *[0-9]*: [0-9A-F]*$hex" /proc/net/tcp /proc/net/tcp6
-}
-
-# svc_random_port: sets SVC_PORT to a free loopback port, picked as lib.sh's
-# random_port picks them (a variable, not output: the draw must advance this
-# shell's RANDOM).
+# svc_random_port: sets SVC_PORT to a free loopback port, picked as every
+# test script picks them (pick_port, tests/ports.sh).
 svc_random_port() {
-    local i
-    for ((i = 0; i < 50; i++)); do
-        SVC_PORT=$((20000 + RANDOM % 40000))
-        svc_port_free "$SVC_PORT" && return 0
-    done
-    return 1
+    pick_port SVC_PORT
 }
 
 # svc_stop PID SECONDS: SIGTERM, waits up to SECONDS for the exit, then

@@ -58,6 +58,9 @@
 # Usage of a test: bash test_X.sh IDMINTD IDMINT LOADCLIENT
 
 # shellcheck disable=SC2034 # SRV_STATUS, SRV_STOP_MS, FAKETIME_ENV... are for the tests
+# shellcheck source=tests/ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../ports.sh"
+
 IDMINTD=${1:?usage: bash $0 PATH_TO_IDMINTD PATH_TO_IDMINT PATH_TO_LOADCLIENT}
 IDMINT=${2:?usage: bash $0 PATH_TO_IDMINTD PATH_TO_IDMINT PATH_TO_LOADCLIENT}
 LOADCLIENT=${3:-$(dirname "$IDMINTD")/tests/loadclient}
@@ -161,17 +164,22 @@ start_server() {
     # node 0 whatever else runs on the machine.
     [ $registry = 1 ] && args+=(--node-registry "$T_DIR/nodes")
     local try
+    # The logs of every try, the last one's (SRV_LOG) last: a try that
+    # found a port taken has run its start-up (a mark carried over, say)
+    # before its listen failed.
+    SRV_LOGS=()
     for _ in 1 2 3 4 5 6 7 8; do
-        HTTP_PORT=$((20000 + RANDOM % 40000))
-        RESP_PORT=$((20000 + RANDOM % 40000))
+        pick_port HTTP_PORT
+        pick_port RESP_PORT
         [ "$HTTP_PORT" = "$RESP_PORT" ] && continue
         SRV_LOG=$T_DIR/idmintd.$RANDOM.log
+        SRV_LOGS+=("$SRV_LOG")
         # --memcache-random: a memcached listener on a port of its own,
         # picked again on each try as HTTP_PORT and RESP_PORT are (MC_PORT).
         local try_args=() a2
         for a2 in "${args[@]}"; do
             if [ "$a2" = --memcache-random ]; then
-                MC_PORT=$((20000 + RANDOM % 40000))
+                pick_port MC_PORT
                 try_args+=(--memcache "127.0.0.1:$MC_PORT")
             else
                 try_args+=("$a2")
@@ -360,9 +368,12 @@ wait_until() {
     done
 }
 
-# random_port: a loopback port number, as start_server picks them.
+# random_port: a loopback port number, as start_server picks them (for a
+# listener of the test's own: start_server retries only its own ports).
 random_port() {
-    echo $((20000 + RANDOM % 40000))
+    local port
+    pick_port port
+    echo "$port"
 }
 
 # raw PORT SECONDS: opens a connection, sends stdin in one write (up to

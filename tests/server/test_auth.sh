@@ -30,22 +30,6 @@ token_file() {
 }
 TOK=$(token_file token 600 "$TOKEN\n")
 
-# free_port: for a listener of the test's own (start_server retries only
-# its own ports): below the ephemeral range, so that no client connection
-# holds it, and not in use by any socket now.
-free_port() {
-    local p lo
-    lo=$(cut -f 1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
-    [ "${lo:-0}" -gt 21000 ] || lo=60000
-    while :; do
-        p=$((20000 + RANDOM % (lo - 20000)))
-        if [ -z "$(ss -Htan "sport = :$p" 2>/dev/null)" ]; then
-            echo "$p"
-            return
-        fi
-    done
-}
-
 # refused EVIDENCE ERE ARGS...: idmintd with ARGS (on loopback, no state)
 # exits 2 at once, its stderr matching ERE.
 refused() {
@@ -119,28 +103,28 @@ refused "unix: listen addresses count as local (the refusal names the other list
     "idmintd: refusing to listen on 0.0.0.0:[0-9]+ without .*" --http "unix:$T_DIR/http.sock" \
     --resp "0.0.0.0:$(random_port)"
 
-P=$(free_port)
+P=$(random_port)
 start_server --resp "0.0.0.0:$P" --allow-unauthenticated
 check "--allow-unauthenticated: a non-loopback listener without a token starts and serves" \
     -L "$ULID" -n 1 -- redis-cli -p "$P" NEXT ulid
 check "--allow-unauthenticated: the log warns that anyone may mint" -O ".*warn: listening on 0.0.0.0:$P without a token \\(--allow-unauthenticated\\): anyone who can connect may mint IDs.*" \
     --sh "cat '$SRV_LOG' | paste -sd ' '"
 stop_server
-P=$(free_port)
+P=$(random_port)
 start_server --config "$(token_file confallow 600 'allow-unauthenticated = yes\n')" --resp "0.0.0.0:$P"
 check "allow-unauthenticated = yes in the config file does the same" -o PONG -- redis-cli -p "$P" PING
 stop_server
-P=$(free_port)
+P=$(random_port)
 start_server --resp "0.0.0.0:$P" --auth-token-file "$TOK"
 check "a non-loopback listener with a token starts, and asks for it" -o "${NOAUTH#-}" \
     --sh "redis-cli -p $P PING | grep -v '^\$'"
 check "... and serves with it" -o PONG -- redis-cli -p "$P" --no-auth-warning -a "$TOKEN" PING
 stop_server
-P=$(free_port)
+P=$(random_port)
 start_server --resp "127.0.0.2:$P"
 check "127.0.0.0/8 is loopback: no token needed (127.0.0.2)" -o PONG -- redis-cli -h 127.0.0.2 -p "$P" PING
 stop_server
-P=$(free_port)
+P=$(random_port)
 start_server --resp "[::1]:$P"
 check "::1 is loopback: no token needed" -o PONG -- redis-cli -h ::1 -p "$P" PING
 stop_server
