@@ -68,7 +68,7 @@ ROOMS='
 0 core     log buf options config/config_parser core/waitlist core/job tagtable
 1 durable  hwm lease node
 2 net      conn tls
-2 service  mint segments hlc keyed metrics auth
+2 service  mint segments hlc keyed metrics auth status
 3 proto    */*
 4 main     main server
 '

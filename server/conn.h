@@ -216,12 +216,6 @@ void idms_conn_close_all(struct idms_server *s);
 size_t idms_conn_share(const idms_conn *c);
 /* A batch of replies, or a part of a large one: a quarter of the share. */
 size_t idms_conn_part(const idms_conn *c);
-/* The request at the head of c's buffer as the services see it. */
-static inline idms_req idms_conn_req(idms_conn *c)
-{
-    idms_req q = {c->server, &c->job, &c->seg};
-    return q;
-}
 /* A service parked the request at the head of c's buffer (the adapter
  * leaves it there, unconsumed): conn.c parks c on p once feed returns. */
 static inline void idms_conn_park(idms_conn *c, const idms_park *p)

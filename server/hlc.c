@@ -38,9 +38,10 @@ int idms_hlc_open(idms_server *s)
         idms_log(IDMS_LOG_ERROR, "cannot create the hybrid logical clock: %s", err.msg);
         return 1;
     }
-    if (s->hwm.resume_ms > 0 && idm_hlc_resume_after(s->hlc, s->hwm.resume_ms, &err) != IDM_OK) {
+    int64_t resume_ms = idms_hwm_resume_ms(&s->hwm, NULL);
+    if (resume_ms > 0 && idm_hlc_resume_after(s->hlc, resume_ms, &err) != IDM_OK) {
         idms_log(IDMS_LOG_ERROR, "cannot resume the hybrid logical clock after %" PRId64 ": %s",
-                 s->hwm.resume_ms, err.msg);
+                 resume_ms, err.msg);
         return 1;
     }
     /* Its ceiling is the durable mark's, set by the mark (hwm.h). */

@@ -54,7 +54,7 @@ int idms_hlc_open(struct idms_server *s);
 void idms_hlc_close(struct idms_server *s);
 
 /* The wall_ms of the last stamp handed out (or of the seeded mark), 0
- * before any: part of what idms_mint_used_ms reports. */
+ * before any: part of what idms_used_ms reports. */
 int64_t idms_hlc_used_ms(const struct idms_server *s);
 
 /* Statuses besides the HTTP-like ones. */

@@ -360,7 +360,7 @@ static void queue_work(idms_server *s, int64_t target, bool check_only)
     idms_hwm *h = &s->hwm;
     h->target_ms = target;
     h->work_check_only = check_only;
-    h->work_slot = s->node.slot;
+    h->work_slot = h->slot;
     h->work.data = h;
     if (uv_queue_work(s->loop, &h->work, on_work, on_work_done) == 0) {
         h->in_flight = true;
@@ -480,7 +480,7 @@ static int check_layout_end(idms_server *s, int64_t file_mark, const char *file)
                  "), is past the end of layout %s (%s): no snowflake could "
                  "be minted above it, and nothing was written; use a --layout or --epoch that "
                  "reaches past the mark (idmint lease list shows the slot)",
-                 s->node.node, when, mark, s->layout_name, end);
+                 s->hwm.slot_node, when, mark, s->layout_name, end);
     return 1;
 }
 
@@ -518,9 +518,10 @@ static int64_t old_mark(idms_hwm *h)
     return mark;
 }
 
-int idms_hwm_open(idms_server *s, int64_t slot_mark_ms)
+int idms_hwm_open(idms_server *s, uint64_t slot_node, int64_t slot_mark_ms)
 {
     idms_hwm *h = &s->hwm;
+    h->slot_node = slot_node;
     h->server = s;
     h->lock_fd = h->dir_fd = -1;
     h->limit_ms = INT64_MAX;
@@ -598,11 +599,11 @@ int idms_hwm_commit(idms_server *s)
         idms_log(IDMS_LOG_ERROR, "cannot write the time high-water mark: %s", err.msg);
         return 1;
     }
-    if (s->node.slot != NULL && idmc_slot_record_mark(s->node.slot, durable) != 0) {
+    if (h->slot != NULL && idmc_slot_record_mark(h->slot, durable) != 0) {
         idm_mark_abort(h->mark);
         idms_log(IDMS_LOG_ERROR,
                  "cannot record the time high-water mark in the slot of node %" PRIu64 ": %s",
-                 s->node.node, strerror(errno));
+                 idmc_slot_node(h->slot), strerror(errno));
         return 1;
     }
     idm_mark_commit(h->mark, durable);
@@ -630,6 +631,33 @@ void idms_hwm_start(idms_server *s)
     if (s->hwm.enabled)
         uv_timer_start(&s->hwm.check, on_check, CHECK_MS, CHECK_MS);
     uv_unref((uv_handle_t *)&s->hwm.check);
+}
+
+void idms_hwm_set_slot(idms_hwm *h, struct idmc_slot *slot)
+{
+    h->slot = slot;
+}
+
+bool idms_hwm_enabled(const idms_hwm *h)
+{
+    return h->enabled;
+}
+
+bool idms_hwm_busy(const idms_hwm *h)
+{
+    return h->in_flight;
+}
+
+bool idms_hwm_failing(const idms_hwm *h)
+{
+    return h->enabled && h->failing;
+}
+
+int64_t idms_hwm_resume_ms(const idms_hwm *h, int *from)
+{
+    if (from != NULL)
+        *from = h->resume_from;
+    return h->resume_ms;
 }
 
 int64_t idms_hwm_used_ms(idms_server *s)

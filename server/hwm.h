@@ -66,8 +66,11 @@ typedef struct idms_hwm {
     unsigned work_remade; /* what the work made again (hwm.c's REMADE_*) */
     bool work_taken;      /* the work found another idmintd there */
     int64_t work_durable; /* the mark the write made durable */
-    /* The node's slot (node.h) the write also records the mark in, taken
-     * from s->node on the loop when the write is queued. */
+    /* The node's slot (node.h) the mark is also recorded in, NULL for
+     * none: node.c sets it (idms_hwm_set_slot); a write takes it on the
+     * loop when it is queued (work_slot). */
+    struct idmc_slot *slot;
+    uint64_t slot_node; /* the node whose slot mark was resumed above (messages) */
     struct idmc_slot *work_slot;
     /* Results of the write, for the loop thread. */
     char work_why[1400];
@@ -82,12 +85,12 @@ typedef struct idms_hwm {
 /* Takes the state directory (creating it, mode 0700), refusing when
  * another idmintd holds it; opens the mark (and reads a STATE_DIR/hwm left
  * by an older idmintd), refuses one past the layout's end, and sets the
- * resume point above it and above slot_mark_ms (the mark in the node's
- * slot: node.h, 0 for none); attaches s->gen. Writes no mark: the
+ * resume point above it and above slot_mark_ms (the mark in the slot of
+ * node slot_node: node.h, 0 for none); attaches s->gen. Writes no mark: the
  * snowflake generator and the hybrid logical clock are made with resume_ms
  * next (idms_hwm_adopt_snowflake, idms_hwm_attach_hlc), and idms_hwm_commit
  * writes once they have taken it. Returns 0, or 1 after logging why. */
-int idms_hwm_open(struct idms_server *s, int64_t slot_mark_ms);
+int idms_hwm_open(struct idms_server *s, uint64_t slot_node, int64_t slot_mark_ms);
 /* Raises the mark resumed above to ms if it is higher, recording whose it
  * is (IDMS_RESUME_*); a tie keeps the first source. */
 void idms_hwm_resume_above(idms_hwm *h, int64_t ms, int from);
@@ -122,8 +125,23 @@ bool idms_hwm_ready(struct idms_server *s, char *why, size_t cap);
  * idmintd took the directory), so that an ordinary restart does not wait,
  * and releases the directory. */
 void idms_hwm_close(struct idms_server *s);
+/* The node's slot that the mark is recorded in from the next write on
+ * (NULL: none). A slot given up stays in use until idms_hwm_busy is
+ * false. */
+void idms_hwm_set_slot(idms_hwm *h, struct idmc_slot *slot);
+/* Whether a --state-dir is configured. */
+bool idms_hwm_enabled(const idms_hwm *h);
+/* Whether a write or a look is on the thread pool (it may be using the
+ * slot that was set when it was queued). */
+bool idms_hwm_busy(const idms_hwm *h);
+/* Whether the state directory's last write failed (a mark that could not
+ * be written is left as it is, higher, at the stop). */
+bool idms_hwm_failing(const idms_hwm *h);
+/* The mark the generators resume above (0 for none) and whose it is
+ * (IDMS_RESUME_*; from may be NULL). */
+int64_t idms_hwm_resume_ms(const idms_hwm *h, int *from);
 /* The latest time the generators handed out: their high water, or the
- * mark resumed above when later (idms_mint_used_ms adds the stamps). */
+ * mark resumed above when later (idms_used_ms adds the stamps). */
 int64_t idms_hwm_used_ms(struct idms_server *s);
 /* The system clock in Unix ms (0 when it cannot be read). */
 int64_t idms_clock_ms(void);

@@ -28,6 +28,7 @@
 #include "resp/resp_server.h"
 #include "segments.h"
 #include "server.h"
+#include "status.h"
 #include "tls.h"
 
 #include <errno.h>
@@ -51,8 +52,8 @@
 static idms_server server;
 
 /* The snowflake generator of node (the node module's make_snowflake):
- * resuming above s->hwm.resume_ms, under the mark (hwm.h) in place of the
- * old one, which the caller frees. Returns 0, or -1 after logging why
+ * resuming above the mark found at start-up (idms_hwm_resume_ms), under
+ * the mark (hwm.h) in place of the old one, which the caller frees. Returns 0, or -1 after logging why
  * (s->sf is then unchanged). */
 static int make_snowflake(idms_server *s, uint64_t node)
 {
@@ -61,7 +62,7 @@ static int make_snowflake(idms_server *s, uint64_t node)
     cfg.layout = s->layout;
     cfg.node = node;
     cfg.max_rewind_ms = s->opt.max_rewind_ms;
-    cfg.resume_unix_ms = s->hwm.resume_ms;
+    cfg.resume_unix_ms = idms_hwm_resume_ms(&s->hwm, NULL);
     idm_error err = {0};
     idm_snowflake *sf = NULL;
     if (idm_snowflake_new(&sf, &cfg, &err) != IDM_OK) {
@@ -73,8 +74,69 @@ static int make_snowflake(idms_server *s, uint64_t node)
         return -1;
     }
     s->sf = sf;
+    idms_mint_set_snowflake(&s->mint, sf);
     idms_node_apply_ceiling(s);
     return 0;
+}
+
+/* ---- the mint service's layer below (mint.h: idms_mint_below) ---------- */
+
+static const char *mint_no_node(void *ctx)
+{
+    idms_server *s = ctx;
+    return s->node.held ? NULL : s->node.why;
+}
+
+/* The time the durable mark must cover: the clock's, or the time used
+ * when an observation has put it ahead of the clock. */
+static void mint_need(void *ctx, bool at_ceiling)
+{
+    idms_server *s = ctx;
+    idm_clock clock = idm_clock_system();
+    int64_t ns = 0;
+    if (clock.now_ns(clock.ctx, &ns) != IDM_OK)
+        ns = 0;
+    int64_t now = ns / 1000000, used = idms_used_ms(s);
+    idms_node_need(s, used > now ? used : now, at_ceiling);
+}
+
+static bool mint_ceiling_rises(void *ctx, bool snowflake, char *why, size_t cap)
+{
+    return idms_node_ceiling_rises(ctx, snowflake, why, cap);
+}
+
+static int64_t mint_resumed(void *ctx, const char **whose)
+{
+    const idms_server *s = ctx;
+    int from;
+    int64_t ms = idms_hwm_resume_ms(&s->hwm, &from);
+    switch (from) {
+    case IDMS_RESUME_SELF:
+        *whose = "this process's own IDs before it claimed its node again";
+        break;
+    case IDMS_RESUME_SLOT:
+        *whose = "the node's previous holder, recorded in its slot";
+        break;
+    default:
+        *whose = "the previous run, recorded in the state directory";
+    }
+    return ms;
+}
+
+/* The mint service over the generators (before the first snowflake
+ * generator is made). */
+static void setup_mint(idms_server *s)
+{
+    idms_minter *m = &s->mint;
+    m->clock = idm_clock_system();
+    m->gen = s->gen;
+    m->layout = &s->layout;
+    m->max_count = s->opt.max_count;
+    m->max_rewind_ms = s->opt.max_rewind_ms;
+    m->max_offset_ms = s->opt.max_offset_ms;
+    m->ceiling_waiters = &s->ceiling_waiters;
+    m->metrics = &s->metrics;
+    m->below = (idms_mint_below){s, mint_no_node, mint_need, mint_ceiling_rises, mint_resumed};
 }
 
 /* The ceiling's parts moved (the durable mark, a lease; or a write of the
@@ -123,13 +185,14 @@ static int setup_generators(idms_server *s)
         idms_log(IDMS_LOG_ERROR, "cannot create the generators: %s", err.msg);
         return rc == IDM_EINVAL ? 2 : 1;
     }
+    setup_mint(s);
     /* The mark found on disk (and in the node's slot) is where snowflakes
      * resume; read it first. While no node is held yet, the generator is
      * made for the range's first node and never used: mint.c refuses
      * snowflakes until node.c holds a node and makes it anew for it. The
      * first mark is written only once every generator has taken the one
      * found: a start refused leaves the state directory as it was. */
-    if (idms_hwm_open(s, idms_node_mark_ms(s)) != 0)
+    if (idms_hwm_open(s, s->node.node, idms_node_mark_ms(s)) != 0)
         return 1;
     if (make_snowflake(s, s->node.held ? s->node.node : s->node.lo) != 0)
         return 1;
@@ -138,9 +201,10 @@ static int setup_generators(idms_server *s)
     if (idms_hwm_commit(s) != 0)
         return 1;
     char when[IDM_RFC3339_CAP] = "none", durable[IDM_RFC3339_CAP] = "none";
-    if (s->hwm.resume_ms > 0 && idm_time_format(s->hwm.resume_ms, when, sizeof when) != IDM_OK)
-        snprintf(when, sizeof when, "%" PRId64, s->hwm.resume_ms);
-    if (s->hwm.enabled &&
+    int64_t resume_ms = idms_hwm_resume_ms(&s->hwm, NULL);
+    if (resume_ms > 0 && idm_time_format(resume_ms, when, sizeof when) != IDM_OK)
+        snprintf(when, sizeof when, "%" PRId64, resume_ms);
+    if (idms_hwm_enabled(&s->hwm) &&
         idm_time_format(idms_hwm_durable_ms(s), durable, sizeof durable) != IDM_OK)
         snprintf(durable, sizeof durable, "%" PRId64, idms_hwm_durable_ms(s));
     idms_log(IDMS_LOG_INFO,
@@ -417,7 +481,7 @@ int main(int argc, char **argv)
          * the next start (say, on a free port) does not wait out a reserve
          * this one never used. A Unix socket made goes too. */
         idms_conn_close_listeners(s);
-        int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_mint_used_ms(s);
+        int64_t used = idms_hwm_failing(&s->hwm) ? -1 : idms_used_ms(s);
         idms_hwm_close(s);
         idms_node_close(s, used);
         idms_segments_close(s);
@@ -433,7 +497,7 @@ int main(int argc, char **argv)
     idms_log(IDMS_LOG_INFO, "idmintd %s ready (pid %d)", idm_version(), (int)getpid());
     uv_run(s->loop, UV_RUN_DEFAULT);
     /* A mark that could not be written is left as it is (higher). */
-    int64_t used = s->hwm.enabled && s->hwm.failing ? -1 : idms_mint_used_ms(s);
+    int64_t used = idms_hwm_failing(&s->hwm) ? -1 : idms_used_ms(s);
     idms_hwm_close(s);
     idms_node_close(s, used);
     idms_segments_close(s);

@@ -175,7 +175,7 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "idmint_connections_max %" PRIu64 "\n",
                     s->max_conns);
     idms_segments_metrics(s, out);
-    int64_t durable = s->hwm.enabled ? idms_hwm_durable_ms(s) : 0;
+    int64_t durable = idms_hwm_enabled(&s->hwm) ? idms_hwm_durable_ms(s) : 0;
     idms_buf_printf(out,
                     "# HELP idmint_hwm_persisted_unix_ms The time high-water mark last made durable "
                     "(Unix ms; 0 without a state directory): no ID handed out has a later time.\n"

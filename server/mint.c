@@ -15,21 +15,20 @@
  * Causal minting (idms_mint_after): the seen ID is observed when the job
  * starts. An observation ahead of the clock raises the generators' high
  * water past the clock, and the IDs in that lead are under the ceiling
- * like any others: the mark asked for is therefore measured from the
- * later of the clock and the generators' high water (need_ms), so that the
- * request parked on the ceiling is woken by a mark that covers the lead,
- * and a restart resumes after it.
+ * like any others: the mark asked for (the below layer's need, mint.h)
+ * is therefore measured from the later of the clock and the time used,
+ * so that the request parked on the ceiling is woken by a mark that
+ * covers the lead, and a restart resumes after it.
+ *
+ * The service knows the layer below only through idms_mint_below (the
+ * node, the ceiling's owner), so that it links without libuv and the
+ * unit tests (tests/unit/test_mint.c) drive it with a layer of their own.
  */
 #include "mint.h"
 #include "buf.h"
 #include "core/job.h"
 #include "formats.h"
-#include "hlc.h"
-#include "hwm.h"
 #include "log.h"
-#include "node.h"
-#include "segments.h"
-#include "server.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -41,28 +40,17 @@ static void fail(idms_mint_result *r, int status, const char *message)
     snprintf(r->message, sizeof r->message, "%s", message);
 }
 
-static int64_t clock_ns(void)
+static int64_t clock_ns(const idms_minter *m)
 {
-    idm_clock clock = idm_clock_system();
     int64_t ns = 0;
-    if (clock.now_ns(clock.ctx, &ns) != IDM_OK)
+    if (m->clock.now_ns(m->clock.ctx, &ns) != IDM_OK)
         ns = 0;
     return ns;
 }
 
-/* The time the durable mark must cover: the clock's, or the generators'
- * high water when an observation has put it ahead of the clock. */
-static int64_t need_ms(idms_server *s)
+void idms_mint_set_snowflake(idms_minter *m, idm_snowflake *sf)
 {
-    int64_t now = clock_ns() / 1000000, used = idms_mint_used_ms(s);
-    return used > now ? used : now;
-}
-
-int64_t idms_mint_used_ms(idms_server *s)
-{
-    int64_t used = idms_hwm_used_ms(s);
-    int64_t hlc_used = idms_hlc_used_ms(s); /* stamps count too (hlc.h) */
-    return hlc_used > used ? hlc_used : used;
+    m->sf = sf;
 }
 
 const idms_sink idms_sink_lines = {NULL, NULL, NULL};
@@ -111,7 +99,7 @@ static uint64_t count_lines(const char *p, size_t len)
  * format from the generator (idm_format_next_text_n, prefix included),
  * snowflakes from their own handle. On a stop after some IDs, the lines
  * written whole are kept (and counted): they are minted, and go out. */
-static int mint_more(idms_server *s, idms_mint_job *j, const char *prefix, uint64_t target,
+static int mint_more(idms_minter *m, idms_mint_job *j, const char *prefix, uint64_t target,
                      int64_t *retry_ns, idm_error *err)
 {
     const idmx_format *f = &idmx_formats[j->format];
@@ -124,24 +112,24 @@ static int mint_more(idms_server *s, idms_mint_job *j, const char *prefix, uint6
     size_t len = 0;
     int rc;
     if (f->lib->minted_by == IDM_FORMAT_BY_SNOWFLAKE)
-        rc = idm_snowflake_try_next_text_n(s->sf, p, cap, n, IDM_TEXT_NEWLINE, &len, retry_ns, err);
+        rc = idm_snowflake_try_next_text_n(m->sf, p, cap, n, IDM_TEXT_NEWLINE, &len, retry_ns, err);
     else
-        rc = idm_format_next_text_n(f->lib, s->gen, prefix, prefix_len, p, cap, n,
+        rc = idm_format_next_text_n(f->lib, m->gen, prefix, prefix_len, p, cap, n,
                                     IDM_TEXT_NEWLINE, &len, err);
     j->text.len += len;
     j->done += count_lines(p, len);
     return rc;
 }
 
-bool idms_mint_check(const idms_server *s, int format, const char *prefix, uint64_t count,
+bool idms_mint_check(const idms_minter *m, int format, const char *prefix, uint64_t count,
                      idms_mint_result *r)
 {
     const idmx_format *f = &idmx_formats[format];
     memset(r, 0, sizeof *r);
     r->status = 200;
-    if (count == 0 || count > s->opt.max_count) {
+    if (count == 0 || count > m->max_count) {
         char msg[64];
-        snprintf(msg, sizeof msg, "count must be from 1 to %" PRIu64, s->opt.max_count);
+        snprintf(msg, sizeof msg, "count must be from 1 to %" PRIu64, m->max_count);
         fail(r, 400, msg);
         return false;
     }
@@ -169,10 +157,10 @@ bool idms_mint_check(const idms_server *s, int format, const char *prefix, uint6
 
 /* Starts a job after checking the request; false (and r filled) when the
  * request is refused. */
-static bool start_job(idms_server *s, idms_mint_job *j, int format, const char *prefix,
+static bool start_job(const idms_minter *m, idms_mint_job *j, int format, const char *prefix,
                       uint64_t count, idms_mint_result *r)
 {
-    if (!idms_mint_check(s, format, prefix, count, r))
+    if (!idms_mint_check(m, format, prefix, count, r))
         return false;
     memset(j, 0, sizeof *j);
     idms_buf_init(&j->text);
@@ -182,48 +170,40 @@ static bool start_job(idms_server *s, idms_mint_job *j, int format, const char *
     return true;
 }
 
-/* Whether the snowflake generator's refusal is the wait for the mark of
- * the previous run (nothing minted since start-up has moved past it), not
- * a clock that stepped back while serving. */
-static bool waiting_for_resume(idms_server *s)
+/* Whether the snowflake generator's refusal is the wait for the mark
+ * resumed above at start-up (nothing minted since has moved past it), not
+ * a clock that stepped back while serving; *whose says whose mark it is. */
+static bool waiting_for_resume(const idms_minter *m, const char **whose)
 {
-    return s->hwm.resume_ms > 0 && idm_snowflake_high_water_ms(s->sf) <= s->hwm.resume_ms;
+    const char *name = NULL;
+    int64_t resumed = m->below.resumed(m->below.ctx, &name);
+    if (whose != NULL)
+        *whose = name;
+    return resumed > 0 && m->sf != NULL && idm_snowflake_high_water_ms(m->sf) <= resumed;
 }
 
-/* Whose mark the snowflake generator waits to pass (node.h). */
-static const char *resume_source(const idms_server *s)
-{
-    switch (s->hwm.resume_from) {
-    case IDMS_RESUME_SELF:
-        return "this process's own IDs before it claimed its node again";
-    case IDMS_RESUME_SLOT:
-        return "the node's previous holder, recorded in its slot";
-    default:
-        return "the previous run, recorded in the state directory";
-    }
-}
-
-static void refuse_rewind(idms_server *s, const idm_error *err, int format, idms_mint_result *r)
+static void refuse_rewind(idms_minter *m, const idm_error *err, int format, idms_mint_result *r)
 {
     r->status = 503;
     r->retry_after_s = err->rewind_ms / 1000 + 1;
-    if (waiting_for_resume(s)) {
+    const char *whose;
+    if (waiting_for_resume(m, &whose)) {
         snprintf(r->message, sizeof r->message,
                  "waiting for the clock to reach the time high-water mark of %s (%" PRId64
                  " ms ahead): IDs up to it may have been handed out",
-                 resume_source(s), err->rewind_ms);
+                 whose, err->rewind_ms);
         return;
     }
-    s->metrics.clock_refusals++;
-    s->metrics.clock_rewinds++;
+    m->metrics->clock_refusals++;
+    m->metrics->clock_rewinds++;
     snprintf(r->message, sizeof r->message, "%s", err->msg);
     /* One line per second at most: a refused clock under load would
      * otherwise write a line per request. */
-    int64_t now_s = clock_ns() / 1000000000;
-    if (now_s != s->refusal_logged_s) {
-        s->refusal_logged_s = now_s;
+    int64_t now_s = clock_ns(m) / 1000000000;
+    if (now_s != m->refusal_logged_s) {
+        m->refusal_logged_s = now_s;
         idms_log(IDMS_LOG_WARN, "refusing to mint %s: %s (%" PRIu64 " refusals so far)",
-                 idmx_formats[format].name, err->msg, s->metrics.clock_refusals);
+                 idmx_formats[format].name, err->msg, m->metrics->clock_refusals);
     }
 }
 
@@ -236,7 +216,7 @@ typedef struct seen_id {
 /* Parses after as an ID of format with the library's parser of it: true,
  * or false with r filled (400). A snowflake must also decode in the
  * server's layout. */
-static bool parse_after(const idms_server *s, int format, const char *after, seen_id *seen,
+static bool parse_after(const idms_minter *m, int format, const char *after, seen_id *seen,
                         idms_mint_result *r)
 {
     const idmx_format *f = &idmx_formats[format];
@@ -257,7 +237,7 @@ static bool parse_after(const idms_server *s, int format, const char *after, see
     int rc = idm_format_parse(f->lib, after, len, &seen->value, &err);
     if (rc == IDM_OK && f->lib->minted_by == IDM_FORMAT_BY_SNOWFLAKE) {
         idm_sf_parts parts;
-        rc = idm_sf_decode(&s->layout, seen->value.number, &parts, &err);
+        rc = idm_sf_decode(m->layout, seen->value.number, &parts, &err);
     }
     if (rc != IDM_OK) {
         /* The ID as sent, up to 96 bytes (the longest ID is a TypeID's 90). */
@@ -270,36 +250,36 @@ static bool parse_after(const idms_server *s, int format, const char *after, see
     return true;
 }
 
-bool idms_mint_check_after(const idms_server *s, int format, const char *after, idms_mint_result *r)
+bool idms_mint_check_after(const idms_minter *m, int format, const char *after, idms_mint_result *r)
 {
     seen_id seen;
-    return parse_after(s, format, after, &seen, r);
+    return parse_after(m, format, after, &seen, r);
 }
 
 /* Observes a parsed ID with --max-offset: true, or false with r filled. */
-static bool observe(idms_server *s, const seen_id *seen, idms_mint_result *r)
+static bool observe(idms_minter *m, const seen_id *seen, idms_mint_result *r)
 {
     idm_error err = {0};
-    const int64_t max = s->opt.max_offset_ms;
+    const int64_t max = m->max_offset_ms;
     int rc;
     const idm_format *f = idmx_formats[seen->format].lib;
     if (f->minted_by == IDM_FORMAT_BY_SNOWFLAKE) {
-        rc = idm_snowflake_observe(s->sf, seen->value.number, max, &err);
+        rc = idm_snowflake_observe(m->sf, seen->value.number, max, &err);
         if (rc == IDM_OK) {
-            int64_t high = idm_snowflake_high_water_ms(s->sf);
-            if (high > s->sf_observed_ms)
-                s->sf_observed_ms = high;
+            int64_t high = idm_snowflake_high_water_ms(m->sf);
+            if (high > m->sf_observed_ms)
+                m->sf_observed_ms = high;
         }
     } else {
-        rc = idm_format_observe(f, s->gen, &seen->value, max, &err);
+        rc = idm_format_observe(f, m->gen, &seen->value, max, &err);
     }
     if (rc == IDM_OK) {
-        s->metrics.observations++;
+        m->metrics->observations++;
         return true;
     }
     if (rc == IDM_EOFFSET || rc == IDM_EUNSUPPORTED || rc == IDM_ETIME_RANGE) {
         if (rc == IDM_EOFFSET)
-            s->metrics.observations_refused++;
+            m->metrics->observations_refused++;
         /* 422: the request is well-formed, the ID cannot be followed. */
         fail(r, 422, err.msg);
     } else if (rc == IDM_EPARSE || rc == IDM_EINVAL) {
@@ -322,7 +302,7 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
                      uint64_t count, const idms_sink *sink, size_t part, idms_buf *out,
                      idms_mint_result *r)
 {
-    idms_server *s = q->server;
+    idms_minter *m = q->mint;
     idms_mint_job *j = q->job;
     memset(r, 0, sizeof *r);
     r->status = 200;
@@ -333,22 +313,23 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
     }
     const idmx_format *f = &idmx_formats[format];
     size_t per_id = reply_bytes_per_id(f, prefix);
-    if (format == IDMX_FMT_SNOWFLAKE && !s->node.held) {
-        /* Every node of the host's registry is held (node.h). */
+    const char *no_node;
+    if (format == IDMX_FMT_SNOWFLAKE && (no_node = m->below.no_node(m->below.ctx)) != NULL) {
+        /* Every node of the host's registry is held (node.h), say. */
         idms_mint_job_free(j);
         r->status = 503;
         r->retry_after_s = 1;
-        snprintf(r->message, sizeof r->message, "%.300s", s->node.why);
+        snprintf(r->message, sizeof r->message, "%.300s", no_node);
         return;
     }
     if (!j->active) {
         seen_id seen;
-        if (after != NULL && !parse_after(s, format, after, &seen, r))
+        if (after != NULL && !parse_after(m, format, after, &seen, r))
             return;
-        if (!start_job(s, j, format, prefix, count, r))
+        if (!start_job(m, j, format, prefix, count, r))
             return;
         /* Once, at the start: a parked request resumes with its job. */
-        if (after != NULL && !observe(s, &seen, r)) {
+        if (after != NULL && !observe(m, &seen, r)) {
             idms_mint_job_free(j);
             return;
         }
@@ -367,7 +348,7 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
     int rc;
     for (;;) {
         uint64_t target = count - j->sent < chunk ? count : j->sent + chunk;
-        rc = mint_more(s, j, prefix, target, &retry_ns, &err);
+        rc = mint_more(m, j, prefix, target, &retry_ns, &err);
         if (j->text.failed)
             rc = IDM_ENOMEM;
         if (rc != IDM_OK)
@@ -378,32 +359,32 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
     }
     const bool timed = f->time_ordered;
     if (timed && out->len > start)
-        idms_node_need(s, need_ms(s), false);
+        m->below.need(m->below.ctx, false);
     if (rc == IDM_OK && j->sent < count) {
         r->status = IDMS_MINT_PART;
         return;
     }
     if (rc == IDM_OK) {
-        s->metrics.minted[format] += count;
+        m->metrics->minted[format] += count;
         idms_mint_job_free(j);
         return;
     }
     if (rc == IDM_EAGAIN) {
         /* Counted once per request and reason: a wait under a millisecond
          * parks again on every loop turn. */
-        bool rewind = retry_ns / 1000000 <= idm_snowflake_high_water_ms(s->sf) &&
-                      clock_ns() < retry_ns;
+        bool rewind = retry_ns / 1000000 <= idm_snowflake_high_water_ms(m->sf) &&
+                      clock_ns(m) < retry_ns;
         unsigned why = rewind ? 1u << 3 : 1u << IDMS_PARK_TIME;
         if (!(j->parked_for & why)) {
             if (j->parked_for == 0)
-                s->metrics.parks++;
+                m->metrics->parks++;
             j->parked_for |= why;
             if (!rewind) {
-                s->metrics.exhaustion_waits++;
+                m->metrics->exhaustion_waits++;
             } else {
-                s->metrics.rewind_waits++;
-                if (!waiting_for_resume(s))
-                    s->metrics.clock_rewinds++;
+                m->metrics->rewind_waits++;
+                if (!waiting_for_resume(m, NULL))
+                    m->metrics->clock_rewinds++;
             }
         }
         r->park.why = IDMS_PARK_TIME;
@@ -413,16 +394,17 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
     }
     char stuck[900];
     stuck[0] = '\0';
-    if (rc == IDM_ECEILING && idms_node_ceiling_rises(s, format == IDMX_FMT_SNOWFLAKE, stuck, sizeof stuck)) {
-        idms_node_need(s, need_ms(s), true);
+    if (rc == IDM_ECEILING &&
+        m->below.ceiling_rises(m->below.ctx, format == IDMX_FMT_SNOWFLAKE, stuck, sizeof stuck)) {
+        m->below.need(m->below.ctx, true);
         if (!(j->parked_for & 1u << IDMS_PARK_CEILING)) {
             if (j->parked_for == 0)
-                s->metrics.parks++;
+                m->metrics->parks++;
             j->parked_for |= 1u << IDMS_PARK_CEILING;
-            s->metrics.ceiling_waits++;
+            m->metrics->ceiling_waits++;
         }
         r->park.why = IDMS_PARK_CEILING;
-        r->park.on = &s->ceiling_waiters;
+        r->park.on = m->ceiling_waiters;
         r->status = IDMS_MINT_PARKED;
         return;
     }
@@ -430,14 +412,14 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
      * a reply begun in parts is cut short (mint.h). */
     bool cut = j->sent > 0;
     if (cut)
-        s->metrics.minted[format] += j->sent;
+        m->metrics->minted[format] += j->sent;
     idms_mint_job_free(j);
     if (rc == IDM_ECEILING) {
         r->status = 503;
         r->retry_after_s = 1;
         snprintf(r->message, sizeof r->message, "%s", stuck);
     } else if (rc == IDM_ECLOCK_REWIND) {
-        refuse_rewind(s, &err, format, r);
+        refuse_rewind(m, &err, format, r);
     } else if (rc == IDM_ETIME_RANGE) {
         r->status = 503;
         snprintf(r->message, sizeof r->message, "%s", err.msg);
@@ -452,48 +434,24 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
     }
 }
 
-bool idms_readiness(idms_server *s, const char **cls, char *why, size_t cap)
+bool idms_mint_clock_ready(const idms_minter *m, int64_t now, char *why, size_t cap)
 {
-    *cls = "no snowflake node";
-    if (!idms_node_ready(s, why, cap))
-        return false;
-    *cls = "the time high-water mark is not durable";
-    if (!idms_hwm_ready(s, why, cap))
-        return false;
-    *cls = "a segment tag cannot be served";
-    if (!idms_segments_ready(s, why, cap))
-        return false;
-    *cls = "the clock cannot be read";
-    int64_t ns = clock_ns();
-    if (ns == 0) {
-        snprintf(why, cap, "the clock cannot be read");
-        return false;
-    }
-    *cls = "the clock is behind the time used";
-    int64_t now = ns / 1000000, high = idm_snowflake_high_water_ms(s->sf);
+    int64_t high = m->sf != NULL ? idm_snowflake_high_water_ms(m->sf) : 0;
     /* A lead an observation made (up to --max-offset) is not a clock
      * behind: the generator mints in it. */
-    bool observed = high <= s->sf_observed_ms && high - now <= s->opt.max_offset_ms;
-    if (now < high - s->opt.max_rewind_ms && !observed) {
-        if (waiting_for_resume(s))
-            snprintf(why, cap,
-                     "waiting for the clock to reach the time high-water mark of %s (%" PRId64
-                     " ms ahead)",
-                     resume_source(s), high - now);
-        else
-            snprintf(why, cap,
-                     "the clock is %" PRId64 " ms behind the latest time used (tolerance %" PRId64
-                     " ms)",
-                     high - now, s->opt.max_rewind_ms);
-        return false;
-    }
-    *cls = "ready";
-    snprintf(why, cap, "ready");
-    return true;
-}
-
-bool idms_ready(idms_server *s, char *why, size_t cap)
-{
-    const char *cls;
-    return idms_readiness(s, &cls, why, cap);
+    bool observed = high <= m->sf_observed_ms && high - now <= m->max_offset_ms;
+    if (now >= high - m->max_rewind_ms || observed)
+        return true;
+    const char *whose;
+    if (waiting_for_resume(m, &whose))
+        snprintf(why, cap,
+                 "waiting for the clock to reach the time high-water mark of %s (%" PRId64
+                 " ms ahead)",
+                 whose, high - now);
+    else
+        snprintf(why, cap,
+                 "the clock is %" PRId64 " ms behind the latest time used (tolerance %" PRId64
+                 " ms)",
+                 high - now, m->max_rewind_ms);
+    return false;
 }

@@ -17,12 +17,61 @@
 
 #include "buf.h"
 #include "core/job.h"
+#include "core/waitlist.h"
+#include "metrics.h"
 
 #include <idmint/idmint.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-struct idms_server;
+/* What the service asks of the layer below it, the ceiling's owner and
+ * the node claim (hwm.c, node.c): functions main.c registers over them
+ * (the unit tests register their own). Each gets ctx. */
+typedef struct idms_mint_below {
+    void *ctx;
+    /* NULL while a snowflake node is held; else why none is (the 503's
+     * text). */
+    const char *(*no_node)(void *ctx);
+    /* IDs of a time-ordered format went out (at_ceiling false), or a
+     * request stopped at the ceiling (true): a mark is wanted that covers
+     * the time used (idms_node_need). */
+    void (*need)(void *ctx, bool at_ceiling);
+    /* After a stop at the ceiling: whether it will rise (a write of the
+     * mark under way or to come, a lease to renew): the request parks;
+     * else false and why, for the 503 (idms_node_ceiling_rises). */
+    bool (*ceiling_rises)(void *ctx, bool snowflake, char *why, size_t cap);
+    /* The mark the generators resumed above at start-up (0 for none) and
+     * whose it is, in words ("the previous run, recorded in the state
+     * directory"). */
+    int64_t (*resumed)(void *ctx, const char **whose);
+} idms_mint_below;
+
+/* The mint service: what it mints from and what it keeps between
+ * requests. The generators are the server's (main.c makes them, the
+ * ceiling's owner sets their ceilings); main.c hands them over, and a
+ * snowflake generator made anew for another node with
+ * idms_mint_set_snowflake. One thread (the loop) uses it. */
+typedef struct idms_minter {
+    idm_clock clock; /* the generators' (idm_clock_system) */
+    idm_gen *gen;
+    idm_snowflake *sf; /* NULL until the first is made */
+    const idm_sf_layout *layout;
+    uint64_t max_count;    /* --max-count */
+    int64_t max_rewind_ms; /* --max-rewind */
+    int64_t max_offset_ms; /* --max-offset */
+    idms_waitq *ceiling_waiters; /* the list a request stopped at the ceiling waits on */
+    idms_metrics *metrics;       /* counted into: minted, parks, waits, refusals */
+    idms_mint_below below;
+    /* The snowflake generator's high water after the latest ?after= /
+     * AFTER observation: a lead up to it is not a clock behind. */
+    int64_t sf_observed_ms;
+    int64_t refusal_logged_s; /* the last second a clock refusal was logged */
+} idms_minter;
+
+/* The snowflake generator minted from from now on (the caller frees the
+ * old one). */
+void idms_mint_set_snowflake(idms_minter *m, idm_snowflake *sf);
+
 
 /* Statuses without a complete reply. PARKED: the request waits on
  * r->park (the adapter hands it to idms_conn_park; conn.c resumes it).
@@ -91,28 +140,20 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
 
 /* The checks of idms_mint_after's after without observing it (HEAD): true,
  * or false with r->status 400 and the message. */
-bool idms_mint_check_after(const struct idms_server *s, int format, const char *after,
+bool idms_mint_check_after(const idms_minter *m, int format, const char *after,
                            idms_mint_result *r);
 
 /* The checks idms_mint makes before minting (count, prefix), without
  * minting: true, or false with r->status 400 and the message idms_mint
  * would give (HEAD answers a GET's status without minting). */
-bool idms_mint_check(const struct idms_server *s, int format, const char *prefix, uint64_t count,
+bool idms_mint_check(const idms_minter *m, int format, const char *prefix, uint64_t count,
                      idms_mint_result *r);
 
-/* The latest time handed out: the generators' high water (hwm.h) and the
- * hybrid logical clock's last stamp (hlc.h), or the mark resumed above
- * when later; what a graceful stop leaves as the mark. */
-int64_t idms_mint_used_ms(struct idms_server *s);
-
-/* Whether the service can mint right now; why says why not (or "ready"),
- * with the details an operator needs (holders, paths, the coordinator). */
-bool idms_ready(struct idms_server *s, char *why, size_t cap);
-/* The same, with *cls set to a short class of the reason that names no
- * process, host, address or path ("no snowflake node", "the time
- * high-water mark is not durable", "a segment tag cannot be served", "the
- * clock is behind the time used", "the clock cannot be read"; "ready"):
- * what /readyz tells a client without the token. */
-bool idms_readiness(struct idms_server *s, const char **cls, char *why, size_t cap);
+/* Whether the clock lets the service mint snowflakes: not behind the
+ * latest time used by more than --max-rewind (a lead an observation made
+ * does not count); true, or false with why (the wait for the mark resumed
+ * above, or the clock behind). now_ms: the clock's time (status.c reads
+ * it). */
+bool idms_mint_clock_ready(const idms_minter *m, int64_t now_ms, char *why, size_t cap);
 
 #endif

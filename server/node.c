@@ -88,6 +88,7 @@ static void held(idms_server *s, struct idmc_slot *slot)
 {
     idms_node *n = &s->node;
     n->slot = slot;
+    idms_hwm_set_slot(&s->hwm, slot);
     n->held = true;
     n->ever_held = true;
     n->node = idmc_slot_node(slot);
@@ -327,7 +328,7 @@ void idms_node_apply_ceiling(idms_server *s)
     int64_t limit = INT64_MAX;
     if (n->coord == IDMS_NODE_COORD)
         limit = idms_lease_ceiling(&n->lease);
-    else if (s->hwm.enabled && n->slot != NULL)
+    else if (idms_hwm_enabled(&s->hwm) && n->slot != NULL)
         limit = idmc_slot_mark_ms(n->slot);
     idms_hwm_set_limit(s, limit);
 }
@@ -357,7 +358,7 @@ bool idms_node_ceiling_rises(idms_server *s, bool snowflake, char *why, size_t c
                  mark_why);
         return false;
     }
-    if (!s->hwm.enabled && !coord) {
+    if (!idms_hwm_enabled(&s->hwm) && !coord) {
         snprintf(why, cap, "the generator's ceiling is reached");
         return false;
     }
@@ -394,12 +395,13 @@ static void on_retry(uv_timer_t *t)
     if (n->slot != NULL) {
         /* A slot given up (its file taken by another process): released
          * once no mark write or check uses it, then a claim as at start. */
-        if (s->hwm.in_flight || n->check_in_flight) {
+        if (idms_hwm_busy(&s->hwm) || n->check_in_flight) {
             uv_timer_start(&n->retry, on_retry, RETRY_MS, 0);
             return;
         }
         idmc_slot_release(n->slot);
         n->slot = NULL;
+        idms_hwm_set_slot(&s->hwm, NULL);
     }
     n->work.data = n;
     if (uv_queue_work(s->loop, &n->work, on_claim, on_claimed) == 0)
@@ -581,10 +583,11 @@ void idms_node_close(idms_server *s, int64_t used)
         idms_lease_close(&n->lease, used);
     } else {
         /* The slot's mark is kept only with a state directory (hwm.c). */
-        if (n->slot != NULL && used >= 0 && s->hwm.enabled)
+        if (n->slot != NULL && used >= 0 && idms_hwm_enabled(&s->hwm))
             (void)idmc_slot_shrink_mark(n->slot, used);
         idmc_slot_release(n->slot);
         n->slot = NULL;
+        idms_hwm_set_slot(&s->hwm, NULL);
     }
     n->held = false;
 }

@@ -12,6 +12,7 @@
 #include "hwm.h"
 #include "keyfile.h"
 #include "metrics.h"
+#include "mint.h"
 #include "node.h"
 #include "options.h"
 #include "segments.h"
@@ -24,8 +25,12 @@
 typedef struct idms_server {
     uv_loop_t *loop;
     idms_options opt;
+    /* The generators: made here (main.c), their ceilings set by the mark's
+     * owner (hwm.c, node.c), minted from by the mint service, which holds
+     * them too (mint; main.c's make_snowflake hands it each new sf). */
     idm_gen *gen;
     idm_snowflake *sf;
+    idms_minter mint;
     idm_sf_layout layout;
     char layout_name[IDM_SF_SPEC_CAP];
     idms_metrics metrics;
@@ -36,7 +41,7 @@ typedef struct idms_server {
     idms_listener listeners[IDMS_PROTO_MAX];
     idms_conn *conns;
     /* The requests parked until the generators' ceiling rises (mint.c,
-     * hlc.c park there; conn.c wakes them). */
+     * hlc.c park there; idms_conn_wake_ceiling wakes them). */
     idms_waitq ceiling_waiters;
     bool draining;
     uv_signal_t sigterm, sigint, sighup;
@@ -47,10 +52,6 @@ typedef struct idms_server {
     int64_t hlc_clock_ns;   /* the time its clock reads: set per request (hlc.c) */
     int64_t start_ms;
     uv_timer_t drain_timer;
-    int64_t refusal_logged_s; /* the last second a refusal was logged */
-    /* The snowflake generator's high water after the latest ?after= / AFTER
-     * observation (mint.c): a lead up to it is not a clock behind. */
-    int64_t sf_observed_ms;
     /* Connections per port at most: --max-connections, or less when the
      * open-file limit cannot hold that many (main.c). */
     uint64_t max_conns;
@@ -83,5 +84,12 @@ typedef struct idms_server {
     SSL_CTX *tls_ctx;
     int64_t tls_failure_logged_s; /* the last second a TLS failure was logged */
 } idms_server;
+
+/* The request at the head of c's buffer as the services see it. */
+static inline idms_req idms_conn_req(idms_conn *c)
+{
+    idms_req q = {c->server, &c->server->mint, &c->job, &c->seg};
+    return q;
+}
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 struct idms_server;
+struct idms_minter;
 
 /* Why a request waits. */
 enum { IDMS_PARK_NONE = 0, IDMS_PARK_TIME = 1, IDMS_PARK_CEILING = 2, IDMS_PARK_SEGMENT = 4 };
@@ -48,10 +49,12 @@ typedef struct idms_mint_job {
 /* Frees what j holds and leaves it inactive. */
 void idms_mint_job_free(idms_mint_job *j);
 
-/* A request as the services see it: the server, and the state kept for
- * it across parks (the connection's; idms_conn_req makes one). */
+/* A request as the services see it: the server (the segment and HLC
+ * services'), the mint service, and the state kept for it across parks
+ * (the connection's; idms_conn_req makes one). */
 typedef struct idms_req {
     struct idms_server *server;
+    struct idms_minter *mint;
     idms_mint_job *job;
     idms_seg_share *seg;
 } idms_req;

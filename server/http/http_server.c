@@ -70,6 +70,7 @@
 #include "optparse.h"
 #include "segments.h"
 #include "server.h"
+#include "status.h"
 
 #include "http/http_parser.h"
 #include "hlc_render.h"
@@ -386,8 +387,8 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
     const char *p = has_prefix == 1 ? prefix : NULL;
     if (head) {
         idms_mint_result res;
-        if ((a != NULL && !idms_mint_check_after(c->server, f->id, a, &res)) ||
-            !idms_mint_check(c->server, f->id, p, count, &res)) {
+        if ((a != NULL && !idms_mint_check_after(&c->server->mint, f->id, a, &res)) ||
+            !idms_mint_check(&c->server->mint, f->id, p, count, &res)) {
             json_error(r, res.status, res.message);
         } else {
             uint64_t length = 0;

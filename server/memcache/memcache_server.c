@@ -182,7 +182,7 @@ static int run_get(idms_conn *c, mc_session *ss, const idms_mc_request *q, idms_
         for (size_t k = 0; k < q->nkeys; k++) {
             key_format_of(&q->keys[k], &kf);
             if (!key_ok(&kf, &m) ||
-                !idms_mint_check(s, kf.f->id, kf.has_prefix ? kf.prefix : NULL, 1, &m)) {
+                !idms_mint_check(&s->mint, kf.f->id, kf.has_prefix ? kf.prefix : NULL, 1, &m)) {
                 get_misses += q->nkeys;
                 *status = refuse(out, q, &m);
                 return RUN_DONE;

@@ -57,6 +57,7 @@
 #include "node.h"
 #include "segments.h"
 #include "server.h"
+#include "status.h"
 
 #include "resp/resp_parser.h"
 

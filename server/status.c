@@ -1,0 +1,51 @@
+/*
+ * status.c - the server's used time and readiness (status.h).
+ */
+#include "status.h"
+#include "hlc.h"
+#include "hwm.h"
+#include "mint.h"
+#include "node.h"
+#include "segments.h"
+#include "server.h"
+
+#include <stdio.h>
+
+int64_t idms_used_ms(idms_server *s)
+{
+    int64_t used = idms_hwm_used_ms(s);
+    int64_t hlc_used = idms_hlc_used_ms(s); /* stamps count too (hlc.h) */
+    return hlc_used > used ? hlc_used : used;
+}
+
+bool idms_readiness(idms_server *s, const char **cls, char *why, size_t cap)
+{
+    *cls = "no snowflake node";
+    if (!idms_node_ready(s, why, cap))
+        return false;
+    *cls = "the time high-water mark is not durable";
+    if (!idms_hwm_ready(s, why, cap))
+        return false;
+    *cls = "a segment tag cannot be served";
+    if (!idms_segments_ready(s, why, cap))
+        return false;
+    *cls = "the clock cannot be read";
+    idm_clock clock = idm_clock_system();
+    int64_t ns = 0;
+    if (clock.now_ns(clock.ctx, &ns) != IDM_OK || ns == 0) {
+        snprintf(why, cap, "the clock cannot be read");
+        return false;
+    }
+    *cls = "the clock is behind the time used";
+    if (!idms_mint_clock_ready(&s->mint, ns / 1000000, why, cap))
+        return false;
+    *cls = "ready";
+    snprintf(why, cap, "ready");
+    return true;
+}
+
+bool idms_ready(idms_server *s, char *why, size_t cap)
+{
+    const char *cls;
+    return idms_readiness(s, &cls, why, cap);
+}
