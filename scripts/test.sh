@@ -143,9 +143,11 @@ t0=$SECONDS
 # sqlite3 and libpq, and tested (tests/dbbench) against a real MariaDB
 # (mariadb-server; tests/coord/mariadb.sh starts it). The memcached front
 # end is tested (tests/server/test_memcache.sh) with libmemcached's memccat
-# and memcstat (libmemcached-tools) and Python's pymemcache.
+# and memcstat (libmemcached-tools) and Python's pymemcache. Valgrind's
+# callgrind counts the parser calls of a waiting request
+# (tests/server/test_parse_once.sh).
 packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime universal-ctags
-    libmemcached-tools python3-pymemcache
+    libmemcached-tools python3-pymemcache valgrind
     openssl etcd-server etcd-client zookeeperd libzookeeper-mt-dev libcurl4-openssl-dev libjansson-dev
     postgresql postgresql-server-dev-15 sqlite3 mariadb-server libmariadb-dev)
 if ! command -v node >/dev/null 2>&1; then

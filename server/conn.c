@@ -930,8 +930,9 @@ static void process(idms_conn *c)
     idms_buf_init(&out);
     c->more = false;
     c->body_wait = false;
-    /* A parked request is offered again from here: the adapter parses it
-     * anew and the mint service continues its job. */
+    /* A parked request is offered again from here, at the head of the
+     * buffer: the adapter goes on from what it kept of it (not parsing it
+     * again) and the service continues its job. */
     set_parked(c, IDMS_PARK_NONE);
     ptrdiff_t used = c->proto->feed(c, c->in, c->in_len, &out);
     int parked = c->park; /* set by the mint service */

@@ -45,8 +45,10 @@ typedef struct idms_proto {
      * out. Returns bytes consumed, or -1 to close the connection after out
      * is flushed (a protocol error or a request to close). A request that
      * parks (idms_mint: IDMS_MINT_PARKED) is not consumed: the adapter
-     * hands the service's park to idms_conn_park, returns the bytes before
-     * the request, and is fed it again on resume. */
+     * hands the service's park to idms_conn_park, keeps what the request
+     * needs to go on in its session, returns the bytes before the
+     * request, and is fed it again, at the head of buf, on resume: it goes
+     * on from what it kept, without parsing the request again. */
     ptrdiff_t (*feed)(struct idms_conn *c, const char *buf, size_t len, idms_buf *out);
     /* The replies sent before closing: for a connection over the limit,
      * for a request larger than max_request, and for one not complete

@@ -8,8 +8,9 @@
  * request's job (idms_req), and the adapter leaves the request in the
  * input buffer and hands the park to the connection (idms_conn_park).
  * conn.c resumes it when the time comes (a timer) or the ceiling rises
- * (the list is woken); the adapter parses the same request again and
- * idms_mint continues the job. Replies on a connection
+ * (the list is woken); the adapter calls idms_mint again with what it
+ * kept of the request (not parsing it again), and idms_mint continues
+ * the job. Replies on a connection
  * therefore stay in request order. Not installed.
  */
 #ifndef IDMS_MINT_H

@@ -342,6 +342,81 @@ static void head_of_mint(response *r, const char *content_type, bool length_know
     r->length = length;
 }
 
+/* A request that parked, or sent a part of its body, stays unconsumed at
+ * the head of the buffer until it completes. What it needs to go on was
+ * parsed once, into this record (the connection's session), and the
+ * resumed request goes on from it (http_feed): its head is not parsed,
+ * checked or authorized again, only consumed (len) at the end. A request
+ * whose route holds nothing (a POST /v1/hlc whose body is still coming)
+ * is parsed again with the input that completes it. */
+enum { HELD_NONE, HELD_IDS, HELD_SEGMENT, HELD_HLC };
+#define HELD_TEXT 64 /* a held prefix (at most 63 bytes) or tag (64) */
+
+typedef struct http_held {
+    int kind;                /* HELD_* */
+    int route;               /* IDMS_ROUTE_*, for the metrics */
+    size_t len;              /* the head's bytes at the head of the buffer */
+    uint64_t content_length; /* the body's, after the head (skipped) */
+    bool keep_alive;         /* the request's own wish (version, Connection:) */
+    const char *type;        /* the Content-Type (static) */
+    /* ids: the format, count and the reply's length when known; json
+     * (a JSON array); leaf (Leaf's bare number: no line end) */
+    int format;
+    uint64_t count;
+    bool json, leaf, length_known, has_prefix;
+    uint64_t length;
+    int style; /* segment: IDMS_SEG_* */
+    bool has_remote; /* hlc: the POST's stamp to merge */
+    uint64_t remote;
+    size_t text_len; /* the prefix's (has_prefix) or the tag's bytes in text */
+    char text[HELD_TEXT + 1];
+} http_held;
+
+/* What an HTTP connection keeps between requests (idms_conn_session). */
+typedef struct http_session {
+    http_held held; /* kind HELD_NONE: no request held */
+} http_session;
+
+/* A request that parked or sent a part: its record h is kept in the
+ * session, where the resumed request goes on from it; text (len bytes:
+ * a prefix or a tag) is copied in when h is not the session's yet. A
+ * text longer than the record holds (a tag refused long before it could
+ * park) is not held: the request is then parsed again. */
+static void hold(idms_conn *c, const http_held *h, const char *text, size_t len)
+{
+    http_held *mine = &((http_session *)idms_conn_session(c))->held;
+    if (h == mine || len > HELD_TEXT)
+        return;
+    *mine = *h;
+    if (text != mine->text)
+        memcpy(mine->text, text, len);
+    mine->text[len] = '\0';
+    mine->text_len = len;
+}
+
+/* /v1/ids (and Leaf's snowflake route), parsed (h): mints, or goes on
+ * with what it minted. after only when it starts (the service observes
+ * it once). */
+static void go_ids(idms_conn *c, const http_held *h, const char *after, response *r)
+{
+    const char *prefix = h->has_prefix ? h->text : NULL;
+    idms_mint_result res;
+    idms_req q = idms_conn_req(c);
+    idms_mint_after(&q, h->format, prefix, after, h->count, h->json ? &json_array : &idms_sink_lines,
+                    h->length_known ? idms_conn_part(c) : 0, &r->body, &res);
+    minted(c, &res, h->type, r);
+    if (res.in_parts && (res.status == 200 || r->parked || r->part)) {
+        r->in_parts = true;
+        r->continued = res.continued;
+        r->length_known = true;
+        r->length = h->length;
+    }
+    if (h->leaf && res.status == 200 && r->body.len > 0)
+        r->body.len--; /* Leaf answers the bare number, no newline */
+    if (r->parked || r->part)
+        hold(c, h, h->text, h->text_len);
+}
+
 static int route_ids(idms_conn *c, const idms_http_request *req, bool head, const char *seg,
                      size_t seg_len, const char *query, size_t query_len, response *r)
 {
@@ -399,19 +474,24 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
     }
     /* A body of known length may go out in parts of a share (mint.h); a
      * snowflake body's length is known only once minted: whole. */
-    uint64_t length = 0;
-    bool known = fixed_length(f, p, count, json, &length);
-    idms_mint_result res;
-    idms_req q = idms_conn_req(c);
-    idms_mint_after(&q, f->id, p, a, count, json ? &json_array : &idms_sink_lines,
-                    known ? idms_conn_part(c) : 0, &r->body, &res);
-    minted(c, &res, type, r);
-    if (res.in_parts && (res.status == 200 || r->parked || r->part)) {
-        r->in_parts = true;
-        r->continued = res.continued;
-        r->length_known = true;
-        r->length = length;
+    http_held h = {.kind = HELD_IDS, .route = IDMS_ROUTE_IDS};
+    h.type = type;
+    h.format = f->id;
+    h.count = count;
+    h.json = json;
+    h.length_known = fixed_length(f, p, count, json, &h.length);
+    if (p != NULL && plen <= HELD_TEXT) {
+        memcpy(h.text, p, plen + 1);
+        h.text_len = plen;
+        h.has_prefix = true;
+    } else if (p != NULL) {
+        /* Longer than any prefix: refused by the service, never held. */
+        idms_mint_result res;
+        (void)idms_mint_check(&c->server->mint, f->id, p, count, &res);
+        json_error(r, res.status, res.message);
+        return IDMS_ROUTE_IDS;
     }
+    go_ids(c, &h, a, r);
     return IDMS_ROUTE_IDS;
 }
 
@@ -701,13 +781,26 @@ static int route_leaf(idms_conn *c, bool head, const char *query, size_t query_l
         return IDMS_ROUTE_LEAF;
     }
     /* Leaf's snowflake mode ignores the key; so do we. */
+    http_held h = {.kind = HELD_IDS, .route = IDMS_ROUTE_LEAF};
+    h.type = "text/plain; charset=utf-8";
+    h.format = IDMX_FMT_SNOWFLAKE;
+    h.count = 1;
+    h.leaf = true;
+    go_ids(c, &h, NULL, r);
+    return IDMS_ROUTE_LEAF;
+}
+
+/* A segment route, parsed (h; the tag is tag_len bytes at tag, h's own
+ * text once held): mints, or waits for the tag's range. */
+static void go_segment(idms_conn *c, const http_held *h, const char *tag, size_t tag_len,
+                       response *r)
+{
     idms_mint_result res;
     idms_req q = idms_conn_req(c);
-    idms_mint(&q, IDMX_FMT_SNOWFLAKE, NULL, 1, &idms_sink_lines, 0, &r->body, &res);
-    minted(c, &res, "text/plain; charset=utf-8", r);
-    if (res.status == 200 && r->body.len > 0)
-        r->body.len--; /* Leaf answers the bare number, no newline */
-    return IDMS_ROUTE_LEAF;
+    idms_segment_mint(&q, tag, tag_len, h->count, h->style, &r->body, &res);
+    minted(c, &res, h->type, r);
+    if (r->parked || r->part)
+        hold(c, h, tag, tag_len);
 }
 
 /* A segment route's reply: count IDs of tag in style (segments.h). HEAD
@@ -724,9 +817,11 @@ static int segment_reply(idms_conn *c, bool head, int rt, const char *tag, size_
             head_of_mint(r, type, false, 0);
         return rt;
     }
-    idms_req q = idms_conn_req(c);
-    idms_segment_mint(&q, tag, tag_len, count, style, &r->body, &res);
-    minted(c, &res, type, r);
+    http_held h = {.kind = HELD_SEGMENT, .route = rt};
+    h.type = type;
+    h.count = count;
+    h.style = style;
+    go_segment(c, &h, tag, tag_len, r);
     return rt;
 }
 
@@ -816,6 +911,8 @@ static int route_tinyid(idms_conn *c, bool head, const char *which, size_t which
                          simple ? "text/plain; charset=utf-8" : "application/json", r);
 }
 
+static void go_hlc(idms_conn *c, const http_held *h, response *r);
+
 /* The most a POST /v1/hlc body may hold: a stamp is 16 bytes (and a line
  * end); more is 413, and that body is not read. */
 #define HLC_BODY_MAX 64
@@ -864,27 +961,40 @@ static int route_hlc(idms_conn *c, const idms_http_request *req, bool head, bool
             return IDMS_ROUTE_HLC;
         }
     }
+    http_held h = {.kind = HELD_HLC, .route = IDMS_ROUTE_HLC};
+    h.type = type;
+    h.json = json;
+    h.has_remote = post;
+    h.remote = remote;
+    go_hlc(c, &h, r);
+    return IDMS_ROUTE_HLC;
+}
+
+/* /v1/hlc, parsed (h): a stamp, or the wait for the ceiling. */
+static void go_hlc(idms_conn *c, const http_held *h, response *r)
+{
     idms_hlc_result res;
     idms_req q = idms_conn_req(c);
-    idms_hlc_stamp(&q, post ? &remote : NULL, &res);
+    idms_hlc_stamp(&q, h->has_remote ? &h->remote : NULL, &res);
     if (res.status == IDMS_HLC_PARKED) {
         idms_conn_park(c, &res.park);
         r->parked = true;
         r->status = 200;
-        r->content_type = type;
-        return IDMS_ROUTE_HLC;
+        r->content_type = h->type;
+        hold(c, h, h->text, 0);
+        return;
     }
     if (res.status != 200) {
         json_error(r, res.status, res.message);
         r->retry_after_s = res.retry_after_s;
-        return IDMS_ROUTE_HLC;
+        return;
     }
     r->status = 200;
-    r->content_type = type;
+    r->content_type = h->type;
     char mem[128];
     idmx_outbuf ob;
     idmx_outbuf_init(&ob, mem, sizeof mem, drain_to_body, &r->body);
-    if (json) {
+    if (h->json) {
         idmx_hlc_json(&ob, res.stamp);
     } else {
         char text[IDM_HLC_STRLEN + 1];
@@ -894,7 +1004,6 @@ static int route_hlc(idms_conn *c, const idms_http_request *req, bool head, bool
     idmx_outbuf_putc(&ob, '\n');
     if (idmx_outbuf_flush(&ob) != 0)
         r->body.failed = true;
-    return IDMS_ROUTE_HLC;
 }
 
 /* /healthz, /readyz and /metrics. */
@@ -1065,61 +1174,97 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
 }
 
 /* Whether buf[0..len) holds another request (complete or malformed) after
- * the one whose head ends at used. */
-static bool another_request(const char *buf, size_t len, size_t used, const idms_http_request *req)
+ * the one whose head ends at used and whose body is content_length bytes. */
+static bool another_request(const char *buf, size_t len, size_t used, uint64_t content_length)
 {
-    if (req->content_length > len - used)
+    if (content_length > len - used)
         return false;
-    size_t next = used + (size_t)req->content_length;
+    size_t next = used + (size_t)content_length;
     idms_http_request tmp;
     return next < len &&
            idms_http_parse_request(buf + next, len - next, &tmp, NULL, NULL) != IDMS_HTTP_INCOMPLETE;
 }
 
+/* The request held at the head of the buffer goes on from its record:
+ * not parsed, checked or authorized again. */
+static int resume_held(idms_conn *c, http_held *h, response *r)
+{
+    switch (h->kind) {
+    case HELD_IDS:
+        go_ids(c, h, NULL, r);
+        break;
+    case HELD_SEGMENT:
+        go_segment(c, h, h->text, h->text_len, r);
+        break;
+    default:
+        go_hlc(c, h, r);
+    }
+    return h->route;
+}
+
 static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *out)
 {
     idms_server *s = c->server;
+    http_held *held = &((http_session *)idms_conn_session(c))->held;
     size_t used = 0;
     while (used < len) {
         if (out->len >= idms_conn_part(c)) {
             c->more = true;
             break;
         }
-        idms_http_request req;
-        int status = 400;
-        const char *why = "bad request";
-        ptrdiff_t n = idms_http_parse_request(buf + used, len - used, &req, &status, &why);
-        if (n == IDMS_HTTP_INCOMPLETE)
-            break;
-        if (n < 0) {
-            s->metrics.protocol_errors++;
-            response r = {0};
-            idms_buf_init(&r.body);
-            json_error(&r, status, why);
-            write_response(out, &r, false, false);
-            idms_buf_free(&r.body);
-            idms_metrics_count_request(s, IDMS_ROUTE_OTHER, status);
-            return -1;
-        }
-        used += (size_t)n;
         response r = {0};
         idms_buf_init(&r.body);
-        bool head = req.method_len == 4 && memcmp(req.method, "HEAD", 4) == 0;
+        ptrdiff_t n;
+        bool head = false, wants_keep_alive;
+        uint64_t content_length;
+        int rt;
+        if (used == 0 && held->kind != HELD_NONE) {
+            /* A request held (it parked, or sent a part; never a HEAD):
+             * still at the head of the buffer, it goes on from its record. */
+            n = (ptrdiff_t)held->len;
+            used += (size_t)n;
+            wants_keep_alive = held->keep_alive;
+            content_length = held->content_length;
+            rt = resume_held(c, held, &r);
+        } else {
+            idms_http_request req;
+            int status = 400;
+            const char *why = "bad request";
+            n = idms_http_parse_request(buf + used, len - used, &req, &status, &why);
+            if (n == IDMS_HTTP_INCOMPLETE) {
+                idms_buf_free(&r.body);
+                break;
+            }
+            if (n < 0) {
+                s->metrics.protocol_errors++;
+                json_error(&r, status, why);
+                write_response(out, &r, false, false);
+                idms_buf_free(&r.body);
+                idms_metrics_count_request(s, IDMS_ROUTE_OTHER, status);
+                return -1;
+            }
+            used += (size_t)n;
+            head = req.method_len == 4 && memcmp(req.method, "HEAD", 4) == 0;
+            wants_keep_alive = req.keep_alive;
+            content_length = req.content_length;
+            r.req_body = buf + used;
+            r.req_body_len =
+                req.content_length < len - used ? (size_t)req.content_length : len - used;
+            r.body_incomplete = req.content_length > len - used;
+            rt = route(c, &req, &r);
+        }
         /* Draining answers every request already received: the close goes
          * on the last complete one in the buffer (RFC 9112 section 9.6
          * forbids processing any after it). */
-        bool keep_alive = req.keep_alive && !c->over_limit &&
-                          (!s->draining || another_request(buf, len, used, &req));
-        r.req_body = buf + used;
-        r.req_body_len = req.content_length < len - used ? (size_t)req.content_length : len - used;
-        r.body_incomplete = req.content_length > len - used;
-        int rt = route(c, &req, &r);
+        bool keep_alive = wants_keep_alive && !c->over_limit &&
+                          (!s->draining || another_request(buf, len, used, content_length));
         if (r.close)
             keep_alive = false;
         if (r.body.failed || r.cut) {
             /* Out of memory, or a body sent in parts cut short: the
              * connection closes after what was sent. */
             idms_buf_free(&r.body);
+            held->kind = HELD_NONE;
             if (r.cut)
                 idms_metrics_count_request(s, rt, 503);
             return -1;
@@ -1130,22 +1275,29 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         else if (!unfinished || (r.in_parts && r.body.len > 0))
             write_response(out, &r, head, keep_alive); /* the head with the first part */
         if (unfinished) {
-            /* Not consumed: offered again when the connection resumes,
-             * or (a body still coming) with the next input. */
+            /* Not consumed: held (hold) and gone on with when the
+             * connection resumes, or (a body still coming: nothing held)
+             * parsed again with the next input. */
             if (r.body_incomplete && c->park == IDMS_PARK_NONE)
                 c->body_wait = true;
+            if (held->kind != HELD_NONE) {
+                held->len = (size_t)n;
+                held->keep_alive = wants_keep_alive;
+                held->content_length = content_length;
+            }
             idms_buf_free(&r.body);
             used -= (size_t)n;
             break;
         }
+        held->kind = HELD_NONE;
         idms_metrics_count_request(s, rt, r.status);
         idms_buf_free(&r.body);
         /* A body we do not read is skipped, to find the next request. */
-        if (req.content_length > 0) {
+        if (content_length > 0) {
             uint64_t avail = len - used;
-            uint64_t skip = req.content_length < avail ? req.content_length : avail;
+            uint64_t skip = content_length < avail ? content_length : avail;
             used += (size_t)skip;
-            c->skip_body = req.content_length - skip;
+            c->skip_body = content_length - skip;
             if (c->skip_body > 0)
                 return keep_alive ? (ptrdiff_t)used : -1;
         }
@@ -1197,7 +1349,7 @@ const idms_proto idms_http_proto = {
     http_too_slow,
     IDMS_HTTP_MAX_HEAD,
     "an HTTP request",
-    0,     /* no session */
+    sizeof(http_session), /* the request held while it waits */
     false, /* counted by route */
     false, /* carries the token (Authorization: Bearer) */
     http_probe,

@@ -31,6 +31,22 @@ enum {
     ST_TEMPORARY = 0x0086,
 };
 
+/* A get that parked stays unconsumed at the head of the buffer until it
+ * completes; what it needs to go on was parsed once, into this record
+ * (its keys as offsets into its own bytes, which stay where they are),
+ * and the resumed get goes on from it without being parsed again. */
+typedef struct mc_held {
+    uint32_t len; /* the request's bytes at the head of the buffer; 0: none held */
+    int cmd;
+    uint8_t opcode;
+    uint32_t opaque;
+    uint32_t nkeys;
+    uint16_t key_off[IDMS_MC_MAX_KEYS];
+    uint8_t key_len[IDMS_MC_MAX_KEYS];
+} mc_held;
+_Static_assert(IDMS_MC_MAX_REQUEST <= UINT16_MAX && IDMS_MC_KEY_MAX <= UINT8_MAX,
+               "a held key's offset and length");
+
 /* What a connection keeps between requests (idms_conn_session). */
 typedef struct mc_session {
     bool decided; /* the first byte said which protocol */
@@ -40,7 +56,37 @@ typedef struct mc_session {
      * next one). */
     bool started;
     uint32_t keys_done;
+    mc_held held;
 } mc_session;
+
+/* Keeps q, whose bytes begin at start and are len long, as held. */
+static void hold(mc_held *h, const idms_mc_request *q, const char *start, size_t len)
+{
+    h->len = (uint32_t)len;
+    h->cmd = q->cmd;
+    h->opcode = q->opcode;
+    h->opaque = q->opaque;
+    h->nkeys = (uint32_t)q->nkeys;
+    for (size_t k = 0; k < q->nkeys; k++) {
+        h->key_off[k] = (uint16_t)(q->keys[k].ptr - start);
+        h->key_len[k] = (uint8_t)q->keys[k].len;
+    }
+}
+
+/* The held request again, its bytes beginning at start (binary as the
+ * connection's). */
+static void unhold(const mc_held *h, bool binary, const char *start, idms_mc_request *q)
+{
+    q->cmd = h->cmd;
+    q->binary = binary;
+    q->opcode = h->opcode;
+    q->opaque = h->opaque;
+    q->nkeys = h->nkeys;
+    for (size_t k = 0; k < h->nkeys; k++) {
+        q->keys[k].ptr = start + h->key_off[k];
+        q->keys[k].len = h->key_len[k];
+    }
+}
 
 /* What VERSION and stats' version report: the memcached protocol level
  * served (doc/protocol.txt as of memcached 1.6), then idmint's own
@@ -306,25 +352,37 @@ static ptrdiff_t mc_feed(idms_conn *c, const char *buf, size_t len, idms_buf *ou
             c->more = true;
             break;
         }
-        const char *why = NULL;
-        ptrdiff_t n = idms_mc_parse(buf + used, len - used, ss->binary, &q, &why);
-        if (n == IDMS_MC_INCOMPLETE)
-            break;
-        if (n < 0) {
-            s->metrics.protocol_errors++;
-            idms_metrics_count_command(s, c->listener->slot, 400);
-            if (!ss->binary)
-                idms_buf_printf(out, "%s\r\n", why);
-            return -1;
-        }
-        if (q.cmd == IDMS_MC_EMPTY) {
-            used += (size_t)n;
-            continue;
+        ptrdiff_t n;
+        if (used == 0 && ss->held.len > 0) {
+            /* A get held (it parked): still at the head of the buffer, it
+             * goes on from its record. */
+            n = (ptrdiff_t)ss->held.len;
+            unhold(&ss->held, ss->binary, buf, &q);
+        } else {
+            const char *why = NULL;
+            n = idms_mc_parse(buf + used, len - used, ss->binary, &q, &why);
+            if (n == IDMS_MC_INCOMPLETE)
+                break;
+            if (n < 0) {
+                s->metrics.protocol_errors++;
+                idms_metrics_count_command(s, c->listener->slot, 400);
+                if (!ss->binary)
+                    idms_buf_printf(out, "%s\r\n", why);
+                return -1;
+            }
+            if (q.cmd == IDMS_MC_EMPTY) {
+                used += (size_t)n;
+                continue;
+            }
         }
         int status;
         int rc = run(c, ss, &q, out, &status);
-        if (rc == RUN_PARKED)
-            break; /* not consumed: offered again on resume */
+        if (rc == RUN_PARKED) {
+            /* Not consumed: held, and gone on with on resume. */
+            hold(&ss->held, &q, buf + used, (size_t)n);
+            break;
+        }
+        ss->held.len = 0;
         if (rc == RUN_CUT) {
             idms_metrics_count_command(s, c->listener->slot, 503);
             return -1;

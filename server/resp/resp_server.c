@@ -321,6 +321,48 @@ static void resp_id(idms_buf *out, const char *text, size_t len, uint64_t index)
 static const idms_sink resp_array = {resp_array_begin, resp_id, NULL};
 static const idms_sink resp_bulk = {resp_bulk_begin, resp_id, NULL};
 
+/* A service's refusal as an error reply, with when to try again. */
+static int refused(req *r, const char *message, int64_t retry_after_s)
+{
+    if (retry_after_s > 0)
+        errorf(r->out, "%s (retry in %" PRId64 " s)", message, retry_after_s);
+    else
+        errorf(r->out, "%s", message);
+    return RUN_DONE;
+}
+
+/* A command that parked or sent a part: its record h is kept in the
+ * session (resp_session.h), where the resumed command goes on from it. */
+static int hold(req *r, const idms_resp_held *h)
+{
+    if (h != &r->ss->held)
+        r->ss->held = *h;
+    return RUN_PARKED;
+}
+
+/* NEXT, parsed (h): mints, or goes on with what it minted. after only
+ * when it starts (the service observes it once). */
+static int go_next(req *r, const idms_resp_held *h, const char *after)
+{
+    idms_mint_result m;
+    idms_req q = idms_conn_req(r->c);
+    idms_mint_after(&q, h->format, h->has_prefix ? h->text : NULL, after, h->count,
+                    h->array ? &resp_array : &resp_bulk, idms_conn_part(r->c), r->out, &m);
+    if (m.status == 200)
+        return RUN_DONE;
+    if (m.status == IDMS_MINT_PARKED) {
+        idms_conn_park(r->c, &m.park);
+        return hold(r, h);
+    }
+    if (m.status == IDMS_MINT_PART) {
+        r->c->more = true; /* the rest once this part is written */
+        return hold(r, h);
+    }
+    if (m.status == IDMS_MINT_CUT)
+        return RUN_CUT;
+    return refused(r, m.message, m.retry_after_s);
+}
+
 static int cmd_next(req *r)
 {
     const idms_resp_command *cmd = r->cmd;
@@ -393,6 +435,7 @@ static int cmd_next(req *r)
             return RUN_DONE;
         }
         /* Checked: at most IDM_TYPEID_PREFIX_MAX bytes of [a-z_]. */
+        _Static_assert(IDM_TYPEID_PREFIX_MAX <= IDMS_RESP_HELD_TEXT, "a held prefix");
         memcpy(prefix, prefix_arg->ptr, prefix_arg->len);
         prefix[prefix_arg->len] = '\0';
     } else if (f->prefix == IDMX_PREFIX_REQUIRED) {
@@ -402,31 +445,19 @@ static int cmd_next(req *r)
     }
     /* Without a count the reply is a bulk string; with one (even 1), an
      * array, so that generic code need not look at the count. */
-    const idms_sink *sink = count_arg != NULL ? &resp_array : &resp_bulk;
-    idms_mint_result m;
-    idms_req q = idms_conn_req(r->c);
-    idms_mint_after(&q, f->id, prefix_arg ? prefix : NULL, after_id, count, sink,
-                    idms_conn_part(r->c), r->out, &m);
-    if (m.status == 200)
-        return RUN_DONE;
-    if (m.status == IDMS_MINT_PARKED) {
-        idms_conn_park(r->c, &m.park);
-        return RUN_PARKED;
+    idms_resp_held h = {.kind = IDMS_RESP_HELD_NEXT, .format = f->id, .count = count,
+                        .array = count_arg != NULL};
+    if (prefix_arg != NULL) {
+        h.text_len = prefix_arg->len;
+        h.has_prefix = true;
+        memcpy(h.text, prefix, prefix_arg->len + 1);
     }
-    if (m.status == IDMS_MINT_PART) {
-        r->c->more = true; /* the rest once this part is written */
-        return RUN_PARKED;
-    }
-    if (m.status == IDMS_MINT_CUT)
-        return RUN_CUT;
-    if (m.retry_after_s > 0)
-        errorf(r->out, "%s (retry in %" PRId64 " s)", m.message, m.retry_after_s);
-    else
-        errorf(r->out, "%s", m.message);
-    return RUN_DONE;
+    return go_next(r, &h, after_id);
 }
 
 /* --- HLC: the hybrid logical clock (hlc.h) ----------------------------------------------- */
+
+static int go_hlc(req *r, const idms_resp_held *h);
 
 /* HLC: a new stamp; HLC stamp: the stamp merged (a receive event) and one
  * after it. Both a bulk string of the 16 hex digits. */
@@ -444,20 +475,24 @@ static int cmd_hlc(req *r)
             return RUN_DONE;
         }
     }
+    idms_resp_held h = {.kind = IDMS_RESP_HELD_HLC};
+    h.has_remote = cmd->argc == 2;
+    h.remote = remote;
+    return go_hlc(r, &h);
+}
+
+/* HLC, parsed (h): a stamp, or the wait for the ceiling. */
+static int go_hlc(req *r, const idms_resp_held *h)
+{
     idms_hlc_result res;
     idms_req q = idms_conn_req(r->c);
-    idms_hlc_stamp(&q, cmd->argc == 2 ? &remote : NULL, &res);
+    idms_hlc_stamp(&q, h->has_remote ? &h->remote : NULL, &res);
     if (res.status == IDMS_HLC_PARKED) {
         idms_conn_park(r->c, &res.park);
-        return RUN_PARKED;
+        return hold(r, h);
     }
-    if (res.status != 200) {
-        if (res.retry_after_s > 0)
-            errorf(r->out, "%s (retry in %" PRId64 " s)", res.message, res.retry_after_s);
-        else
-            errorf(r->out, "%s", res.message);
-        return RUN_DONE;
-    }
+    if (res.status != 200)
+        return refused(r, res.message, res.retry_after_s);
     char text[IDM_HLC_STRLEN + 1];
     if (idm_hlc_format(res.stamp, text, sizeof text) != IDM_OK)
         text[0] = '\0';
@@ -503,18 +538,28 @@ static int cmd_reveal(req *r)
 
 /* --- INCR, INCRBY: segment tags (segments.h) --------------------------------------------- */
 
-/* The answer of a segment mint that did not complete. */
-static int segment_status(req *r, const idms_mint_result *m)
+/* INCR or INCRBY, parsed (h: count and style; the tag is tag_len bytes
+ * at tag, h's own text once held): mints, or waits for the tag's range.
+ * A tag that parks has been looked up, so it fits the record. */
+static int go_segment(req *r, const idms_resp_held *h, const char *tag, size_t tag_len)
 {
-    if (m->status == IDMS_MINT_PARKED) {
-        idms_conn_park(r->c, &m->park);
+    idms_mint_result m;
+    idms_req q = idms_conn_req(r->c);
+    idms_segment_mint(&q, tag, tag_len, h->count, h->style, r->out, &m);
+    if (m.status == 200)
+        return RUN_DONE;
+    if (m.status == IDMS_MINT_PARKED) {
+        /* (A tag longer than the record holds, refused long before it
+         * could park, would be parsed again.) */
+        idms_conn_park(r->c, &m.park);
+        if (h != &r->ss->held && tag_len <= IDMS_RESP_HELD_TEXT) {
+            r->ss->held = *h;
+            memcpy(r->ss->held.text, tag, tag_len);
+            r->ss->held.text_len = tag_len;
+        }
         return RUN_PARKED;
     }
-    if (m->retry_after_s > 0)
-        errorf(r->out, "%s (retry in %" PRId64 " s)", m->message, m->retry_after_s);
-    else
-        errorf(r->out, "%s", m->message);
-    return RUN_DONE;
+    return refused(r, m.message, m.retry_after_s);
 }
 
 /* INCR tag: the tag's next ID, as an integer reply (Redis's INCR of a
@@ -522,10 +567,9 @@ static int segment_status(req *r, const idms_mint_result *m)
 static int cmd_incr(req *r)
 {
     const idms_resp_arg *tag = &r->cmd->argv[1];
-    idms_mint_result m;
-    idms_req q = idms_conn_req(r->c);
-    idms_segment_mint(&q, tag->ptr, tag->len, 1, IDMS_SEG_RESP_INT, r->out, &m);
-    return m.status == 200 ? RUN_DONE : segment_status(r, &m);
+    idms_resp_held h = {.kind = IDMS_RESP_HELD_SEGMENT, .count = 1};
+    h.style = IDMS_SEG_RESP_INT;
+    return go_segment(r, &h, tag->ptr, tag->len);
 }
 
 /* INCRBY tag n: reserves n consecutive IDs of the tag's sequence and
@@ -543,10 +587,9 @@ static int cmd_incrby(req *r)
                r->s->opt.max_count);
         return RUN_DONE;
     }
-    idms_mint_result m;
-    idms_req q = idms_conn_req(r->c);
-    idms_segment_mint(&q, tag->ptr, tag->len, (uint64_t)n, IDMS_SEG_RESP_INCRBY, r->out, &m);
-    return m.status == 200 ? RUN_DONE : segment_status(r, &m);
+    idms_resp_held h = {.kind = IDMS_RESP_HELD_SEGMENT, .count = (uint64_t)n};
+    h.style = IDMS_SEG_RESP_INCRBY;
+    return go_segment(r, &h, tag->ptr, tag->len);
 }
 
 /* --- connection commands ----------------------------------------------------------------- */
@@ -1181,38 +1224,69 @@ static bool another_command(idms_conn *c, const char *buf, size_t len)
     return len > 0 && idms_resp_parse(buf, len, &cmd, &why) != IDMS_RESP_INCOMPLETE;
 }
 
+/* The command held at the head of the buffer goes on from its record
+ * (resp_session.h), not parsed again. */
+static int resume_held(idms_conn *c, idms_buf *out)
+{
+    idms_resp_session *ss = session(c);
+    req r = {c, c->server, ss, NULL, out};
+    idms_resp_held *h = &ss->held;
+    switch (h->kind) {
+    case IDMS_RESP_HELD_NEXT:
+        return go_next(&r, h, NULL);
+    case IDMS_RESP_HELD_HLC:
+        return go_hlc(&r, h);
+    default:
+        return go_segment(&r, h, h->text, h->text_len);
+    }
+}
+
 static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *out)
 {
     idms_server *s = c->server;
+    idms_resp_held *held = &((idms_resp_session *)idms_conn_session(c))->held;
     size_t used = 0;
     while (used < len) {
         if (out->len >= idms_conn_part(c)) {
             c->more = true;
             break;
         }
-        idms_resp_command cmd;
-        const char *why = "Protocol error";
-        ptrdiff_t n = idms_resp_parse(buf + used, len - used, &cmd, &why);
-        if (n == IDMS_RESP_INCOMPLETE)
-            break;
-        if (n < 0) {
-            s->metrics.protocol_errors++;
-            error_code(out, "ERR", why);
-            count(c, 400);
-            return -1;
-        }
-        if (cmd.argc == 0) {
-            used += (size_t)n;
-            continue;
-        }
-        if (looks_like_http(&cmd)) {
-            guard(c);
-            return -1;
-        }
         size_t before = out->len;
-        int rc = run(c, &cmd, out);
-        if (rc == RUN_PARKED)
-            break; /* not consumed: offered again on resume */
+        ptrdiff_t n;
+        int rc;
+        if (used == 0 && held->kind != IDMS_RESP_HELD_NONE) {
+            /* A command held (it parked, or sent a part): it is still at
+             * the head of the buffer, and goes on from its record. */
+            n = (ptrdiff_t)held->len;
+            rc = resume_held(c, out);
+        } else {
+            idms_resp_command cmd;
+            const char *why = "Protocol error";
+            n = idms_resp_parse(buf + used, len - used, &cmd, &why);
+            if (n == IDMS_RESP_INCOMPLETE)
+                break;
+            if (n < 0) {
+                s->metrics.protocol_errors++;
+                error_code(out, "ERR", why);
+                count(c, 400);
+                return -1;
+            }
+            if (cmd.argc == 0) {
+                used += (size_t)n;
+                continue;
+            }
+            if (looks_like_http(&cmd)) {
+                guard(c);
+                return -1;
+            }
+            rc = run(c, &cmd, out);
+        }
+        if (rc == RUN_PARKED) {
+            /* Not consumed: held (hold), and gone on with on resume. */
+            held->len = (size_t)n;
+            break;
+        }
+        held->kind = IDMS_RESP_HELD_NONE;
         if (rc == RUN_CUT) {
             count(c, 503);
             return -1;

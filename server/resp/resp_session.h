@@ -3,7 +3,8 @@
  * commands (resp_server.c): its CLIENT ID, the protocol chosen with HELLO,
  * the name set with CLIENT SETNAME or HELLO SETNAME, the library named
  * with CLIENT SETINFO, and whether it gave the token (AUTH, HELLO ...
- * AUTH) that --auth-token-file asks for. It is the adapter's state at the
+ * AUTH) that --auth-token-file asks for, and the command held at the head
+ * of the buffer while it waits (idms_resp_held). It is the adapter's state at the
  * end of the connection (idms_conn_session, conn.h: the proto's
  * session_size), zeroed at accept; only resp_server.c reads or writes it.
  * Not installed.
@@ -12,10 +13,37 @@
 #define IDMS_RESP_SESSION_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define IDMS_RESP_NAME_MAX 64 /* bytes of a client name (CLIENT SETNAME) */
 #define IDMS_RESP_LIB_MAX  32 /* bytes of CLIENT SETINFO LIB-NAME or LIB-VER */
+#define IDMS_RESP_HELD_TEXT 64 /* bytes of a held prefix or tag (both at most 63 or 64) */
+
+/* What a held command is. */
+enum { IDMS_RESP_HELD_NONE, IDMS_RESP_HELD_NEXT, IDMS_RESP_HELD_HLC, IDMS_RESP_HELD_SEGMENT };
+
+/* A command that parked, or sent a part of its reply, stays unconsumed at
+ * the head of the buffer until it completes. What it needs to go on was
+ * parsed once, into this record, and the resumed command goes on from it:
+ * its bytes are not parsed again, only consumed (len) at the end. */
+typedef struct idms_resp_held {
+    int kind;   /* IDMS_RESP_HELD_* */
+    size_t len; /* the command's bytes at the head of the buffer */
+    /* NEXT: the format, count and prefix, and whether the reply is an
+     * array (a count was given) */
+    int format;
+    uint64_t count;
+    bool array;
+    bool has_prefix; /* text holds the prefix */
+    /* INCR, INCRBY: the tag and the reply's style (IDMS_SEG_RESP_*) */
+    int style;
+    /* HLC stamp: the stamp to merge */
+    bool has_remote;
+    uint64_t remote;
+    size_t text_len; /* the prefix's or the tag's bytes in text */
+    char text[IDMS_RESP_HELD_TEXT + 1];
+} idms_resp_held;
 
 typedef struct idms_resp_session {
     uint64_t id;                       /* CLIENT ID, from 1; 0 until the first command */
@@ -27,6 +55,7 @@ typedef struct idms_resp_session {
     char name[IDMS_RESP_NAME_MAX + 1]; /* NUL-terminated; "" for none */
     char lib_name[IDMS_RESP_LIB_MAX + 1];
     char lib_ver[IDMS_RESP_LIB_MAX + 1];
+    idms_resp_held held; /* kind NONE: no command held */
 } idms_resp_session;
 
 #endif

@@ -142,6 +142,8 @@ start_server() {
         case $1 in
         --env) envs+=("$2"); shift 2 ;;
         --as) runas=(setpriv "--reuid=$2" "--regid=$(id -g "$2")" --clear-groups --); shift 2 ;;
+        # --under 'CMD ARGS': idmintd runs under a tool (valgrind ...), words split.
+        --under) read -ra runas <<<"$2"; shift 2 ;;
         --host-registry) registry=0; shift ;;
         *) break ;;
         esac
