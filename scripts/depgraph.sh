@@ -66,7 +66,7 @@ fi
 # folders (http/, resp/, memcache/, and a new one without a line here).
 ROOMS='
 0 core     log buf options config/config_parser core/waitlist core/job tagtable
-1 durable  hwm lease node
+1 durable  hwm hwm_loop lease node
 2 net      conn tls
 2 service  mint segments hlc keyed metrics auth status
 3 proto    */*

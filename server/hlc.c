@@ -45,7 +45,7 @@ int idms_hlc_open(idms_server *s)
         return 1;
     }
     /* Its ceiling is the durable mark's, set by the mark (hwm.h). */
-    return idms_hwm_attach_hlc(s, s->hlc) != 0 ? 1 : 0;
+    return idms_hwm_attach_hlc(&s->hwm, s->hlc) != 0 ? 1 : 0;
 }
 
 void idms_hlc_close(idms_server *s)
@@ -102,7 +102,7 @@ void idms_hlc_stamp(const idms_req *q, const uint64_t *remote, idms_hlc_result *
          * the clock's next millisecond, or the remote's (within
          * --max-offset, or it was refused above without moving). */
         char why[1400];
-        if (!idms_hwm_ready(s, why, sizeof why)) {
+        if (!idms_hwm_ready(&s->hwm, why, sizeof why)) {
             r->status = 503;
             r->retry_after_s = 1;
             snprintf(r->message, sizeof r->message, "%.300s", why);

@@ -19,8 +19,9 @@
  * generators have taken the mark found (idms_hwm_commit): a start refused
  * (a mark past the layout's end, say) leaves the directory as it was.
  *
- * A write runs on libuv's thread pool: the loop asks idm_mark_want, the
- * worker runs idm_mark_write, and the loop's completion callback passes
+ * A write runs on the executor's thread (hwm_loop.c: libuv's thread pool):
+ * the loop asks idm_mark_want, the worker runs idm_mark_write
+ * (idms_hwm_work), and the loop's completion (idms_hwm_work_done) passes
  * the result to idm_mark_commit, which raises the ceilings only once the
  * bytes are on disk. Only one write is in flight. The worker first checks
  * (and every second without a write, too) that the directory is still
@@ -44,7 +45,6 @@
 #include "hwm.h"
 #include "idmint_coord.h"
 #include "log.h"
-#include "server.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -58,7 +58,6 @@
 
 #define OLD_MARK_LEN 16 /* STATE_DIR/hwm before 0.3 */
 #define RETRY_MS     1000
-#define CHECK_MS     1000
 
 int64_t idms_clock_ms(void)
 {
@@ -235,9 +234,8 @@ static void note_relinked(idms_hwm *h, int rc, const idm_error *err)
     }
 }
 
-static void on_work(uv_work_t *w)
+void idms_hwm_work(idms_hwm *h)
 {
-    idms_hwm *h = w->data;
     h->work_why[0] = '\0';
     h->work_remade = 0;
     h->work_taken = false;
@@ -263,17 +261,20 @@ static void on_work(uv_work_t *w)
                  "cannot record the time high-water mark in the node's slot: %s", strerror(errno));
 }
 
-static void queue_work(idms_server *s, int64_t target, bool check_only);
+static void queue_work(idms_hwm *h, int64_t target, bool check_only);
 
-static void on_retry(uv_timer_t *t)
+static bool draining(const idms_hwm *h)
 {
-    idms_server *s = t->data;
-    idms_hwm *h = &s->hwm;
+    return h->cfg.draining != NULL && *h->cfg.draining;
+}
+
+void idms_hwm_retry(idms_hwm *h)
+{
     h->retry_armed = false;
     int64_t target;
-    if (h->failing && !h->in_flight && !s->draining &&
+    if (h->failing && !h->in_flight && !draining(h) &&
         idm_mark_want(h->mark, idms_clock_ms(), true, &target))
-        queue_work(s, target, false);
+        queue_work(h, target, false);
 }
 
 /* What keep_dir and the mark's write made again, said once. */
@@ -301,10 +302,9 @@ static void log_remade(const idms_hwm *h, int64_t written)
                  h->path, h->work_remade & REMADE_MARK ? "removed" : "replaced", mark);
 }
 
-static void on_work_done(uv_work_t *w, int status)
+void idms_hwm_work_done(idms_hwm *h, bool cancelled)
 {
-    idms_hwm *h = w->data;
-    idms_server *s = h->server;
+    int status = cancelled ? -1 : 0;
     bool check = h->work_check_only, ok = status == 0 && h->work_why[0] == '\0';
     h->in_flight = false;
     /* The write's token goes back: committed (the ceilings rise) or not. */
@@ -316,7 +316,7 @@ static void on_work_done(uv_work_t *w, int status)
         log_remade(h, check ? idm_mark_durable_ms(h->mark) : h->target_ms);
     if (ok) {
         if (!check)
-            s->metrics.reserve_writes++;
+            h->writes++;
         if (h->failing) {
             h->failing = false;
             h->why[0] = '\0';
@@ -326,7 +326,7 @@ static void on_work_done(uv_work_t *w, int status)
         /* For good: whatever this one writes now could lower the other's
          * mark, and the other's stop could lower this one's. No more
          * writes, and none at exit (the mark knows: the write failed). */
-        s->metrics.reserve_errors++;
+        h->write_errors++;
         h->taken = true;
         h->failing = true;
         snprintf(h->why, sizeof h->why, "%s", h->work_why);
@@ -335,7 +335,7 @@ static void on_work_done(uv_work_t *w, int status)
                  "restarted; the mark is left as it is",
                  h->work_why, idm_mark_durable_ms(h->mark));
     } else {
-        s->metrics.reserve_errors++;
+        h->write_errors++;
         const char *why = status == 0 ? h->work_why : "write cancelled";
         if (!h->failing)
             idms_log(IDMS_LOG_ERROR,
@@ -343,48 +343,44 @@ static void on_work_done(uv_work_t *w, int status)
                      why, idm_mark_durable_ms(h->mark));
         h->failing = true;
         snprintf(h->why, sizeof h->why, "%s", why);
-        if (!h->retry_armed && !s->draining) {
+        if (!h->retry_armed && !draining(h)) {
             h->retry_armed = true;
-            uv_timer_start(&h->retry, on_retry, RETRY_MS, 0);
+            h->cfg.exec.retry_in(h->cfg.exec.ctx, RETRY_MS);
         }
     }
     /* The node's limit follows, and parked requests go on: minted now, or
      * refused with the reason. */
-    h->on_ceiling(s);
+    h->cfg.on_ceiling(h->cfg.ctx);
 }
 
 /* target: the mark idm_mark_want handed out (the write token is held), or
  * for a look the durable mark. */
-static void queue_work(idms_server *s, int64_t target, bool check_only)
+static void queue_work(idms_hwm *h, int64_t target, bool check_only)
 {
-    idms_hwm *h = &s->hwm;
     h->target_ms = target;
     h->work_check_only = check_only;
     h->work_slot = h->slot;
-    h->work.data = h;
-    if (uv_queue_work(s->loop, &h->work, on_work, on_work_done) == 0) {
-        h->in_flight = true;
-    } else if (!check_only) {
-        idm_mark_abort(h->mark);
+    /* In flight before it is queued: an executor may finish it at once. */
+    h->in_flight = true;
+    if (h->cfg.exec.queue(h->cfg.exec.ctx) != 0) {
+        h->in_flight = false;
+        if (!check_only)
+            idm_mark_abort(h->mark);
     }
 }
 
-/* Every CHECK_MS: a deleted or replaced state directory (or mark) is
- * noticed even while no write is due (a restart would not find the mark
- * there). */
-static void on_check(uv_timer_t *t)
+void idms_hwm_check(idms_hwm *h)
 {
-    idms_server *s = t->data;
-    idms_hwm *h = &s->hwm;
+    /* A restart would not find a mark that was removed: looked at even
+     * while no write is due. */
     if (h->enabled && !h->failing && !h->in_flight && !h->taken)
-        queue_work(s, idm_mark_durable_ms(h->mark), true);
+        queue_work(h, idm_mark_durable_ms(h->mark), true);
 }
 
 /* ---- the loop side ------------------------------------------------------ */
 
-void idms_hwm_need(idms_server *s, int64_t now_ms, bool at_ceiling)
+void idms_hwm_need(idms_hwm *h, int64_t now_ms, bool at_ceiling)
 {
-    idms_hwm *h = &s->hwm;
     /* Also while draining: parked requests still need the mark. */
     if (!h->enabled || h->in_flight || h->taken)
         return;
@@ -392,38 +388,37 @@ void idms_hwm_need(idms_server *s, int64_t now_ms, bool at_ceiling)
         return; /* the retry timer tries again */
     int64_t target;
     if (idm_mark_want(h->mark, now_ms, at_ceiling, &target))
-        queue_work(s, target, false);
+        queue_work(h, target, false);
 }
 
-bool idms_hwm_ready(idms_server *s, char *why, size_t cap)
+bool idms_hwm_ready(const idms_hwm *h, char *why, size_t cap)
 {
-    if (!s->hwm.failing)
+    if (!h->failing)
         return true;
-    snprintf(why, cap, "%s", s->hwm.why);
+    snprintf(why, cap, "%s", h->why);
     return false;
 }
 
-int64_t idms_hwm_durable_ms(const idms_server *s)
+int64_t idms_hwm_durable_ms(const idms_hwm *h)
 {
-    return s->hwm.enabled ? idm_mark_durable_ms(s->hwm.mark) : INT64_MAX;
+    return h->enabled ? idm_mark_durable_ms(h->mark) : INT64_MAX;
 }
 
-void idms_hwm_set_limit(idms_server *s, int64_t limit_ms)
+void idms_hwm_set_limit(idms_hwm *h, int64_t limit_ms)
 {
-    idms_hwm *h = &s->hwm;
     h->limit_ms = limit_ms;
     if (h->mark != NULL)
         idm_mark_set_limit(h->mark, limit_ms);
-    else if (s->sf != NULL)
-        idm_snowflake_set_ceiling(s->sf, limit_ms); /* min(no mark, limit) */
+    else if (h->sf != NULL)
+        idm_snowflake_set_ceiling(h->sf, limit_ms); /* min(no mark, limit) */
 }
 
-int idms_hwm_adopt_snowflake(idms_server *s, idm_snowflake *old, idm_snowflake *sf)
+int idms_hwm_adopt_snowflake(idms_hwm *h, idm_snowflake *old, idm_snowflake *sf)
 {
-    idms_hwm *h = &s->hwm;
     idm_error err = {0};
     if (h->mark == NULL) {
         idm_snowflake_set_ceiling(sf, h->limit_ms);
+        h->sf = sf;
         return 0;
     }
     if (old != NULL && idm_mark_detach(h->mark, old, &err) != IDM_OK) {
@@ -436,13 +431,14 @@ int idms_hwm_adopt_snowflake(idms_server *s, idm_snowflake *old, idm_snowflake *
             idms_log(IDMS_LOG_ERROR, "cannot attach the old one again: %s", err.msg);
         return -1;
     }
+    h->sf = sf;
     return 0;
 }
 
-int idms_hwm_attach_hlc(idms_server *s, idm_hlc *hlc)
+int idms_hwm_attach_hlc(idms_hwm *h, idm_hlc *hlc)
 {
     idm_error err = {0};
-    if (s->hwm.mark != NULL && idm_mark_attach_hlc(s->hwm.mark, hlc, &err) != IDM_OK) {
+    if (h->mark != NULL && idm_mark_attach_hlc(h->mark, hlc, &err) != IDM_OK) {
         idms_log(IDMS_LOG_ERROR, "cannot attach the hybrid logical clock to the mark: %s", err.msg);
         return -1;
     }
@@ -453,10 +449,12 @@ int idms_hwm_attach_hlc(idms_server *s, idm_hlc *hlc)
  * be minted above it, and the generator refuses it. Said here, before
  * anything is written, with where the mark is and what to do. Returns 0,
  * or 1 after logging. */
-static int check_layout_end(idms_server *s, int64_t file_mark, const char *file)
+static int check_layout_end(const idms_hwm *h, int64_t file_mark, const char *file)
 {
-    const idm_sf_layout *l = &s->layout;
-    int64_t last = idm_sf_layout_max_unix_ms(l), mark = s->hwm.resume_ms;
+    const idm_sf_layout *l = h->cfg.layout;
+    if (l == NULL)
+        return 0; /* no snowflakes */
+    int64_t last = idm_sf_layout_max_unix_ms(l), mark = h->resume_ms;
     if (mark == 0 || mark <= last || mark - last < l->unit_ms)
         return 0; /* none, or one the layout can mint above */
     char when[IDM_RFC3339_CAP], end[IDM_RFC3339_CAP];
@@ -472,7 +470,7 @@ static int check_layout_end(idms_server *s, int64_t file_mark, const char *file)
             "was written. If no IDs were minted after the clock's current time (a clock far "
             "ahead wrote it), remove %s/%s; otherwise use a --layout or --epoch that reaches "
             "past the mark",
-            s->hwm.dir, file, when, mark, s->layout_name, end, s->hwm.dir, file);
+            h->dir, file, when, mark, h->cfg.layout_name, end, h->dir, file);
     else
         idms_log(IDMS_LOG_ERROR,
                  "the time high-water mark recorded in the slot of node %" PRIu64
@@ -480,7 +478,7 @@ static int check_layout_end(idms_server *s, int64_t file_mark, const char *file)
                  "), is past the end of layout %s (%s): no snowflake could "
                  "be minted above it, and nothing was written; use a --layout or --epoch that "
                  "reaches past the mark (idmint lease list shows the slot)",
-                 s->hwm.slot_node, when, mark, s->layout_name, end);
+                 h->cfg.slot_node, when, mark, h->cfg.layout_name, end);
     return 1;
 }
 
@@ -518,17 +516,15 @@ static int64_t old_mark(idms_hwm *h)
     return mark;
 }
 
-int idms_hwm_open(idms_server *s, uint64_t slot_node, int64_t slot_mark_ms)
+int idms_hwm_open(idms_hwm *h, const idms_hwm_config *cfg)
 {
-    idms_hwm *h = &s->hwm;
-    h->slot_node = slot_node;
-    h->server = s;
+    h->cfg = *cfg;
     h->lock_fd = h->dir_fd = -1;
     h->limit_ms = INT64_MAX;
-    if (s->opt.state_dir[0] == '\0')
+    if (cfg->state_dir == NULL || cfg->state_dir[0] == '\0')
         return 0;
     h->enabled = true;
-    snprintf(h->dir, sizeof h->dir, "%s", s->opt.state_dir);
+    snprintf(h->dir, sizeof h->dir, "%s", cfg->state_dir);
     snprintf(h->path, sizeof h->path, "%s/mark", h->dir);
     if (mkdirs(h->dir) != 0) {
         idms_log(IDMS_LOG_ERROR, "cannot create state directory %s: %s", h->dir, strerror(errno));
@@ -553,7 +549,7 @@ int idms_hwm_open(idms_server *s, uint64_t slot_node, int64_t slot_mark_ms)
         return 1;
     idm_mark_config mc;
     idm_mark_config_init(&mc);
-    mc.reserve_ms = s->opt.reserve_ms;
+    mc.reserve_ms = cfg->reserve_ms;
     mc.flags = IDM_MARK_SPLIT;
     idm_error err = {0};
     if (idm_mark_open(&h->mark, h->path, &mc, &err) != IDM_OK) {
@@ -565,25 +561,24 @@ int idms_hwm_open(idms_server *s, uint64_t slot_node, int64_t slot_mark_ms)
     idms_hwm_resume_above(h, file_old, IDMS_RESUME_STATE_DIR);
     /* An earlier holder of the node may have minted up to its slot's mark
      * (another state directory): resume above that too. */
-    idms_hwm_resume_above(h, slot_mark_ms, IDMS_RESUME_SLOT);
-    if (check_layout_end(s, file_old > file_mark ? file_old : file_mark,
+    idms_hwm_resume_above(h, cfg->slot_mark_ms, IDMS_RESUME_SLOT);
+    if (check_layout_end(h, file_old > file_mark ? file_old : file_mark,
                          file_old > file_mark ? "hwm" : "mark") != 0)
         return 1;
-    if (h->resume_ms > 0 && idm_gen_resume_after(s->gen, h->resume_ms, &err) != IDM_OK) {
+    if (h->resume_ms > 0 && idm_gen_resume_after(cfg->gen, h->resume_ms, &err) != IDM_OK) {
         idms_log(IDMS_LOG_ERROR, "cannot resume after the mark %" PRId64 ": %s", h->resume_ms,
                  err.msg);
         return 1;
     }
-    if (idm_mark_attach_gen(h->mark, s->gen, &err) != IDM_OK) {
+    if (idm_mark_attach_gen(h->mark, cfg->gen, &err) != IDM_OK) {
         idms_log(IDMS_LOG_ERROR, "cannot attach the generators to the mark: %s", err.msg);
         return 1;
     }
     return 0;
 }
 
-int idms_hwm_commit(idms_server *s)
+int idms_hwm_commit(idms_hwm *h)
 {
-    idms_hwm *h = &s->hwm;
     if (!h->enabled)
         return 0;
     /* The first mark, durable before anything is minted: a reserve past
@@ -607,7 +602,7 @@ int idms_hwm_commit(idms_server *s)
         return 1;
     }
     idm_mark_commit(h->mark, durable);
-    s->metrics.reserve_writes++;
+    h->writes++;
     if (h->old_file) {
         /* Carried over: the mark file holds a later mark now. */
         if (unlinkat(h->dir_fd, "hwm", 0) == 0 && fsync(h->dir_fd) == 0)
@@ -617,20 +612,8 @@ int idms_hwm_commit(idms_server *s)
                      h->dir, h->path);
         h->old_file = false;
     }
-    h->on_ceiling(s);
+    h->cfg.on_ceiling(h->cfg.ctx);
     return 0;
-}
-
-void idms_hwm_start(idms_server *s)
-{
-    uv_timer_init(s->loop, &s->hwm.retry);
-    s->hwm.retry.data = s;
-    uv_unref((uv_handle_t *)&s->hwm.retry);
-    uv_timer_init(s->loop, &s->hwm.check);
-    s->hwm.check.data = s;
-    if (s->hwm.enabled)
-        uv_timer_start(&s->hwm.check, on_check, CHECK_MS, CHECK_MS);
-    uv_unref((uv_handle_t *)&s->hwm.check);
 }
 
 void idms_hwm_set_slot(idms_hwm *h, struct idmc_slot *slot)
@@ -660,22 +643,21 @@ int64_t idms_hwm_resume_ms(const idms_hwm *h, int *from)
     return h->resume_ms;
 }
 
-int64_t idms_hwm_used_ms(idms_server *s)
+int64_t idms_hwm_used_ms(const idms_hwm *h)
 {
     /* Everything handed out lies at or below both generators' high water
      * (and at or below the durable mark). */
-    int64_t used = s->sf != NULL ? idm_snowflake_high_water_ms(s->sf) : 0;
-    int64_t gen_used = s->gen != NULL ? idm_gen_high_water_ms(s->gen) : 0;
+    int64_t used = h->sf != NULL ? idm_snowflake_high_water_ms(h->sf) : 0;
+    int64_t gen_used = h->cfg.gen != NULL ? idm_gen_high_water_ms(h->cfg.gen) : 0;
     if (gen_used > used)
         used = gen_used;
-    if (used < s->hwm.resume_ms)
-        used = s->hwm.resume_ms;
+    if (used < h->resume_ms)
+        used = h->resume_ms;
     return used;
 }
 
-void idms_hwm_close(idms_server *s)
+void idms_hwm_close(idms_hwm *h)
 {
-    idms_hwm *h = &s->hwm;
     if (!h->enabled)
         return;
     if (h->mark != NULL) {

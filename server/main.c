@@ -69,7 +69,7 @@ static int make_snowflake(idms_server *s, uint64_t node)
         idms_log(IDMS_LOG_ERROR, "cannot create the snowflake generator: %s", err.msg);
         return -1;
     }
-    if (idms_hwm_adopt_snowflake(s, s->sf, sf) != 0) {
+    if (idms_hwm_adopt_snowflake(&s->hwm, s->sf, sf) != 0) {
         idm_snowflake_free(sf);
         return -1;
     }
@@ -150,6 +150,11 @@ static void ceiling_moved(idms_server *s)
     idms_conn_wake_ceiling(s);
 }
 
+static void hwm_ceiling_moved(void *ctx)
+{
+    ceiling_moved(ctx);
+}
+
 /* The generators: made IDM_GEN_UNSHARED (one loop thread mints), on the
  * system clock, which they never sleep on here (the server mints with the
  * non-blocking calls). Their state is not kept in files: after a restart
@@ -172,7 +177,6 @@ static int setup_generators(idms_server *s)
     }
     s->node.make_snowflake = make_snowflake;
     s->node.on_ceiling = ceiling_moved;
-    s->hwm.on_ceiling = ceiling_moved;
     if (idms_node_claim(s) != 0)
         return 1;
     idm_gen_config gcfg = {0};
@@ -192,21 +196,34 @@ static int setup_generators(idms_server *s)
      * snowflakes until node.c holds a node and makes it anew for it. The
      * first mark is written only once every generator has taken the one
      * found: a start refused leaves the state directory as it was. */
-    if (idms_hwm_open(s, s->node.node, idms_node_mark_ms(s)) != 0)
+    idms_hwm_config hc = {
+        .state_dir = s->opt.state_dir,
+        .reserve_ms = s->opt.reserve_ms,
+        .layout = &s->layout,
+        .layout_name = s->layout_name,
+        .gen = s->gen,
+        .slot_node = s->node.node,
+        .slot_mark_ms = idms_node_mark_ms(s),
+        .draining = &s->draining,
+        .exec = idms_hwm_loop_exec(&s->hwm_loop, &s->hwm),
+        .on_ceiling = hwm_ceiling_moved,
+        .ctx = s,
+    };
+    if (idms_hwm_open(&s->hwm, &hc) != 0)
         return 1;
     if (make_snowflake(s, s->node.held ? s->node.node : s->node.lo) != 0)
         return 1;
     if (idms_hlc_open(s) != 0)
         return 1;
-    if (idms_hwm_commit(s) != 0)
+    if (idms_hwm_commit(&s->hwm) != 0)
         return 1;
     char when[IDM_RFC3339_CAP] = "none", durable[IDM_RFC3339_CAP] = "none";
     int64_t resume_ms = idms_hwm_resume_ms(&s->hwm, NULL);
     if (resume_ms > 0 && idm_time_format(resume_ms, when, sizeof when) != IDM_OK)
         snprintf(when, sizeof when, "%" PRId64, resume_ms);
     if (idms_hwm_enabled(&s->hwm) &&
-        idm_time_format(idms_hwm_durable_ms(s), durable, sizeof durable) != IDM_OK)
-        snprintf(durable, sizeof durable, "%" PRId64, idms_hwm_durable_ms(s));
+        idm_time_format(idms_hwm_durable_ms(&s->hwm), durable, sizeof durable) != IDM_OK)
+        snprintf(durable, sizeof durable, "%" PRId64, idms_hwm_durable_ms(&s->hwm));
     idms_log(IDMS_LOG_INFO,
              "snowflake layout %s, node %" PRIu64 ", max rewind %" PRId64 " ms, state %s, "
              "previous high-water mark %s, durable mark %s",
@@ -465,7 +482,7 @@ int main(int argc, char **argv)
     s->loop = uv_default_loop();
     plan_fds(s);
     idms_conn_init(s);
-    idms_hwm_start(s);
+    idms_hwm_loop_start(&s->hwm_loop, s->loop);
     idms_node_start(s);
     if (idms_segments_start(s) != 0)
         return 1;
@@ -482,7 +499,7 @@ int main(int argc, char **argv)
          * this one never used. A Unix socket made goes too. */
         idms_conn_close_listeners(s);
         int64_t used = idms_hwm_failing(&s->hwm) ? -1 : idms_used_ms(s);
-        idms_hwm_close(s);
+        idms_hwm_close(&s->hwm);
         idms_node_close(s, used);
         idms_segments_close(s);
         return 1;
@@ -498,7 +515,7 @@ int main(int argc, char **argv)
     uv_run(s->loop, UV_RUN_DEFAULT);
     /* A mark that could not be written is left as it is (higher). */
     int64_t used = idms_hwm_failing(&s->hwm) ? -1 : idms_used_ms(s);
-    idms_hwm_close(s);
+    idms_hwm_close(&s->hwm);
     idms_node_close(s, used);
     idms_segments_close(s);
     idm_snowflake_free(s->sf);

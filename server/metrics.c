@@ -95,7 +95,7 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "# TYPE idmint_high_water_mark_errors_total counter\n"
                     "idmint_high_water_mark_errors_total %" PRIu64 "\n",
                     m->connections_open, m->connections_total, m->connections_rejected,
-                    m->protocol_errors, m->reserve_writes, m->reserve_errors);
+                    m->protocol_errors, s->hwm.writes, s->hwm.write_errors);
     static const char *const reasons[IDMS_REFUSED_COUNT] = {"limit", "draining", "accept"};
     idms_buf_puts(out, "# HELP idmint_connections_refused_total Connections refused, by protocol "
                        "and reason (limit: over --max-connections, answered with an error; "
@@ -175,7 +175,7 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "idmint_connections_max %" PRIu64 "\n",
                     s->max_conns);
     idms_segments_metrics(s, out);
-    int64_t durable = idms_hwm_enabled(&s->hwm) ? idms_hwm_durable_ms(s) : 0;
+    int64_t durable = idms_hwm_enabled(&s->hwm) ? idms_hwm_durable_ms(&s->hwm) : 0;
     idms_buf_printf(out,
                     "# HELP idmint_hwm_persisted_unix_ms The time high-water mark last made durable "
                     "(Unix ms; 0 without a state directory): no ID handed out has a later time.\n"

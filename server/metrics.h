@@ -49,8 +49,6 @@ typedef struct idms_metrics {
     uint64_t request_timeouts[IDMS_PROTO_MAX];
     /* Requests refused for want of the token, by protocol (auth.c). */
     uint64_t auth_failures[IDMS_PROTO_MAX];
-    uint64_t reserve_writes;    /* high-water mark fsyncs */
-    uint64_t reserve_errors;    /* high-water mark writes that failed */
     uint64_t tls_handshakes;         /* TLS handshakes completed */
     uint64_t tls_handshake_failures; /* ... failed (the connection closed) */
     uint64_t tls_handshake_waits;    /* ... that waited for a slot (conn.c) */

@@ -315,7 +315,7 @@ void idms_node_need(idms_server *s, int64_t now_ms, bool at_ceiling)
     /* A coordinator's slot gets its mark from the lease thread (lease.h). */
     if (s->node.coord == IDMS_NODE_COORD)
         idms_lease_need(&s->node.lease, now_ms, at_ceiling);
-    idms_hwm_need(s, now_ms, at_ceiling);
+    idms_hwm_need(&s->hwm, now_ms, at_ceiling);
 }
 
 void idms_node_apply_ceiling(idms_server *s)
@@ -330,7 +330,7 @@ void idms_node_apply_ceiling(idms_server *s)
         limit = idms_lease_ceiling(&n->lease);
     else if (idms_hwm_enabled(&s->hwm) && n->slot != NULL)
         limit = idmc_slot_mark_ms(n->slot);
-    idms_hwm_set_limit(s, limit);
+    idms_hwm_set_limit(&s->hwm, limit);
 }
 
 bool idms_node_ceiling_rises(idms_server *s, bool snowflake, char *why, size_t cap)
@@ -351,7 +351,7 @@ bool idms_node_ceiling_rises(idms_server *s, bool snowflake, char *why, size_t c
         }
     }
     char mark_why[700];
-    if (!idms_hwm_ready(s, mark_why, sizeof mark_why)) {
+    if (!idms_hwm_ready(&s->hwm, mark_why, sizeof mark_why)) {
         snprintf(why, cap,
                  "cannot make the time high-water mark durable (%.600s); not minting "
                  "past it",

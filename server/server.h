@@ -10,6 +10,7 @@
 #include "auth.h"
 #include "conn.h"
 #include "hwm.h"
+#include "hwm_loop.h"
 #include "keyfile.h"
 #include "metrics.h"
 #include "mint.h"
@@ -46,6 +47,7 @@ typedef struct idms_server {
     bool draining;
     uv_signal_t sigterm, sigint, sighup;
     idms_hwm hwm;
+    idms_hwm_loop hwm_loop; /* hwm's executor on the loop */
     idms_node node;
     idms_segments segments; /* --segments (segments.h) */
     idm_hlc *hlc;           /* the hybrid logical clock (hlc.h) */

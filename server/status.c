@@ -13,7 +13,7 @@
 
 int64_t idms_used_ms(idms_server *s)
 {
-    int64_t used = idms_hwm_used_ms(s);
+    int64_t used = idms_hwm_used_ms(&s->hwm);
     int64_t hlc_used = idms_hlc_used_ms(s); /* stamps count too (hlc.h) */
     return hlc_used > used ? hlc_used : used;
 }
@@ -24,7 +24,7 @@ bool idms_readiness(idms_server *s, const char **cls, char *why, size_t cap)
     if (!idms_node_ready(s, why, cap))
         return false;
     *cls = "the time high-water mark is not durable";
-    if (!idms_hwm_ready(s, why, cap))
+    if (!idms_hwm_ready(&s->hwm, why, cap))
         return false;
     *cls = "a segment tag cannot be served";
     if (!idms_segments_ready(s, why, cap))
