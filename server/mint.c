@@ -58,13 +58,14 @@ const idms_sink idms_sink_lines = {NULL, NULL, NULL};
 /* Hands the IDs the job has minted and not rendered (j->text, one per
  * line) to the sink, into out: its beginning before the first IDs, its
  * end after the last. */
-static void render(idms_mint_job *j, const idms_sink *sink, idms_buf *out)
+static void render_text(idms_mint_job *j, const char *text, size_t len, const idms_sink *sink,
+                        idms_buf *out)
 {
-    const char *text = j->text.data, *end = text + j->text.len;
+    const char *end = text + len;
     if (j->sent == 0 && sink->begin != NULL)
         sink->begin(out, j->count);
     if (sink->id == NULL) {
-        idms_buf_append(out, text, j->text.len);
+        idms_buf_append(out, text, len);
     } else {
         uint64_t index = j->sent;
         for (const char *p = text; p < end; index++) {
@@ -76,6 +77,12 @@ static void render(idms_mint_job *j, const idms_sink *sink, idms_buf *out)
     if (j->done == j->count && sink->end != NULL)
         sink->end(out, j->count);
     j->sent = j->done;
+}
+
+/* render_text of what the job holds (j->text), which it empties. */
+static void render(idms_mint_job *j, const idms_sink *sink, idms_buf *out)
+{
+    render_text(j, j->text.data, j->text.len, sink, out);
     j->text.len = 0;
 }
 
@@ -94,19 +101,27 @@ static uint64_t count_lines(const char *p, size_t len)
     return n;
 }
 
-/* Mints up to target IDs in all, appending lines to j->text and counting
- * them in j->done, up to the first stop: the library's table mints every
- * format from the generator (idm_format_next_text_n, prefix included),
- * snowflakes from their own handle. On a stop after some IDs, the lines
- * written whole are kept (and counted): they are minted, and go out. */
+/* The IDs of a step that fit this many bytes are minted on the stack and
+ * rendered from there: the common request (a few IDs, never stopped)
+ * allocates nothing. */
+#define STACK_TEXT 2048
+
+/* Mints up to target IDs in all, counting them in j->done, up to the
+ * first stop, and renders them into out through sink when there was none:
+ * the library's table mints every format from the generator
+ * (idm_format_next_text_n, prefix included), snowflakes from their own
+ * handle. On a stop after some IDs, the lines written whole are kept in
+ * j->text (and counted): they are minted, and go out with the next step. */
 static int mint_more(idms_minter *m, idms_mint_job *j, const char *prefix, uint64_t target,
-                     int64_t *retry_ns, idm_error *err)
+                     const idms_sink *sink, idms_buf *out, int64_t *retry_ns, idm_error *err)
 {
     const idmx_format *f = &idmx_formats[j->format];
     size_t n = (size_t)(target - j->done);
     size_t prefix_len = prefix != NULL ? strlen(prefix) : 0;
     size_t cap = n * (f->text_max + 1) + 1;
-    char *p = idms_buf_reserve(&j->text, cap);
+    char stack[STACK_TEXT];
+    bool on_stack = j->text.len == 0 && cap <= sizeof stack;
+    char *p = on_stack ? stack : idms_buf_reserve(&j->text, cap);
     if (p == NULL)
         return IDM_ENOMEM;
     size_t len = 0;
@@ -116,9 +131,17 @@ static int mint_more(idms_minter *m, idms_mint_job *j, const char *prefix, uint6
     else
         rc = idm_format_next_text_n(f->lib, m->gen, prefix, prefix_len, p, cap, n,
                                     IDM_TEXT_NEWLINE, &len, err);
-    j->text.len += len;
     j->done += count_lines(p, len);
-    return rc;
+    if (!on_stack) {
+        j->text.len += len;
+        if (rc == IDM_OK)
+            render(j, sink, out);
+    } else if (rc == IDM_OK) {
+        render_text(j, stack, len, sink, out);
+    } else {
+        idms_buf_append(&j->text, stack, len);
+    }
+    return j->text.failed ? IDM_ENOMEM : rc;
 }
 
 bool idms_mint_check(const idms_minter *m, int format, const char *prefix, uint64_t count,
@@ -348,12 +371,9 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
     int rc;
     for (;;) {
         uint64_t target = count - j->sent < chunk ? count : j->sent + chunk;
-        rc = mint_more(m, j, prefix, target, &retry_ns, &err);
-        if (j->text.failed)
-            rc = IDM_ENOMEM;
+        rc = mint_more(m, j, prefix, target, sink, out, &retry_ns, &err);
         if (rc != IDM_OK)
             break;
-        render(j, sink, out);
         if (j->sent == count || out->len - start >= part)
             break;
     }
