@@ -7,7 +7,6 @@
 #include "hwm.h"
 #include "idmint_coord.h"
 #include "log.h"
-#include "server.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -163,7 +162,6 @@ static void thread_main(void *arg)
 
 static void recompute(idms_lease *L)
 {
-    idms_server *s = L->server;
     if (L->epoch_seen == 0 || L->seen.lost || L->expired) {
         L->ceiling = INT64_MIN;
     } else {
@@ -174,13 +172,12 @@ static void recompute(idms_lease *L)
         L->ceiling = c < L->recorded ? c : L->recorded;
     }
     /* The owner sets the ceiling and lets the parked requests go on. */
-    L->on_ceiling(s);
+    L->on_ceiling(L->ctx);
 }
 
 static void on_deadline(uv_timer_t *t)
 {
     idms_lease *L = t->data;
-    idms_server *s = L->server;
     int64_t now = mono_ms();
     if (now < L->deadline_ms) {
         uv_timer_start(&L->deadline_timer, on_deadline, (uint64_t)(L->deadline_ms - now), 0);
@@ -196,15 +193,14 @@ static void on_deadline(uv_timer_t *t)
              L->seen.node, idmc_kind(L->coord), now - L->seen.confirmed_ms, L->seen.ttl_ms,
              L->seen.msg[0] ? "; " : "", L->seen.msg);
     idms_log(IDMS_LOG_ERROR, "%s; not minting snowflakes until it holds a lease again", why);
-    s->metrics.lease_expiries++;
-    L->on_held(s, false, why);
+    L->expiries++;
+    L->on_held(L->ctx, false, why);
     recompute(L);
 }
 
 static void on_async(uv_async_t *a)
 {
     idms_lease *L = a->data;
-    idms_server *s = L->server;
     uv_mutex_lock(&L->mu);
     idms_lease_shared prev = L->seen;
     L->seen = L->sh;
@@ -220,7 +216,7 @@ static void on_async(uv_async_t *a)
         L->epoch_seen = v->epoch;
         L->recorded = v->claim_mark;
         L->expired = false;
-        L->on_claim(s, v->node, v->generation, v->claim_mark);
+        L->on_claim(L->ctx, v->node, v->generation, v->claim_mark);
     }
     if (!v->lost) {
         L->recorded = v->recorded;
@@ -232,7 +228,7 @@ static void on_async(uv_async_t *a)
                  * deadline had passed: nobody else can have taken it. */
                 idms_log(IDMS_LOG_INFO, "the lease of node %" PRIu64 " is confirmed again",
                          v->node);
-                L->on_held(s, true, NULL);
+                L->on_held(L->ctx, true, NULL);
             }
             L->expired = false;
             uv_timer_start(&L->deadline_timer, on_deadline, (uint64_t)left, 0);
@@ -245,7 +241,7 @@ static void on_async(uv_async_t *a)
                  v->node, v->generation, v->msg);
         idms_log(IDMS_LOG_ERROR, "%s", why);
         uv_timer_stop(&L->deadline_timer);
-        L->on_held(s, false, why);
+        L->on_held(L->ctx, false, why);
     }
     if (v->epoch == 0 || v->lost) {
         /* No lease: say why (all held, the service unreachable). */
@@ -257,23 +253,22 @@ static void on_async(uv_async_t *a)
                      idmc_kind(L->coord), L->lo, L->hi, v->msg);
             if (v->epoch == 0 || !prev.lost)
                 idms_log(IDMS_LOG_WARN, "%s", why);
-            L->on_held(s, false, why);
+            L->on_held(L->ctx, false, why);
         }
     } else if (v->failing && strcmp(v->msg, prev.msg) != 0) {
         idms_log(IDMS_LOG_WARN, "node %" PRIu64 ": %s", v->node, v->msg);
     }
-    s->metrics.lease_keepalive_failures = v->keepalive_failures;
-    s->metrics.lease_losses = v->losses;
     recompute(L);
 }
 
 /* ---- the interface ------------------------------------------------------- */
 
-int idms_lease_open(idms_server *s, idms_lease *L, char *msg, size_t cap)
+int idms_lease_open(idms_lease *L, const char *url, int64_t ttl_ms, int64_t reserve_ms, char *msg,
+                    size_t cap)
 {
-    L->server = s;
+    L->reserve_ms = reserve_ms;
     idmc_error err;
-    int rc = idmc_open(s->opt.coord, s->opt.lease_ttl_ms, &L->coord, &err);
+    int rc = idmc_open(url, ttl_ms, &L->coord, &err);
     int64_t t0 = mono_ms();
     if (rc == 0)
         rc = idmc_claim(L->coord, L->lo, L->hi, L->holder, &L->lease, &err);
@@ -285,7 +280,7 @@ int idms_lease_open(idms_server *s, idms_lease *L, char *msg, size_t cap)
     /* The first mark, recorded before anything is minted (as the state
      * directory's): the ceiling starts there. */
     int64_t now = idms_clock_ms(), mark = L->sh.claim_mark;
-    int64_t want = (mark > now ? mark : now) + s->opt.reserve_ms;
+    int64_t want = (mark > now ? mark : now) + L->reserve_ms;
     if (idmc_record_mark(L->lease, want, &err) == 0)
         L->sh.recorded = want;
     else
@@ -293,15 +288,14 @@ int idms_lease_open(idms_server *s, idms_lease *L, char *msg, size_t cap)
     return 0;
 }
 
-int idms_lease_start(idms_server *s, idms_lease *L)
+int idms_lease_start(idms_lease *L, uv_loop_t *loop)
 {
-    L->server = s;
     uv_mutex_init(&L->mu);
     uv_cond_init(&L->cv);
-    uv_async_init(s->loop, &L->async, on_async);
+    uv_async_init(loop, &L->async, on_async);
     L->async.data = L;
     uv_unref((uv_handle_t *)&L->async);
-    uv_timer_init(s->loop, &L->deadline_timer);
+    uv_timer_init(loop, &L->deadline_timer);
     L->deadline_timer.data = L;
     uv_unref((uv_handle_t *)&L->deadline_timer);
     /* What the first claim (idms_lease_open) gave, as if just heard. */
@@ -327,11 +321,10 @@ int idms_lease_start(idms_server *s, idms_lease *L)
 
 void idms_lease_need(idms_lease *L, int64_t now_ms, bool at_ceiling)
 {
-    idms_server *s = L->server;
     if (L->epoch_seen == 0 || L->seen.lost)
         return;
-    int64_t want = now_ms + s->opt.reserve_ms;
-    if (!at_ceiling && now_ms + s->opt.reserve_ms / 2 < L->recorded)
+    int64_t want = now_ms + L->reserve_ms;
+    if (!at_ceiling && now_ms + L->reserve_ms / 2 < L->recorded)
         return;
     if (want <= L->seen.want_mark)
         return;

@@ -32,7 +32,6 @@
 #include <stdint.h>
 #include <uv.h>
 
-struct idms_server;
 struct idmc_coord;
 struct idmc_lease;
 
@@ -54,8 +53,9 @@ typedef struct idms_lease_shared {
 } idms_lease_shared;
 
 typedef struct idms_lease {
-    struct idms_server *server;
+    void *ctx; /* the owner's (node.c's server), handed to the callbacks */
     struct idmc_coord *coord;
+    int64_t reserve_ms;       /* --reserve: how far ahead of need a mark is recorded */
     uint64_t lo, hi;          /* the range claimed from (lo == hi: exactly) */
     const char *holder;       /* this process, as the slot shows it (node.c's) */
     /* The thread's own. */
@@ -74,22 +74,25 @@ typedef struct idms_lease {
     int64_t recorded;         /* the loop's copy of sh.recorded */
     int64_t ceiling;          /* the lease's part of the generator's ceiling */
     idms_lease_shared seen;   /* the loop's copy of sh */
+    uint64_t expiries;        /* deadlines passed unconfirmed (idmint_node_lease_expiries_total) */
     /* Upward news, on the loop, set by the owner (node.c) before
      * idms_lease_open: a new claim (a generator for node, resuming above
      * mark_ms), the lease valid again or not (why says why not), and the
      * lease's part of the ceiling changed (idms_lease_ceiling). */
-    void (*on_claim)(struct idms_server *s, uint64_t node, const char *generation, int64_t mark_ms);
-    void (*on_held)(struct idms_server *s, bool held, const char *why);
-    void (*on_ceiling)(struct idms_server *s);
+    void (*on_claim)(void *ctx, uint64_t node, const char *generation, int64_t mark_ms);
+    void (*on_held)(void *ctx, bool held, const char *why);
+    void (*on_ceiling)(void *ctx);
 } idms_lease;
 
-/* Before the loop runs: opens the coordinator and makes the first claim
- * (synchronously; bounded by the coordinator's request timeouts). Returns
- * 0 when a node is held, IDMC_BUSY / IDMC_ERROR (msg says why: the loop
- * will keep trying) or IDMC_USAGE (a bad URL: give up). */
-int idms_lease_open(struct idms_server *s, idms_lease *L, char *msg, size_t cap);
-/* Starts the thread and the loop-side handles. */
-int idms_lease_start(struct idms_server *s, idms_lease *L);
+/* Before the loop runs: opens the coordinator at url (--coord, leases of
+ * ttl_ms) and makes the first claim (synchronously; bounded by the
+ * coordinator's request timeouts), marks reserve_ms ahead. Returns 0 when
+ * a node is held, IDMC_BUSY / IDMC_ERROR (msg says why: the loop will
+ * keep trying) or IDMC_USAGE (a bad URL: give up). */
+int idms_lease_open(idms_lease *L, const char *url, int64_t ttl_ms, int64_t reserve_ms, char *msg,
+                    size_t cap);
+/* Starts the thread and the loop-side handles on loop. */
+int idms_lease_start(idms_lease *L, uv_loop_t *loop);
 /* Minting has reached now_ms: asks the thread for a mark ahead of it when
  * less than half of --reserve is left, or the ceiling was reached. */
 void idms_lease_need(idms_lease *L, int64_t now_ms, bool at_ceiling);

@@ -165,7 +165,8 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "# TYPE idmint_node_lease_ms_left gauge\n"
                     "idmint_node_lease_ms_left %" PRId64 "\n",
                     s->node.held ? (int64_t)s->node.node : -1, s->node.claims,
-                    m->lease_losses, m->lease_expiries, m->lease_keepalive_failures,
+                    s->node.lease.seen.losses, s->node.lease.expiries,
+                    s->node.lease.seen.keepalive_failures,
                     s->node.coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node.lease)
                                                      : (int64_t)0);
     idms_buf_printf(out,

@@ -53,9 +53,6 @@ typedef struct idms_metrics {
     uint64_t tls_handshake_failures; /* ... failed (the connection closed) */
     uint64_t tls_handshake_waits;    /* ... that waited for a slot (conn.c) */
     uint64_t tls_reloads[2];         /* SIGHUP reloads of the certificate: [0] ok, [1] failed */
-    uint64_t lease_losses;             /* leases the coordinator reported lost (lease.c) */
-    uint64_t lease_expiries;           /* leases whose deadline passed unconfirmed */
-    uint64_t lease_keepalive_failures; /* keep-alives that got no answer */
     uint64_t segment_leases;           /* ranges leased from the segment store (segments.c) */
     uint64_t segment_store_errors;     /* segment store calls that failed */
     uint64_t hlc_stamps;          /* hybrid logical clock stamps handed out (hlc.c) */

@@ -96,12 +96,13 @@ static void held(idms_server *s, struct idmc_slot *slot)
     n->why[0] = '\0';
 }
 
-static void take_claim(idms_server *s, uint64_t node, const char *generation, int64_t mark_ms);
-static void set_held(idms_server *s, bool held_now, const char *why);
+static void take_claim(void *ctx, uint64_t node, const char *generation, int64_t mark_ms);
+static void set_held(void *ctx, bool held_now, const char *why);
 
 /* The lease's part of the ceiling changed (lease.h's on_ceiling). */
-static void lease_moved(idms_server *s)
+static void lease_moved(void *ctx)
 {
+    idms_server *s = ctx;
     s->node.on_ceiling(s);
 }
 
@@ -117,8 +118,10 @@ static int claim_coord(idms_server *s)
     L->on_claim = take_claim;
     L->on_held = set_held;
     L->on_ceiling = lease_moved;
+    L->ctx = s;
     char msg[700];
-    int rc = idms_lease_open(s, L, msg, sizeof msg);
+    int rc = idms_lease_open(L, s->opt.coord, s->opt.lease_ttl_ms, s->opt.reserve_ms, msg,
+                             sizeof msg);
     if (rc == 0) {
         n->held = true;
         n->ever_held = true;
@@ -270,8 +273,9 @@ static void install_slot(idms_server *s, struct idmc_slot *slot, const char *not
 
 /* The lease thread claimed node (lease.h's on_claim): a generator for it,
  * resuming above mark_ms. */
-static void take_claim(idms_server *s, uint64_t node, const char *generation, int64_t mark_ms)
+static void take_claim(void *ctx, uint64_t node, const char *generation, int64_t mark_ms)
 {
+    idms_server *s = ctx;
     idms_node *n = &s->node;
     n->held = false;
     if (install(s, node, mark_ms) != 0) {
@@ -292,8 +296,9 @@ static void take_claim(idms_server *s, uint64_t node, const char *generation, in
 
 /* The node is held again, or not (why says why not); also lease.h's
  * on_held. */
-static void set_held(idms_server *s, bool held_now, const char *why)
+static void set_held(void *ctx, bool held_now, const char *why)
 {
+    idms_server *s = ctx;
     idms_node *n = &s->node;
     n->held = held_now;
     if (held_now)
@@ -480,7 +485,7 @@ void idms_node_start(idms_server *s)
     idms_node *n = &s->node;
     if (n->coord == IDMS_NODE_COORD) {
         /* The lease thread claims, keeps alive and records marks. */
-        if (idms_lease_start(s, &n->lease) != 0)
+        if (idms_lease_start(&n->lease, s->loop) != 0)
             set_held(s, false, "the lease thread could not start");
         return;
     }
