@@ -15,7 +15,7 @@
  * and a restart resumes above the mark of the previous run:
  *
  *  - at start, with a state directory, the clock is seeded with
- *    idm_hlc_resume_after(s->hwm.resume_ms): every stamp of this run has
+ *    idm_hlc_resume_after(idms_hwm_resume_ms): every stamp of this run has
  *    a wall_ms after everything the previous run handed out, also when the
  *    clock was stepped back across the restart; the mark written when
  *    idmintd stops (idms_hwm_used_ms) counts the clock's last wall_ms;

@@ -66,7 +66,7 @@ typedef struct idms_node {
     idmc_error check_err; /* on_check_work's */
     idms_lease lease;      /* --coord (lease.h) */
     /* Set by main.c before idms_node_claim. make_snowflake makes s->sf,
-     * the generator of node, resuming above s->hwm.resume_ms, under the
+     * the generator of node, resuming above idms_hwm_resume_ms, under the
      * ceiling (0, or -1 after logging why). on_ceiling: the snowflake
      * ceiling's parts moved (a lease, a node lost): it is to be set anew
      * (idms_node_apply_ceiling) and the requests parked on it to go on. */
