@@ -92,11 +92,7 @@ static const char *mint_no_node(void *ctx)
 static void mint_need(void *ctx, bool at_ceiling)
 {
     idms_server *s = ctx;
-    idm_clock clock = idm_clock_system();
-    int64_t ns = 0;
-    if (clock.now_ns(clock.ctx, &ns) != IDM_OK)
-        ns = 0;
-    int64_t now = ns / 1000000, used = idms_used_ms(s);
+    int64_t now = idms_clock_ms(), used = idms_used_ms(s);
     idms_node_need(s, used > now ? used : now, at_ceiling);
 }
 

@@ -30,14 +30,13 @@ bool idms_readiness(idms_server *s, const char **cls, char *why, size_t cap)
     if (!idms_segments_ready(s, why, cap))
         return false;
     *cls = "the clock cannot be read";
-    idm_clock clock = idm_clock_system();
-    int64_t ns = 0;
-    if (clock.now_ns(clock.ctx, &ns) != IDM_OK || ns == 0) {
+    int64_t now = idms_clock_ms(); /* 0: unreadable */
+    if (now == 0) {
         snprintf(why, cap, "the clock cannot be read");
         return false;
     }
     *cls = "the clock is behind the time used";
-    if (!idms_mint_clock_ready(&s->mint, ns / 1000000, why, cap))
+    if (!idms_mint_clock_ready(&s->mint, now, why, cap))
         return false;
     *cls = "ready";
     snprintf(why, cap, "ready");

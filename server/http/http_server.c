@@ -480,16 +480,12 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
     h.count = count;
     h.json = json;
     h.length_known = fixed_length(f, p, count, json, &h.length);
-    if (p != NULL && plen <= HELD_TEXT) {
+    if (p != NULL) {
+        /* prefix[] holds at most IDM_TYPEID_PREFIX_MAX + 1 bytes. */
+        _Static_assert(IDM_TYPEID_PREFIX_MAX + 1 <= HELD_TEXT, "a held prefix");
         memcpy(h.text, p, plen + 1);
         h.text_len = plen;
         h.has_prefix = true;
-    } else if (p != NULL) {
-        /* Longer than any prefix: refused by the service, never held. */
-        idms_mint_result res;
-        (void)idms_mint_check(&c->server->mint, f->id, p, count, &res);
-        json_error(r, res.status, res.message);
-        return IDMS_ROUTE_IDS;
     }
     go_ids(c, &h, a, r);
     return IDMS_ROUTE_IDS;
