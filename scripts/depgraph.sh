@@ -65,12 +65,12 @@ fi
 # every module in a folder that no other room names: the front ends'
 # folders (http/, resp/, memcache/, and a new one without a line here).
 ROOMS='
-0 core     log buf options config/config_parser core/waitlist core/job tagtable
+0 core     log buf options config/config_parser core/waitlist core/job core/counters tagtable
 1 durable  hwm hwm_loop lease node
-2 net      conn tls
-2 service  mint segments hlc keyed metrics auth status
+2 net      conn tls auth
+2 service  services mint segments hlc keyed status
 3 proto    */*
-4 main     main server
+4 main     main server metrics
 '
 
 cd "$dir"

@@ -18,8 +18,9 @@
  * rate limits, and reloading the token without a restart.
  */
 #include "auth.h"
+#include "conn.h"
+#include "core/counters.h"
 #include "log.h"
-#include "server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -133,7 +134,9 @@ static int check_token(const char *t, size_t len, const char *path, char *err, s
 
 int idms_auth_load(idms_auth *a, const char *path, char *err, size_t err_cap)
 {
+    struct idms_metrics *metrics = a->metrics; /* main.c's, kept */
     memset(a, 0, sizeof *a);
+    a->metrics = metrics;
     a->logged_s = -1;
     /* O_NONBLOCK: a FIFO given by mistake must not hang the start; it is
      * refused as not a regular file. */
@@ -275,19 +278,17 @@ static void peer_name(idms_conn *c, char *dst, size_t cap)
     }
 }
 
-void idms_auth_failed(idms_conn *c, int why)
+void idms_auth_failed(idms_auth *a, idms_conn *c, int why)
 {
     static const char *const whys[] = {
         [IDMS_AUTH_MISSING] = "no token",
         [IDMS_AUTH_WRONG] = "a wrong token",
         [IDMS_AUTH_MALFORMED] = "malformed credentials",
     };
-    idms_server *s = c->server;
-    idms_auth *a = &s->auth;
-    uint64_t total = ++s->metrics.auth_failures[c->listener->slot];
+    uint64_t total = ++a->metrics->auth_failures[c->listener->slot];
     /* At most once a second: a client guessing tokens, or one that forgot
      * its token and pipelines, must not flood the log. */
-    int64_t now_s = (int64_t)(uv_now(s->loop) / 1000);
+    int64_t now_s = (int64_t)(uv_now(c->sock.handle.loop) / 1000);
     if (now_s == a->logged_s) {
         a->unlogged++;
         return;

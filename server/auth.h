@@ -27,6 +27,9 @@ typedef struct idms_auth {
     unsigned char digest[IDMS_AUTH_DIGEST_LEN];
     int64_t logged_s;  /* the last second (loop time) a failure was logged; -1 never */
     uint64_t unlogged; /* failures since then, not logged one by one */
+    /* Where failures are counted (auth_failures, by the listener's slot):
+     * main.c sets it. */
+    struct idms_metrics *metrics;
 } idms_auth;
 
 /* A route's access, as the HTTP route table gives it (http_server.c).
@@ -87,6 +90,6 @@ int idms_auth_check_exposure(const struct idms_listener *ls, size_t n, bool toke
  * front end) and logs it, at most once a second, with the peer's address
  * and why (IDMS_AUTH_*); the failures in between are counted in the next
  * message. Loop thread only. */
-void idms_auth_failed(struct idms_conn *c, int why);
+void idms_auth_failed(idms_auth *a, struct idms_conn *c, int why);
 
 #endif

@@ -63,7 +63,6 @@
 #include "core/waitlist.h"
 #include "log.h"
 #include "optparse.h"
-#include "server.h"
 #include "tls.h"
 
 #include <inttypes.h>
@@ -154,7 +153,7 @@ static void on_turn_idle(uv_idle_t *h)
  * queue order. Work queued meanwhile waits for the next turn. */
 static void on_turn_check(uv_check_t *h)
 {
-    idms_server *s = h->data;
+    idms_net *s = h->data;
     uint64_t turn = s->turn++;
     /* The turn's budget starts here; what the next timers and poll spend
      * counts against it too, until the next check. */
@@ -174,7 +173,7 @@ static void on_turn_check(uv_check_t *h)
 
 static void turn_push(idms_conn *c)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     if (c->queued || c->closing || c->lingering)
         return;
     c->queued = true;
@@ -186,7 +185,7 @@ static void turn_push(idms_conn *c)
 
 static void turn_remove(idms_conn *c)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     if (!c->queued)
         return;
     queue_remove(&s->turn_queue, c, TURN_LINK);
@@ -196,12 +195,12 @@ static void turn_remove(idms_conn *c)
 /* The bytes counted for giving memory back: buffered input and replies,
  * TLS state, and the connection structures as allocated (the adapter's
  * session included), until each is freed. */
-static uint64_t counted(const idms_server *s)
+static uint64_t counted(const idms_net *s)
 {
     return s->buffered_in + s->buffered_out + s->buffered_tls + s->buffered_conns;
 }
 
-static void note_buffered(idms_server *s)
+static void note_buffered(idms_net *s)
 {
     uint64_t total = counted(s);
     if (total > s->buffered_peak)
@@ -215,7 +214,7 @@ static void note_buffered(idms_server *s)
  * half-handshakes, which buffer nothing). */
 static void on_trim(uv_timer_t *t)
 {
-    idms_server *s = t->data;
+    idms_net *s = t->data;
     note_buffered(s); /* connections that came and sent nothing count too */
     uint64_t now = counted(s);
     if (s->buffered_peak < TRIM_MIN_PEAK || now > s->buffered_peak / 4)
@@ -226,10 +225,10 @@ static void on_trim(uv_timer_t *t)
     s->buffered_peak = now;
 }
 
-void idms_conn_init(idms_server *s)
+void idms_conn_init(idms_net *s)
 {
     if (s->tls_ctx != NULL) {
-        s->tls_reserve = s->opt.max_buffered / 4;
+        s->tls_reserve = s->opt->max_buffered / 4;
         s->tls_handshake_max = s->tls_reserve / IDMS_TLS_HANDSHAKE_BYTES;
         if (s->tls_handshake_max < 1)
             s->tls_handshake_max = 1;
@@ -244,7 +243,7 @@ void idms_conn_init(idms_server *s)
     uv_unref((uv_handle_t *)&s->trim_timer);
 }
 
-void idms_conn_shutdown(idms_server *s)
+void idms_conn_shutdown(idms_net *s)
 {
     uv_handle_t *hs[3] = {(uv_handle_t *)&s->turn_idle, (uv_handle_t *)&s->turn_check,
                           (uv_handle_t *)&s->trim_timer};
@@ -253,16 +252,16 @@ void idms_conn_shutdown(idms_server *s)
             uv_close(hs[i], NULL);
 }
 
-static bool over_budget(const idms_server *s)
+static bool over_budget(const idms_net *s)
 {
     return s->turn_work_ns >= TURN_BUDGET_NS;
 }
 
 size_t idms_conn_share(const idms_conn *c)
 {
-    const idms_server *s = c->server;
-    uint64_t open = s->metrics.connections_open > 0 ? s->metrics.connections_open : 1;
-    uint64_t share = (s->opt.max_buffered - s->tls_reserve) / open;
+    const idms_net *s = c->net;
+    uint64_t open = s->metrics->connections_open > 0 ? s->metrics->connections_open : 1;
+    uint64_t share = (s->opt->max_buffered - s->tls_reserve) / open;
     if (share < IDMS_SHARE_MIN)
         share = IDMS_SHARE_MIN;
     if (share > IDMS_SHARE_MAX)
@@ -294,7 +293,7 @@ static bool full(const idms_conn *c)
 /* The connection's own input buffer becomes p, of cap bytes (NULL, 0: none). */
 static void set_in(idms_conn *c, char *p, size_t cap)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     if (!c->in_shared)
         s->buffered_in -= c->in_cap;
     c->in = p;
@@ -344,14 +343,14 @@ static void keep_rest(idms_conn *c)
 static void process(idms_conn *c);
 static void process_timed(idms_conn *c)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     uint64_t t0 = uv_hrtime();
     process(c);
     s->turn_work_ns += uv_hrtime() - t0;
 }
 
 /* At most once a second (of loop time) per *last_s. */
-static bool log_due(idms_server *s, int64_t *last_s)
+static bool log_due(idms_net *s, int64_t *last_s)
 {
     int64_t now_s = (int64_t)(uv_now(s->loop) / 1000);
     if (*last_s != 0 && now_s == *last_s)
@@ -369,13 +368,13 @@ static void on_handle_closed(uv_handle_t *h)
      * the connection; the last one closed frees it. */
     if (--c->handles_open == 0) {
         idms_mint_job_free(&c->job);
-        c->server->buffered_tls -= c->tls_held;
+        c->net->buffered_tls -= c->tls_held;
         idms_tls_free(c->tls);
         if (!c->in_shared) {
             free(c->in);
             set_in(c, NULL, 0);
         }
-        c->server->buffered_conns -= sizeof *c + c->proto->session_size;
+        c->net->buffered_conns -= sizeof *c + c->proto->session_size;
         free(c);
     }
 }
@@ -391,7 +390,7 @@ static void close_handles(idms_conn *c)
 /* Counts a connection in or out of the parked gauge. */
 static void set_parked(idms_conn *c, int park)
 {
-    idms_metrics *m = &c->server->metrics;
+    idms_metrics *m = c->net->metrics;
     if (c->park != IDMS_PARK_NONE)
         m->parked--;
     if (park != IDMS_PARK_NONE)
@@ -403,7 +402,7 @@ static void set_parked(idms_conn *c, int park)
 
 static void unlink_conn(idms_conn *c)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -424,7 +423,7 @@ static void conn_close(idms_conn *c)
         tls_goodbye(c);
     tls_release(c);
     c->closing = true;
-    c->server->metrics.connections_open--;
+    c->net->metrics->connections_open--;
     c->listener->conns_open--;
     if (c->over_limit)
         c->listener->probes_open--;
@@ -568,7 +567,7 @@ static void on_written(uv_write_t *req, int status)
     write_req *w = (write_req *)req;
     idms_conn *c = w->c;
     c->out_queued -= w->len;
-    c->server->buffered_out -= w->len;
+    c->net->buffered_out -= w->len;
     free(w->data);
     free(w);
     c->writes_pending--;
@@ -622,8 +621,8 @@ static void send_wire(idms_conn *c, idms_buf *out)
     }
     c->writes_pending++;
     c->out_queued += w->len;
-    c->server->buffered_out += w->len;
-    note_buffered(c->server);
+    c->net->buffered_out += w->len;
+    note_buffered(c->net);
 }
 
 /* Sends a reply: as it is, or encrypted by the connection's TLS session. */
@@ -713,7 +712,7 @@ static void on_deadline(uv_timer_t *t);
  * is a new one. */
 static void watch_request(idms_conn *c, bool restart)
 {
-    uint32_t ms = c->server->opt.header_timeout_ms;
+    uint32_t ms = c->net->opt->header_timeout_ms;
     if (c->over_limit) /* bounded from its accept, idle or not */
         return;
     if ((c->in_len == 0 && c->skip_body == 0) || ms == 0) {
@@ -744,15 +743,15 @@ static void on_deadline(uv_timer_t *t)
         watch_request(c, true);
         return;
     }
-    idms_server *s = c->server;
-    s->metrics.request_timeouts[c->listener->slot]++;
+    idms_net *s = c->net;
+    s->metrics->request_timeouts[c->listener->slot]++;
     idms_log(IDMS_LOG_DEBUG, "%s request not complete within %" PRIu32 " ms: closing",
-             c->proto->name, s->opt.header_timeout_ms);
+             c->proto->name, s->opt->header_timeout_ms);
     idms_buf out;
     idms_buf_init(&out);
     /* A body being skipped comes after its reply: nothing more to say. */
     if (c->skip_body == 0)
-        c->proto->too_slow(&out, s->opt.header_timeout_ms);
+        c->proto->too_slow(&out, s->opt->header_timeout_ms);
     send_last(c, &out);
     idms_buf_free(&out);
 }
@@ -767,7 +766,7 @@ static void unpark(idms_conn *c)
         set_parked(c, IDMS_PARK_NONE);
         return;
     }
-    if (over_budget(c->server)) {
+    if (over_budget(c->net)) {
         c->turn_park = true; /* still parked: take_turn unparks it */
         turn_push(c);
         return;
@@ -860,11 +859,11 @@ static void park(idms_conn *c)
     }
     if (ms > PARK_MAX_MS)
         ms = PARK_MAX_MS;
-    uv_update_time(c->server->loop);
+    uv_update_time(c->net->loop);
     uv_timer_start(&c->park_timer, on_park_timer, ms, 0);
 }
 
-void idms_conn_wake_ceiling(idms_server *s)
+void idms_conn_wake_ceiling(idms_net *s)
 {
     idms_waitq_wake(&s->ceiling_waiters);
 }
@@ -872,11 +871,11 @@ void idms_conn_wake_ceiling(idms_server *s)
 /* A connection over the limit: the protocol's refusal, and the close. */
 static void refuse_over_limit(idms_conn *c)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     const idms_listener *l = c->listener;
-    s->metrics.connections_rejected++;
+    s->metrics->connections_rejected++;
     int reason = s->draining ? IDMS_REFUSED_DRAINING : IDMS_REFUSED_LIMIT;
-    uint64_t *n = &s->metrics.refused[l->slot][reason];
+    uint64_t *n = &s->metrics->refused[l->slot][reason];
     (*n)++;
     if (!s->draining && log_due(s, &s->conn_refusal_logged_s))
         idms_log(IDMS_LOG_WARN,
@@ -987,7 +986,7 @@ static void process(idms_conn *c)
  * an oversized request, and close. */
 static void too_large(idms_conn *c)
 {
-    c->server->metrics.protocol_errors++;
+    c->net->metrics->protocol_errors++;
     idms_buf out;
     idms_buf_init(&out);
     idms_buf_puts(&out, c->proto->too_large);
@@ -1002,7 +1001,7 @@ static void take_input(idms_conn *c, size_t n)
 {
     c->in_len += n;
     touch(c);
-    if (over_budget(c->server)) {
+    if (over_budget(c->net)) {
         uv_read_stop(&c->sock.stream);
         c->reading = false;
         c->turn_more = true;
@@ -1039,7 +1038,7 @@ static void on_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf)
  * may have changed it. */
 static void tls_count(idms_conn *c)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     size_t now = idms_tls_held(c->tls);
     s->buffered_tls = s->buffered_tls - c->tls_held + now;
     c->tls_held = now;
@@ -1050,7 +1049,7 @@ static void tls_count(idms_conn *c)
  * free slot, or waits for one (not read meanwhile; its deadline runs on). */
 static void tls_begin(idms_conn *c)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     if (s->tls_handshakes_open < s->tls_handshake_max) {
         s->tls_handshakes_open++;
         c->tls_slot = true;
@@ -1062,7 +1061,7 @@ static void tls_begin(idms_conn *c)
     c->tls_waiting = true;
     queue_push(&s->hs_queue, c, HS_LINK);
     s->tls_handshakes_waiting++;
-    uint64_t n = ++s->metrics.tls_handshake_waits;
+    uint64_t n = ++s->metrics->tls_handshake_waits;
     if (log_due(s, &s->tls_wait_logged_s))
         idms_log(IDMS_LOG_WARN,
                  "TLS handshakes wait: %" PRIu64 " in progress, as many as --max-buffered "
@@ -1090,7 +1089,7 @@ static void tls_start(idms_conn *c)
  * first connection waiting, whose handshake starts in its turn. */
 static void tls_release(idms_conn *c)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     if (c->tls_waiting) {
         queue_remove(&s->hs_queue, c, HS_LINK);
         c->tls_waiting = false;
@@ -1114,9 +1113,9 @@ static void tls_release(idms_conn *c)
  * once a second, and the connection closed (the alert has gone out). */
 static void tls_failed(idms_conn *c)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     bool handshake = !idms_tls_established(c->tls);
-    uint64_t *n = handshake ? &s->metrics.tls_handshake_failures : &s->metrics.protocol_errors;
+    uint64_t *n = handshake ? &s->metrics->tls_handshake_failures : &s->metrics->protocol_errors;
     (*n)++;
     if (log_due(s, &s->tls_failure_logged_s))
         idms_log(IDMS_LOG_WARN, "TLS %s failed on the %s port: %s (%" PRIu64 " so far)",
@@ -1131,7 +1130,7 @@ static void tls_failed(idms_conn *c)
  * buffer is being refused). */
 static ptrdiff_t tls_pull(idms_conn *c)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     uv_buf_t room = input_room(c);
     bool established = idms_tls_established(c->tls);
     idms_buf wire;
@@ -1143,7 +1142,7 @@ static ptrdiff_t tls_pull(idms_conn *c)
     send_wire(c, &wire);
     idms_buf_free(&wire);
     if (!established && idms_tls_established(c->tls)) {
-        s->metrics.tls_handshakes++;
+        s->metrics->tls_handshakes++;
         uv_timer_stop(&c->deadline); /* the handshake's; requests get their own */
         tls_release(c);
     }
@@ -1229,7 +1228,7 @@ void idms_conn_resume(idms_conn *c)
 {
     if (c->closing || c->reading || c->lingering || c->tls_waiting)
         return;
-    if (c->in_len > 0 && over_budget(c->server)) {
+    if (c->in_len > 0 && over_budget(c->net)) {
         c->turn_more = true;
         turn_push(c);
         return;
@@ -1245,11 +1244,11 @@ void idms_conn_resume(idms_conn *c)
 static void on_connection(uv_stream_t *server, int status)
 {
     idms_listener *l = server->data;
-    idms_server *s = l->server;
+    idms_net *s = l->net;
     if (status < 0) {
         /* Out of file descriptors, say (main.c keeps --max-connections
          * under RLIMIT_NOFILE so that this should not happen). */
-        uint64_t *n = &s->metrics.refused[l->slot][IDMS_REFUSED_ACCEPT];
+        uint64_t *n = &s->metrics->refused[l->slot][IDMS_REFUSED_ACCEPT];
         (*n)++;
         if (log_due(s, &s->accept_error_logged_s))
             idms_log(IDMS_LOG_WARN, "cannot accept %s connections: %s (%" PRIu64 " failed so far)",
@@ -1260,7 +1259,7 @@ static void on_connection(uv_stream_t *server, int status)
     if (c == NULL)
         return;
     s->buffered_conns += sizeof *c + l->proto->session_size;
-    c->server = s;
+    c->net = s;
     c->proto = l->proto;
     c->listener = l;
     if (l->is_unix)
@@ -1285,8 +1284,8 @@ static void on_connection(uv_stream_t *server, int status)
     }
     if (!l->is_unix)
         uv_tcp_nodelay(&c->sock.tcp, 1);
-    s->metrics.connections_total++;
-    s->metrics.connections_open++;
+    s->metrics->connections_total++;
+    s->metrics->connections_open++;
     l->conns_open++;
     l->conns_accepted++;
     c->next = s->conns;
@@ -1311,8 +1310,8 @@ static void on_connection(uv_stream_t *server, int status)
     touch(c);
     /* A handshake must be complete within the header timeout too (the
      * first plaintext request then restarts it: watch_request). */
-    if (c->tls != NULL && s->opt.header_timeout_ms > 0)
-        uv_timer_start(&c->deadline, on_deadline, s->opt.header_timeout_ms, 0);
+    if (c->tls != NULL && s->opt->header_timeout_ms > 0)
+        uv_timer_start(&c->deadline, on_deadline, s->opt->header_timeout_ms, 0);
     idms_conn_resume(c);
 }
 /* ADDR:PORT, with [v6]:PORT for IPv6. */
@@ -1371,7 +1370,7 @@ static int clear_stale_socket(const char *path)
 /* unix:PATH: the socket is made with mode 0660 (owner and group: a
  * sidecar in the server's group), by the umask around bind, so that there
  * is no moment with wider permissions. */
-static int listen_unix(idms_server *s, idms_listener *l, const char *path)
+static int listen_unix(idms_net *s, idms_listener *l, const char *path)
 {
     if (path[0] == '\0' || strlen(path) >= sizeof l->path) {
         fprintf(stderr, "idmintd: invalid %s listen address 'unix:%s' (a path of 1 to %zu bytes)\n",
@@ -1403,11 +1402,11 @@ static int listen_unix(idms_server *s, idms_listener *l, const char *path)
     return 0;
 }
 
-int idms_conn_listen(idms_server *s, idms_listener *l)
+int idms_conn_listen(idms_net *s, idms_listener *l)
 {
     const idms_proto *proto = l->proto;
     const char *addr = l->addr;
-    l->server = s;
+    l->net = s;
     if (strncmp(addr, "unix:", 5) == 0)
         return listen_unix(s, l, addr + 5);
     struct sockaddr_storage sa;
@@ -1431,7 +1430,7 @@ int idms_conn_listen(idms_server *s, idms_listener *l)
     return 0;
 }
 
-void idms_conn_close_listeners(idms_server *s)
+void idms_conn_close_listeners(idms_net *s)
 {
     for (int i = 0; i < IDMS_PROTO_MAX; i++) {
         idms_listener *l = &s->listeners[i];
@@ -1449,14 +1448,14 @@ bool idms_conn_close_after(idms_conn *c, bool close,
                            bool (*another)(idms_conn *c, const char *rest, size_t len),
                            const char *rest, size_t len)
 {
-    if (close || (c->server->draining && !another(c, rest, len))) {
+    if (close || (c->net->draining && !another(c, rest, len))) {
         c->close_after_write = true;
         return true;
     }
     return false;
 }
 
-void idms_conn_close_idle(idms_server *s)
+void idms_conn_close_idle(idms_net *s)
 {
     /* Connections with requests buffered (complete, parked or
      * half-received) answer them: the adapters close after the last one
@@ -1474,7 +1473,7 @@ void idms_conn_close_idle(idms_server *s)
     }
 }
 
-void idms_conn_close_all(idms_server *s)
+void idms_conn_close_all(idms_net *s)
 {
     /* Through conn_close, which closes a connection's handles once: a
      * write cancelled by the close then finds it closing. */

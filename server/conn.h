@@ -11,15 +11,20 @@
 #define IDMS_CONN_H
 
 #include "buf.h"
+#include "core/counters.h"
 #include "core/job.h"
 #include "core/waitlist.h"
+#include "options.h"
+
+#include <openssl/ssl.h>
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
 
-struct idms_server;
+struct idms_net;
+struct idms_services;
 struct idms_conn;
 struct idms_tls;
 
@@ -108,7 +113,7 @@ typedef union idms_stream {
 
 typedef struct idms_conn {
     idms_stream sock;
-    struct idms_server *server;
+    struct idms_net *net;
     const idms_proto *proto;
     uv_timer_t idle;
     uv_timer_t park_timer;
@@ -157,7 +162,7 @@ typedef struct idms_conn {
     idms_mint_job job;
     idms_seg_share seg; /* its share of segment store lookups (segments.c) */
     struct idms_tls *tls;   /* the TLS session (tls.h), NULL without TLS */
-    size_t tls_held;        /* what idms_server.buffered_tls counts for it */
+    size_t tls_held;        /* what idms_net.buffered_tls counts for it */
     idms_conn_link hs_link; /* the handshake queue (tls_waiting, below) */
     struct idms_listener *listener;
     struct idms_conn *prev, *next;
@@ -189,31 +194,84 @@ static inline void *idms_conn_session(idms_conn *c)
  * not its address is "off". */
 typedef struct idms_listener {
     idms_stream sock;
-    int slot;           /* its index in idms_server.listeners (metrics) */
+    int slot;           /* its index in idms_net.listeners (metrics) */
     const char *addr;   /* ADDR:PORT or unix:PATH; "" when off */
     uint64_t conns_accepted; /* every connection accepted since the start */
     bool is_unix;
     char path[108]; /* a Unix socket's path, removed when the listener closes */
     const idms_proto *proto;
-    struct idms_server *server;
+    struct idms_net *net;
     uint32_t idle_timeout_ms; /* its connections' idle timeout (0: never) */
     bool open;
-    uint64_t conns_open; /* counted against idms_server.max_conns */
+    uint64_t conns_open;  /* counted against idms_net.max_conns */
     uint64_t probes_open; /* of those, over the limit (IDMS_PROBE_CONNS) */
 } idms_listener;
 
+/* The connections and listeners of every front end, and what the
+ * transport keeps across them: budgets, the turn queue, TLS handshake
+ * slots. main.c sets up to svc before idms_conn_init; one loop thread owns
+ * it. */
+typedef struct idms_net {
+    uv_loop_t *loop;
+    const idms_options *opt;
+    idms_metrics *metrics;
+    /* What the adapters of its connections reach below them (services.h:
+     * the transport only hands it on). */
+    struct idms_services *svc;
+    struct idms_auth *auth; /* --auth-token-file (auth.h): the adapters check it */
+    bool draining;          /* SIGTERM: no new connections, keep-alive ends (main.c sets it) */
+    /* The front ends, one per row of main.c's table (a listener's slot is
+     * its index); rows past the table's have no proto. */
+    idms_listener listeners[IDMS_PROTO_MAX];
+    idms_conn *conns;
+    /* The requests parked until the generators' ceiling rises (mint.c,
+     * hlc.c park there; idms_conn_wake_ceiling wakes them). */
+    idms_waitq ceiling_waiters;
+    /* Connections per port at most: --max-connections, or less when the
+     * open-file limit cannot hold that many (main.c). */
+    uint64_t max_conns;
+    /* The turn queue (conn.c): the check handle runs it after each poll,
+     * the idle handle keeps that poll from blocking while it is not empty. */
+    uv_check_t turn_check;
+    uv_idle_t turn_idle;
+    idms_conn_queue turn_queue;
+    uint64_t turn;
+    uint64_t turn_work_ns;         /* spent on requests since the last check */
+    int64_t conn_refusal_logged_s; /* the last second (loop time) a refusal was logged */
+    int64_t accept_error_logged_s; /* ... an accept error was logged */
+    /* Bytes buffered for the connections (conn.c): their own input
+     * buffers, replies queued for writing, and what their TLS sessions
+     * hold (idms_tls_held); the peak of those and of the connection
+     * structures since memory was last given back (malloc_trim), checked
+     * every second by trim_timer. */
+    uint64_t buffered_in, buffered_out, buffered_tls, buffered_peak;
+    uint64_t buffered_conns; /* the connection structures allocated, sessions included */
+    uv_timer_t trim_timer;
+    /* Handshake slots (conn.c): with TLS, tls_reserve (a quarter of
+     * --max-buffered) holds tls_handshake_max handshakes in progress at
+     * IDMS_TLS_HANDSHAKE_BYTES each; the connections whose first record is
+     * complete wait for a slot in hs_queue, oldest first. */
+    uint64_t tls_reserve, tls_handshake_max, tls_handshakes_open, tls_handshakes_waiting;
+    idms_conn_queue hs_queue;
+    int64_t tls_wait_logged_s; /* the last second a wait was logged */
+    /* --tls-cert and --tls-key loaded (NULL: no TLS); new connections take
+     * it, SIGHUP replaces it (each session holds its own reference). */
+    SSL_CTX *tls_ctx;
+    int64_t tls_failure_logged_s; /* the last second a TLS failure was logged */
+} idms_net;
+
 /* Sets up the turn queue's handles; idms_conn_shutdown closes them (after
  * the loop has stopped). */
-void idms_conn_init(struct idms_server *s);
-void idms_conn_shutdown(struct idms_server *s);
+void idms_conn_init(idms_net *s);
+void idms_conn_shutdown(idms_net *s);
 /* Listens on l->addr (ADDR:PORT or unix:PATH) for l->proto, whose
  * connections close after l->idle_timeout_ms without a request (0: never).
  * Returns 0, or -1 after reporting why. */
-int idms_conn_listen(struct idms_server *s, idms_listener *l);
-void idms_conn_close_listeners(struct idms_server *s);
-void idms_conn_close_idle(struct idms_server *s);
+int idms_conn_listen(idms_net *s, idms_listener *l);
+void idms_conn_close_listeners(idms_net *s);
+void idms_conn_close_idle(idms_net *s);
 /* Closes every connection now (the drain's deadline), each once. */
-void idms_conn_close_all(struct idms_server *s);
+void idms_conn_close_all(idms_net *s);
 /* The connection's share of --max-buffered (IDMS_SHARE_MIN..MAX). */
 size_t idms_conn_share(const idms_conn *c);
 /* A batch of replies, or a part of a large one: a quarter of the share. */
@@ -243,6 +301,19 @@ void idms_conn_resume(idms_conn *c);
 /* Resumes the connections parked for the ceiling (the mark is durable,
  * or its write failed: they then get their error): the waiters of
  * s->ceiling_waiters, none other. */
-void idms_conn_wake_ceiling(struct idms_server *s);
+void idms_conn_wake_ceiling(idms_net *s);
+
+/* The request at the head of c's buffer as the services see it. */
+static inline idms_req idms_conn_req(idms_conn *c)
+{
+    idms_req q = {c->net->svc, &c->job, &c->seg};
+    return q;
+}
+
+/* What c's adapter reaches below it (services.h). */
+static inline struct idms_services *idms_conn_services(const idms_conn *c)
+{
+    return c->net->svc;
+}
 
 #endif

@@ -3,9 +3,10 @@
  * guarantees and how it parks).
  */
 #include "hlc.h"
+#include "hwm.h"
 #include "log.h"
 #include "node.h"
-#include "server.h"
+#include "services.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,8 +15,8 @@
 /* The library reads the time this service read (hlc.h). */
 static int fixed_now_ns(void *ctx, int64_t *unix_ns)
 {
-    const idms_server *s = ctx;
-    *unix_ns = s->hlc_clock_ns;
+    const idms_hlc *h = ctx;
+    *unix_ns = h->clock_ns;
     return IDM_OK;
 }
 
@@ -25,41 +26,41 @@ static void no_sleep(void *ctx, int64_t ns)
     (void)ns;
 }
 
-int idms_hlc_open(idms_server *s)
+int idms_hlc_open(idms_hlc *h)
 {
     idm_hlc_config cfg;
     idm_hlc_config_init(&cfg);
-    cfg.max_offset_ms = s->opt.max_offset_ms;
+    cfg.max_offset_ms = h->max_offset_ms;
     cfg.clock.now_ns = fixed_now_ns;
     cfg.clock.sleep_ns = no_sleep;
-    cfg.clock.ctx = s;
+    cfg.clock.ctx = h;
     idm_error err = {0};
-    if (idm_hlc_new(&s->hlc, &cfg, &err) != IDM_OK) {
+    if (idm_hlc_new(&h->clock, &cfg, &err) != IDM_OK) {
         idms_log(IDMS_LOG_ERROR, "cannot create the hybrid logical clock: %s", err.msg);
         return 1;
     }
-    int64_t resume_ms = idms_hwm_resume_ms(&s->hwm, NULL);
-    if (resume_ms > 0 && idm_hlc_resume_after(s->hlc, resume_ms, &err) != IDM_OK) {
+    int64_t resume_ms = idms_hwm_resume_ms(h->hwm, NULL);
+    if (resume_ms > 0 && idm_hlc_resume_after(h->clock, resume_ms, &err) != IDM_OK) {
         idms_log(IDMS_LOG_ERROR, "cannot resume the hybrid logical clock after %" PRId64 ": %s",
                  resume_ms, err.msg);
         return 1;
     }
     /* Its ceiling is the durable mark's, set by the mark (hwm.h). */
-    return idms_hwm_attach_hlc(&s->hwm, s->hlc) != 0 ? 1 : 0;
+    return idms_hwm_attach_hlc(h->hwm, h->clock) != 0 ? 1 : 0;
 }
 
-void idms_hlc_close(idms_server *s)
+void idms_hlc_close(idms_hlc *h)
 {
-    idm_hlc_free(s->hlc);
-    s->hlc = NULL;
+    idm_hlc_free(h->clock);
+    h->clock = NULL;
 }
 
-int64_t idms_hlc_used_ms(const idms_server *s)
+int64_t idms_hlc_used_ms(const idms_hlc *h)
 {
-    if (s->hlc == NULL)
+    if (h->clock == NULL)
         return 0;
     int64_t wall = 0;
-    idm_hlc_decode(idm_hlc_last(s->hlc), &wall, NULL);
+    idm_hlc_decode(idm_hlc_last(h->clock), &wall, NULL);
     return wall;
 }
 
@@ -80,7 +81,7 @@ bool idms_hlc_parse(const char *text, size_t len, uint64_t *stamp, char *msg, si
 
 void idms_hlc_stamp(const idms_req *q, const uint64_t *remote, idms_hlc_result *r)
 {
-    idms_server *s = q->server;
+    idms_hlc *h = q->svc->hlc;
     memset(r, 0, sizeof *r);
     idm_clock clock = idm_clock_system();
     int64_t ns = 0;
@@ -91,10 +92,10 @@ void idms_hlc_stamp(const idms_req *q, const uint64_t *remote, idms_hlc_result *
         return;
     }
     int64_t now_ms = ns / 1000000;
-    s->hlc_clock_ns = ns;
+    h->clock_ns = ns;
     idm_error err = {0};
-    int rc = remote != NULL ? idm_hlc_update(s->hlc, *remote, &r->stamp, &err)
-                            : idm_hlc_now(s->hlc, &r->stamp, &err);
+    int rc = remote != NULL ? idm_hlc_update(h->clock, *remote, &r->stamp, &err)
+                            : idm_hlc_now(h->clock, &r->stamp, &err);
     if (rc == IDM_ECEILING) {
         /* The stamp would pass the durable mark (the clock's ceiling, set
          * by the mark): park until the next write, or refuse when the mark
@@ -102,27 +103,27 @@ void idms_hlc_stamp(const idms_req *q, const uint64_t *remote, idms_hlc_result *
          * the clock's next millisecond, or the remote's (within
          * --max-offset, or it was refused above without moving). */
         char why[1400];
-        if (!idms_hwm_ready(&s->hwm, why, sizeof why)) {
+        if (!idms_hwm_ready(h->hwm, why, sizeof why)) {
             r->status = 503;
             r->retry_after_s = 1;
             snprintf(r->message, sizeof r->message, "%.300s", why);
             return;
         }
-        int64_t need = idm_hlc_ceiling(s->hlc) + 1;
+        int64_t need = idm_hlc_ceiling(h->clock) + 1;
         if (now_ms + 1 > need)
             need = now_ms + 1;
         if (remote != NULL && (int64_t)(*remote >> 16) + 1 > need)
             need = (int64_t)(*remote >> 16) + 1;
-        idms_node_need(s, need, true);
-        s->metrics.parks++;
-        s->metrics.ceiling_waits++;
+        idms_node_need(h->node, need, true);
+        h->metrics->parks++;
+        h->metrics->ceiling_waits++;
         r->park.why = IDMS_PARK_CEILING;
-        r->park.on = &s->ceiling_waiters;
+        r->park.on = h->ceiling_waiters;
         r->status = IDMS_HLC_PARKED;
         return;
     }
     if (rc == IDM_EOFFSET) {
-        s->metrics.hlc_offset_refusals++;
+        h->metrics->hlc_offset_refusals++;
         r->status = 422;
         snprintf(r->message, sizeof r->message, "%s (--max-offset)", err.msg);
         return;
@@ -132,8 +133,8 @@ void idms_hlc_stamp(const idms_req *q, const uint64_t *remote, idms_hlc_result *
         snprintf(r->message, sizeof r->message, "%s", err.msg);
         return;
     }
-    s->metrics.hlc_stamps++;
+    h->metrics->hlc_stamps++;
     r->status = 200;
     /* The next mark is written ahead of need, as for minting. */
-    idms_node_need(s, (int64_t)(r->stamp >> 16), false);
+    idms_node_need(h->node, (int64_t)(r->stamp >> 16), false);
 }

@@ -4,10 +4,10 @@
  * own their protocols (parsing the stamp, the status codes, the reply
  * text); this owns the clock. Not installed.
  *
- * One idm_hlc per server (s->hlc), made at start with --max-offset and
- * owned by the loop thread. Its clock is the system clock read once per
- * request by this service and handed to the library through a fixed
- * idm_clock (s->hlc_clock_ns), so that the check below and the stamp the
+ * One idm_hlc per server (idms_hlc.clock), made at start with
+ * --max-offset and owned by the loop thread. Its clock is the system
+ * clock read once per request by this service and handed to the library
+ * through a fixed idm_clock (idms_hlc.clock_ns), so that the check below and the stamp the
  * library then makes see the same time.
  *
  * Durability (hwm.h's invariant, extended to stamps): no stamp in a reply
@@ -40,22 +40,39 @@
 #ifndef IDMS_HLC_H
 #define IDMS_HLC_H
 
+#include "core/counters.h"
 #include "core/job.h"
+#include "core/waitlist.h"
 
 #include <idmint/idmint.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-struct idms_server;
+struct idms_hwm;
+struct idms_node;
 
-/* Makes s->hlc (with --max-offset) and seeds it above the previous run's
+/* The service's state. main.c sets the fields up to clock before
+ * idms_hlc_open: --max-offset, the mark's owner (its readiness, the mark
+ * resumed above), the node that asks for marks (idms_node_need), the
+ * list a stamp stopped at the ceiling waits on, where it counts. */
+typedef struct idms_hlc {
+    int64_t max_offset_ms;
+    struct idms_hwm *hwm;
+    struct idms_node *node;
+    idms_waitq *ceiling_waiters;
+    idms_metrics *metrics;
+    idm_hlc *clock;   /* the hybrid logical clock (idms_hlc_open's) */
+    int64_t clock_ns; /* the time its clock reads: set per request */
+} idms_hlc;
+
+/* Makes h->clock (with --max-offset) and seeds it above the previous run's
  * mark. Must run after idms_hwm_open. Returns 0, or 1 after logging why. */
-int idms_hlc_open(struct idms_server *s);
-void idms_hlc_close(struct idms_server *s);
+int idms_hlc_open(idms_hlc *h);
+void idms_hlc_close(idms_hlc *h);
 
 /* The wall_ms of the last stamp handed out (or of the seeded mark), 0
  * before any: part of what idms_used_ms reports. */
-int64_t idms_hlc_used_ms(const struct idms_server *s);
+int64_t idms_hlc_used_ms(const idms_hlc *h);
 
 /* Statuses besides the HTTP-like ones. */
 #define IDMS_HLC_PARKED 0

@@ -8,9 +8,6 @@
  */
 #include "keyed.h"
 #include "log.h"
-#include "server.h"
-
-#include "keyfile.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -36,40 +33,40 @@ static void log_ring(const idmx_keyring *ring, const char *path, const char *ver
              verb, prev);
 }
 
-int idms_keyed_setup(idms_server *s)
+int idms_keyed_setup(idms_keyed *k)
 {
-    memset(&s->keys, 0, sizeof s->keys);
-    if (s->opt.key_file[0] == '\0')
+    memset(&k->keys, 0, sizeof k->keys);
+    if (k->file[0] == '\0')
         return 0;
     char msg[IDMX_KEYFILE_MSG_CAP];
-    if (idmx_keyring_load(s->opt.key_file, &s->keys, msg, sizeof msg) != 0) {
+    if (idmx_keyring_load(k->file, &k->keys, msg, sizeof msg) != 0) {
         fprintf(stderr, "idmintd: --key-file %s\n", msg);
         return 2;
     }
-    log_ring(&s->keys, s->opt.key_file, "");
+    log_ring(&k->keys, k->file, "");
     return 0;
 }
 
-int idms_keyed_reload(idms_server *s)
+int idms_keyed_reload(idms_keyed *k)
 {
-    if (s->opt.key_file[0] == '\0')
+    if (k->file[0] == '\0')
         return 0;
     idmx_keyring ring;
     char msg[IDMX_KEYFILE_MSG_CAP];
-    if (idmx_keyring_load(s->opt.key_file, &ring, msg, sizeof msg) != 0) {
+    if (idmx_keyring_load(k->file, &ring, msg, sizeof msg) != 0) {
         idms_log(IDMS_LOG_ERROR, "cannot reload --key-file %s; keeping the keys in service", msg);
         return -1;
     }
     /* One loop thread serves every request: no request holds the old ring. */
-    idmx_keyring_free(&s->keys);
-    s->keys = ring;
-    log_ring(&s->keys, s->opt.key_file, " (reloaded)");
+    idmx_keyring_free(&k->keys);
+    k->keys = ring;
+    log_ring(&k->keys, k->file, " (reloaded)");
     return 0;
 }
 
-void idms_keyed_free(idms_server *s)
+void idms_keyed_free(idms_keyed *k)
 {
-    idmx_keyring_free(&s->keys);
+    idmx_keyring_free(&k->keys);
 }
 
 static const char no_key[] = "idmintd was started without --key-file: no obfuscated IDs";
@@ -80,10 +77,10 @@ static int refuse(int status, char *msg, size_t cap, const char *text)
     return status;
 }
 
-int idms_keyed_obfuscate(const idms_server *s, const char *id, size_t id_len, const char *prefix,
+int idms_keyed_obfuscate(const idms_keyed *k, const char *id, size_t id_len, const char *prefix,
                          size_t prefix_len, char *out, size_t cap, char *msg, size_t msg_cap)
 {
-    if (s->keys.n == 0)
+    if (k->keys.n == 0)
         return refuse(404, msg, msg_cap, no_key);
     uint64_t v = 0;
     if (id_len == 0 || id_len > 20)
@@ -97,20 +94,20 @@ int idms_keyed_obfuscate(const idms_server *s, const char *id, size_t id_len, co
         v = v * 10 + d;
     }
     idm_error err = {0};
-    int rc = idm_obfuscate(s->keys.keys[0], v, prefix, prefix_len, out, cap, &err);
+    int rc = idm_obfuscate(k->keys.keys[0], v, prefix, prefix_len, out, cap, &err);
     if (rc != IDM_OK)
         return refuse(rc == IDM_EINVAL ? 400 : 500, msg, msg_cap,
                       err.msg[0] ? err.msg : idm_strerror(rc));
     return 200;
 }
 
-int idms_keyed_reveal(const idms_server *s, const char *text, size_t len, uint64_t *id, char *msg,
+int idms_keyed_reveal(const idms_keyed *k, const char *text, size_t len, uint64_t *id, char *msg,
                       size_t msg_cap)
 {
-    if (s->keys.n == 0)
+    if (k->keys.n == 0)
         return refuse(404, msg, msg_cap, no_key);
     idm_error err = {0};
-    int rc = idmx_keyring_reveal(&s->keys, text, len, id, NULL, &err);
+    int rc = idmx_keyring_reveal(&k->keys, text, len, id, NULL, &err);
     if (rc == IDM_OK)
         return 200;
     return refuse(rc == IDM_EPARSE    ? 400

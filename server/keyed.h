@@ -11,7 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct idms_server;
+#include "keyfile.h"
+
+/* The key ring of --key-file (file: "" without; main.c sets it). */
+typedef struct idms_keyed {
+    const char *file;
+    idmx_keyring keys; /* keys[0] current; n 0 without a file */
+} idms_keyed;
 
 /* Statuses of the calls below, as HTTP gives them: 200; 400 (the input is
  * not an ID, a token or a prefix); 404 (idmintd has no key); 422 (a
@@ -19,25 +25,24 @@ struct idms_server;
  * altered). */
 enum { IDMS_KEYED_MSG_CAP = 320 };
 
-/* Loads --key-file into s->keys (nothing without one) and logs the
+/* Loads k->file into k->keys (nothing without one) and logs the
  * fingerprints, never the bytes. 0, or 2 after saying why on stderr. */
-int idms_keyed_setup(struct idms_server *s);
+int idms_keyed_setup(idms_keyed *k);
 /* SIGHUP: loads --key-file again and puts the new ring in service; a file
  * that fails to load leaves the old ring in service, and the log says why.
  * 0 (also without --key-file), or -1 when the old ring was kept. */
-int idms_keyed_reload(struct idms_server *s);
-void idms_keyed_free(struct idms_server *s);
+int idms_keyed_reload(idms_keyed *k);
+void idms_keyed_free(idms_keyed *k);
 
 /* The obfuscated form of the decimal ID id[0..id_len) under prefix (may be
  * empty), under the current key, into out (IDM_OBF_STRLEN_MAX + 1 bytes). Returns a status above;
  * msg holds the reason of a refusal. */
-int idms_keyed_obfuscate(const struct idms_server *s, const char *id, size_t id_len,
-                         const char *prefix, size_t prefix_len, char *out, size_t cap, char *msg,
-                         size_t msg_cap);
+int idms_keyed_obfuscate(const idms_keyed *k, const char *id, size_t id_len, const char *prefix,
+                         size_t prefix_len, char *out, size_t cap, char *msg, size_t msg_cap);
 
 /* The ID an obfuscated text[0..len) stands for, under any key of the ring
  * (keyfile.h: the false-accept bound). Returns a status above. */
-int idms_keyed_reveal(const struct idms_server *s, const char *text, size_t len, uint64_t *id,
-                      char *msg, size_t msg_cap);
+int idms_keyed_reveal(const idms_keyed *k, const char *text, size_t len, uint64_t *id, char *msg,
+                      size_t msg_cap);
 
 #endif

@@ -21,6 +21,7 @@
 #include "keyed.h"
 #include "log.h"
 #include "memcache/memcache_server.h"
+#include "metrics.h"
 #include "mint.h"
 #include "node.h"
 #include "options.h"
@@ -55,8 +56,9 @@ static idms_server server;
  * resuming above the mark found at start-up (idms_hwm_resume_ms), under
  * the mark (hwm.h) in place of the old one, which the caller frees. Returns 0, or -1 after logging why
  * (s->sf is then unchanged). */
-static int make_snowflake(idms_server *s, uint64_t node)
+static int make_snowflake(void *ctx, uint64_t node)
 {
+    idms_server *s = ctx;
     idm_snowflake_config cfg;
     idm_snowflake_config_init(&cfg);
     cfg.layout = s->layout;
@@ -75,7 +77,7 @@ static int make_snowflake(idms_server *s, uint64_t node)
     }
     s->sf = sf;
     idms_mint_set_snowflake(&s->mint, sf);
-    idms_node_apply_ceiling(s);
+    idms_node_apply_ceiling(&s->node);
     return 0;
 }
 
@@ -92,13 +94,14 @@ static const char *mint_no_node(void *ctx)
 static void mint_need(void *ctx, bool at_ceiling)
 {
     idms_server *s = ctx;
-    int64_t now = idms_clock_ms(), used = idms_used_ms(s);
-    idms_node_need(s, used > now ? used : now, at_ceiling);
+    int64_t now = idms_clock_ms(), used = idms_used_ms(&s->status);
+    idms_node_need(&s->node, used > now ? used : now, at_ceiling);
 }
 
 static bool mint_ceiling_rises(void *ctx, bool snowflake, char *why, size_t cap)
 {
-    return idms_node_ceiling_rises(ctx, snowflake, why, cap);
+    idms_server *s = ctx;
+    return idms_node_ceiling_rises(&s->node, snowflake, why, cap);
 }
 
 static int64_t mint_resumed(void *ctx, const char **whose)
@@ -130,7 +133,7 @@ static void setup_mint(idms_server *s)
     m->max_count = s->opt.max_count;
     m->max_rewind_ms = s->opt.max_rewind_ms;
     m->max_offset_ms = s->opt.max_offset_ms;
-    m->ceiling_waiters = &s->ceiling_waiters;
+    m->ceiling_waiters = &s->net.ceiling_waiters;
     m->metrics = &s->metrics;
     m->below = (idms_mint_below){s, mint_no_node, mint_need, mint_ceiling_rises, mint_resumed};
 }
@@ -140,15 +143,11 @@ static void setup_mint(idms_server *s)
  * every generator's ceiling: hwm.h), and the requests parked on the
  * ceiling go on, minted or refused. hwm.c, node.c and lease.c report it
  * here, through the callbacks set in setup_generators. */
-static void ceiling_moved(idms_server *s)
+static void ceiling_moved(void *ctx)
 {
-    idms_node_apply_ceiling(s);
-    idms_conn_wake_ceiling(s);
-}
-
-static void hwm_ceiling_moved(void *ctx)
-{
-    ceiling_moved(ctx);
+    idms_server *s = ctx;
+    idms_node_apply_ceiling(&s->node);
+    idms_conn_wake_ceiling(&s->net);
 }
 
 /* The generators: made IDM_GEN_UNSHARED (one loop thread mints), on the
@@ -171,9 +170,17 @@ static int setup_generators(idms_server *s)
         fprintf(stderr, "idmintd: %s\n", msg);
         return 2;
     }
-    s->node.make_snowflake = make_snowflake;
-    s->node.on_ceiling = ceiling_moved;
-    if (idms_node_claim(s) != 0)
+    idms_node *n = &s->node;
+    n->opt = &s->opt;
+    n->layout = &s->layout;
+    n->layout_name = s->layout_name;
+    n->hwm = &s->hwm;
+    n->draining = &s->net.draining;
+    n->sf = &s->sf;
+    n->make_snowflake = make_snowflake;
+    n->on_ceiling = ceiling_moved;
+    n->ctx = s;
+    if (idms_node_claim(n) != 0)
         return 1;
     idm_gen_config gcfg = {0};
     gcfg.flags = IDM_GEN_UNSHARED;
@@ -199,17 +206,17 @@ static int setup_generators(idms_server *s)
         .layout_name = s->layout_name,
         .gen = s->gen,
         .slot_node = s->node.node,
-        .slot_mark_ms = idms_node_mark_ms(s),
-        .draining = &s->draining,
+        .slot_mark_ms = idms_node_mark_ms(&s->node),
+        .draining = &s->net.draining,
         .exec = idms_hwm_loop_exec(&s->hwm_loop, &s->hwm),
-        .on_ceiling = hwm_ceiling_moved,
+        .on_ceiling = ceiling_moved,
         .ctx = s,
     };
     if (idms_hwm_open(&s->hwm, &hc) != 0)
         return 1;
     if (make_snowflake(s, s->node.held ? s->node.node : s->node.lo) != 0)
         return 1;
-    if (idms_hlc_open(s) != 0)
+    if (idms_hlc_open(&s->hlc) != 0)
         return 1;
     if (idms_hwm_commit(&s->hwm) != 0)
         return 1;
@@ -226,7 +233,7 @@ static int setup_generators(idms_server *s)
              s->layout_name, s->node.held ? s->node.node : s->node.lo, s->opt.max_rewind_ms,
              s->opt.state_dir[0] ? s->opt.state_dir : "none", when, durable);
     char why[320];
-    if (!idms_ready(s, why, sizeof why))
+    if (!idms_ready(&s->status, why, sizeof why))
         idms_log(IDMS_LOG_WARN, "not ready yet: %s; snowflake requests get 503 until then", why);
     return 0;
 }
@@ -249,12 +256,12 @@ static void register_fronts(idms_server *s)
     };
     _Static_assert(sizeof rows / sizeof rows[0] <= IDMS_PROTO_MAX, "raise IDMS_PROTO_MAX");
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        idms_listener *l = &s->listeners[i];
+        idms_listener *l = &s->net.listeners[i];
         l->slot = (int)i;
         l->proto = rows[i].proto;
         l->addr = rows[i].addr;
         l->idle_timeout_ms = rows[i].idle_timeout_ms;
-        l->server = s;
+        l->net = &s->net;
     }
 }
 
@@ -263,7 +270,7 @@ static uint64_t fronts_on(const idms_server *s)
 {
     uint64_t n = 0;
     for (int i = 0; i < IDMS_PROTO_MAX; i++)
-        n += s->listeners[i].proto != NULL && s->listeners[i].addr[0] != '\0';
+        n += s->net.listeners[i].proto != NULL && s->net.listeners[i].addr[0] != '\0';
     return n;
 }
 
@@ -280,7 +287,7 @@ static int setup_auth(idms_server *s)
         fprintf(stderr, "idmintd: %s\n", err);
         return 2;
     }
-    if (idms_auth_check_exposure(s->listeners, IDMS_PROTO_MAX, s->auth.required,
+    if (idms_auth_check_exposure(s->net.listeners, IDMS_PROTO_MAX, s->auth.required,
                                  o->allow_unauthenticated, err, sizeof err) != 0) {
         fprintf(stderr, "idmintd: %s\n", err);
         return 2;
@@ -293,7 +300,7 @@ static int setup_auth(idms_server *s)
         return 0;
     }
     for (int i = 0; i < IDMS_PROTO_MAX; i++) {
-        const char *addr = s->listeners[i].addr;
+        const char *addr = s->net.listeners[i].addr;
         if (addr != NULL && addr[0] != '\0' && !idms_auth_addr_local(addr))
             idms_log(IDMS_LOG_WARN,
                      "listening on %s without a token (--allow-unauthenticated): "
@@ -313,7 +320,7 @@ static void plan_fds(idms_server *s)
 {
     uint64_t ports = fronts_on(s);
     uint64_t want = (uint64_t)s->opt.max_connections * ports + FD_SPARE;
-    s->max_conns = s->opt.max_connections;
+    s->net.max_conns = s->opt.max_connections;
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
         idms_log(IDMS_LOG_WARN, "cannot read the open-file limit (RLIMIT_NOFILE): %s",
@@ -345,7 +352,7 @@ static void plan_fds(idms_server *s)
     uint64_t per_port = have > FD_SPARE ? (have - FD_SPARE) / ports : 0;
     if (per_port < 1)
         per_port = 1;
-    s->max_conns = per_port;
+    s->net.max_conns = per_port;
     char hard[32] = "unlimited";
     if (rl.rlim_max != RLIM_INFINITY)
         snprintf(hard, sizeof hard, "%" PRIu64, (uint64_t)rl.rlim_max);
@@ -364,7 +371,7 @@ static int load_tls(idms_server *s, const char *verb)
     char err[IDMS_TLS_MSG_CAP];
     SSL_CTX *ctx = idms_tls_ctx_new(s->opt.tls_cert, s->opt.tls_key, err, sizeof err);
     if (ctx == NULL) {
-        if (s->tls_ctx != NULL)
+        if (s->net.tls_ctx != NULL)
             idms_log(IDMS_LOG_ERROR, "%s; keeping the certificate in service", err);
         else
             idms_log(IDMS_LOG_ERROR, "%s", err);
@@ -372,8 +379,8 @@ static int load_tls(idms_server *s, const char *verb)
     }
     /* Sessions of the old context hold references to it: it goes when the
      * last of them closes. */
-    SSL_CTX_free(s->tls_ctx);
-    s->tls_ctx = ctx;
+    SSL_CTX_free(s->net.tls_ctx);
+    s->net.tls_ctx = ctx;
     char what[512];
     bool expired;
     idms_tls_ctx_describe(ctx, what, sizeof what, &expired);
@@ -391,7 +398,7 @@ static void on_drain_timeout(uv_timer_t *t)
              s->metrics.connections_open);
     /* The connections close through conn.c (each handle once); what else
      * is left in the loop no longer keeps it alive. */
-    idms_conn_close_all(s);
+    idms_conn_close_all(&s->net);
 }
 
 /* Closes every handle but the signal handles. Closing one of those would
@@ -415,23 +422,23 @@ static void on_signal(uv_signal_t *h, int signum)
             idms_log(IDMS_LOG_ERROR, "cannot reopen the log file: %s", strerror(errno));
         else
             idms_log(IDMS_LOG_INFO, "log file reopened");
-        if (s->tls_ctx != NULL) {
+        if (s->net.tls_ctx != NULL) {
             int failed = load_tls(s, "reloaded") != 0;
             s->metrics.tls_reloads[failed]++;
         }
-        (void)idms_keyed_reload(s);
+        (void)idms_keyed_reload(&s->keyed);
         return;
     }
-    if (s->draining) {
+    if (s->net.draining) {
         idms_log(IDMS_LOG_INFO, "received %s again: already draining",
                  signum == SIGTERM ? "SIGTERM" : "SIGINT");
         return;
     }
-    s->draining = true;
+    s->net.draining = true;
     idms_log(IDMS_LOG_INFO, "received %s: draining %" PRIu64 " connection(s)",
              signum == SIGTERM ? "SIGTERM" : "SIGINT", s->metrics.connections_open);
-    idms_conn_close_listeners(s);
-    idms_conn_close_idle(s);
+    idms_conn_close_listeners(&s->net);
+    idms_conn_close_idle(&s->net);
     /* The handlers stay (a second SIGTERM must not kill the drain by the
      * default action) but no longer keep the loop alive. */
     uv_unref((uv_handle_t *)&s->sigterm);
@@ -443,19 +450,65 @@ static void on_signal(uv_signal_t *h, int signum)
     uv_unref((uv_handle_t *)&s->drain_timer);
 }
 
+/* Hands each room what it works on and with: its options, where it
+ * counts, the rooms below it, the callbacks into this one. Before any
+ * of them is opened. */
+static void render_metrics(void *ctx, idms_buf *out)
+{
+    idms_metrics_render(ctx, out);
+}
+
+static void wire(idms_server *s)
+{
+    idms_net *net = &s->net;
+    idms_waitq_init(&net->ceiling_waiters);
+    net->opt = &s->opt;
+    net->metrics = &s->metrics;
+    net->svc = &s->svc;
+    net->auth = &s->auth;
+    s->auth.metrics = &s->metrics;
+    s->keyed.file = s->opt.key_file;
+    idms_segments *g = &s->segments;
+    g->url = s->opt.segments;
+    g->tags = s->opt.segment_tags;
+    g->max_count = s->opt.max_count;
+    g->metrics = &s->metrics;
+    g->draining = &net->draining;
+    idms_hlc *h = &s->hlc;
+    h->max_offset_ms = s->opt.max_offset_ms;
+    h->hwm = &s->hwm;
+    h->node = &s->node;
+    h->ceiling_waiters = &net->ceiling_waiters;
+    h->metrics = &s->metrics;
+    s->status = (idms_status){&s->hwm, &s->node, &s->mint, &s->hlc, &s->segments};
+    s->svc = (idms_services){
+        .opt = &s->opt,
+        .layout_name = s->layout_name,
+        .mint = &s->mint,
+        .segments = &s->segments,
+        .hlc = &s->hlc,
+        .keyed = &s->keyed,
+        .status = &s->status,
+        .node = &s->node,
+        .metrics = &s->metrics,
+        .start_ms = (int64_t)time(NULL) * 1000,
+        .render_metrics = render_metrics,
+        .ctx = s,
+    };
+}
+
 int main(int argc, char **argv)
 {
     idms_server *s = &server;
-    idms_waitq_init(&s->ceiling_waiters);
     int rc = idms_options_load(&s->opt, argc, argv);
     if (rc != 0)
         return rc == 1 ? 0 : 2;
+    wire(s);
     if (idms_log_open(s->opt.log_file, s->opt.log_level) != 0) {
         fprintf(stderr, "idmintd: cannot open log file %s: %s\n", s->opt.log_file, strerror(errno));
         return 1;
     }
     register_fronts(s);
-    s->start_ms = (int64_t)time(NULL) * 1000;
     if (fronts_on(s) == 0) {
         fprintf(stderr, "idmintd: every listener is off (--http, --resp, --memcache): nothing "
                         "to serve\n");
@@ -464,40 +517,41 @@ int main(int argc, char **argv)
     rc = setup_auth(s);
     if (rc != 0)
         return rc;
-    rc = idms_keyed_setup(s);
+    rc = idms_keyed_setup(&s->keyed);
     if (rc != 0)
         return rc;
     /* Before the state directory is taken: nothing to undo on failure. */
     if (s->opt.tls_cert[0] != '\0' && load_tls(s, "loaded") != 0)
         return 1;
-    if (idms_segments_open(s) != 0)
+    if (idms_segments_open(&s->segments) != 0)
         return 1;
     rc = setup_generators(s);
     if (rc != 0)
         return rc;
     s->loop = uv_default_loop();
+    s->net.loop = s->loop;
     plan_fds(s);
-    idms_conn_init(s);
+    idms_conn_init(&s->net);
     idms_hwm_loop_start(&s->hwm_loop, s->loop);
-    idms_node_start(s);
-    if (idms_segments_start(s) != 0)
+    idms_node_start(&s->node, s->loop);
+    if (idms_segments_start(&s->segments, s->loop) != 0)
         return 1;
     signal(SIGPIPE, SIG_IGN);
     bool listening = true;
     for (int i = 0; i < IDMS_PROTO_MAX && listening; i++) {
-        idms_listener *l = &s->listeners[i];
+        idms_listener *l = &s->net.listeners[i];
         if (l->proto != NULL && l->addr[0] != '\0')
-            listening = idms_conn_listen(s, l) == 0;
+            listening = idms_conn_listen(&s->net, l) == 0;
     }
     if (!listening) {
         /* Nothing was minted: the mark goes back to where it was, so that
          * the next start (say, on a free port) does not wait out a reserve
          * this one never used. A Unix socket made goes too. */
-        idms_conn_close_listeners(s);
-        int64_t used = idms_hwm_failing(&s->hwm) ? -1 : idms_used_ms(s);
+        idms_conn_close_listeners(&s->net);
+        int64_t used = idms_hwm_failing(&s->hwm) ? -1 : idms_used_ms(&s->status);
         idms_hwm_close(&s->hwm);
-        idms_node_close(s, used);
-        idms_segments_close(s);
+        idms_node_close(&s->node, used);
+        idms_segments_close(&s->segments);
         return 1;
     }
     uv_signal_t *sigs[3] = {&s->sigterm, &s->sigint, &s->sighup};
@@ -510,21 +564,21 @@ int main(int argc, char **argv)
     idms_log(IDMS_LOG_INFO, "idmintd %s ready (pid %d)", idm_version(), (int)getpid());
     uv_run(s->loop, UV_RUN_DEFAULT);
     /* A mark that could not be written is left as it is (higher). */
-    int64_t used = idms_hwm_failing(&s->hwm) ? -1 : idms_used_ms(s);
+    int64_t used = idms_hwm_failing(&s->hwm) ? -1 : idms_used_ms(&s->status);
     idms_hwm_close(&s->hwm);
-    idms_node_close(s, used);
-    idms_segments_close(s);
+    idms_node_close(&s->node, used);
+    idms_segments_close(&s->segments);
     idm_snowflake_free(s->sf);
     idm_gen_free(s->gen);
-    idms_hlc_close(s);
+    idms_hlc_close(&s->hlc);
     /* The handles that no longer kept the loop alive (the timers, the turn
      * queue's) close now, each once; the signal handles stay open
      * (on_walk_close), so the loop cannot be closed: the process ends. */
-    idms_conn_shutdown(s);
+    idms_conn_shutdown(&s->net);
     uv_walk(s->loop, on_walk_close, NULL);
     uv_run(s->loop, UV_RUN_NOWAIT);
     idms_log(IDMS_LOG_INFO, "stopped");
-    SSL_CTX_free(s->tls_ctx); /* every connection, and so every session, is gone */
-    idms_keyed_free(s);
+    SSL_CTX_free(s->net.tls_ctx); /* every connection, and so every session, is gone */
+    idms_keyed_free(&s->keyed);
     return 0;
 }

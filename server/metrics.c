@@ -1,7 +1,7 @@
 /*
- * metrics.c - counters and their Prometheus text exposition (format
- * version 0.0.4). Counters are plain integers: one event-loop thread
- * updates and reads them.
+ * metrics.c - the server's counters (core/counters.h) and what each room
+ * reports of itself in Prometheus's text exposition (format version
+ * 0.0.4). One event-loop thread updates and reads them.
  */
 #include "metrics.h"
 #include "buf.h"
@@ -21,20 +21,9 @@ static const char *const route_names[IDMS_ROUTE_PROTO] = {
  * does not fill. */
 static const char *proto_name(const idms_server *s, int p)
 {
-    return s->listeners[p].proto != NULL ? s->listeners[p].proto->name : NULL;
+    return s->net.listeners[p].proto != NULL ? s->net.listeners[p].proto->name : NULL;
 }
 static const char *const status_classes[6] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
-
-void idms_metrics_count_request(idms_server *s, int route, int status)
-{
-    int cls = status >= 100 && status < 600 ? status / 100 : 0;
-    s->metrics.requests[route][cls]++;
-}
-
-void idms_metrics_count_command(idms_server *s, int slot, int status)
-{
-    idms_metrics_count_request(s, IDMS_ROUTE_PROTO + slot, status);
-}
 
 void idms_metrics_render(idms_server *s, idms_buf *out)
 {
@@ -49,7 +38,7 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
     for (int r = 0; r < IDMS_ROUTE_COUNT; r++) {
         const char *name = route_names[r < IDMS_ROUTE_PROTO ? r : 0];
         if (r >= IDMS_ROUTE_PROTO) {
-            const idms_proto *p = s->listeners[r - IDMS_ROUTE_PROTO].proto;
+            const idms_proto *p = s->net.listeners[r - IDMS_ROUTE_PROTO].proto;
             if (p == NULL || !p->counts_commands)
                 continue;
             name = p->name;
@@ -129,7 +118,8 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "# HELP idmint_buffered_bytes_max The budget: --max-buffered.\n"
                     "# TYPE idmint_buffered_bytes_max gauge\n"
                     "idmint_buffered_bytes_max %" PRIu64 "\n",
-                    s->buffered_in, s->buffered_out, s->buffered_tls, s->opt.max_buffered);
+                    s->net.buffered_in, s->net.buffered_out, s->net.buffered_tls,
+                    s->opt.max_buffered);
     idms_buf_puts(out, "# HELP idmint_auth_failures_total Requests (HTTP) and commands (RESP) "
                        "refused for a missing, malformed or wrong token (--auth-token-file), by "
                        "protocol.\n"
@@ -174,8 +164,8 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "(--max-connections, or less if the open-file limit is lower).\n"
                     "# TYPE idmint_connections_max gauge\n"
                     "idmint_connections_max %" PRIu64 "\n",
-                    s->max_conns);
-    idms_segments_metrics(s, out);
+                    s->net.max_conns);
+    idms_segments_metrics(&s->segments, out);
     int64_t durable = idms_hwm_enabled(&s->hwm) ? idms_hwm_durable_ms(&s->hwm) : 0;
     idms_buf_printf(out,
                     "# HELP idmint_hwm_persisted_unix_ms The time high-water mark last made durable "
@@ -239,8 +229,8 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "slot.\n"
                     "# TYPE idmint_tls_handshake_waits_total counter\n"
                     "idmint_tls_handshake_waits_total %" PRIu64 "\n",
-                    s->tls_handshakes_open, s->tls_handshake_max, s->tls_handshakes_waiting,
-                    m->tls_handshake_waits);
+                    s->net.tls_handshakes_open, s->net.tls_handshake_max,
+                    s->net.tls_handshakes_waiting, m->tls_handshake_waits);
     idms_buf_printf(out,
                     "# HELP idmint_hlc_stamps_total Hybrid logical clock stamps handed out "
                     "(/v1/hlc, HLC).\n"

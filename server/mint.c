@@ -29,6 +29,7 @@
 #include "core/job.h"
 #include "formats.h"
 #include "log.h"
+#include "services.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -325,7 +326,7 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
                      uint64_t count, const idms_sink *sink, size_t part, idms_buf *out,
                      idms_mint_result *r)
 {
-    idms_minter *m = q->mint;
+    idms_minter *m = q->svc->mint;
     idms_mint_job *j = q->job;
     memset(r, 0, sizeof *r);
     r->status = 200;

@@ -17,9 +17,9 @@
 #define IDMS_MINT_H
 
 #include "buf.h"
+#include "core/counters.h"
 #include "core/job.h"
 #include "core/waitlist.h"
-#include "metrics.h"
 
 #include <idmint/idmint.h>
 #include <stdbool.h>

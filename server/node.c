@@ -13,7 +13,6 @@
 #include "json.h"
 #include "lease.h"
 #include "log.h"
-#include "server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -29,7 +28,7 @@
 #define CHECK_MS 1000 /* how often a held local slot's file is looked at */
 
 /* This process, as its slot shows it (`lease list`, refusal messages). */
-static void describe_holder(idms_server *s)
+static void describe_holder(idms_node *n)
 {
     char host[128];
     idmx_host_name(host, sizeof host);
@@ -38,10 +37,10 @@ static void describe_holder(idms_server *s)
         snprintf(since, sizeof since, "?");
     char addrs[96];
     idmx_host_addresses(addrs, sizeof addrs);
-    snprintf(s->node.holder, sizeof s->node.holder,
+    snprintf(n->holder, sizeof n->holder,
              "pid=%d host=%.100s addrs=%s http=%.60s resp=%.60s since=%s program=idmintd",
-             (int)getpid(), host, addrs[0] ? addrs : "-", s->opt.http[0] ? s->opt.http : "off",
-             s->opt.resp[0] ? s->opt.resp : "off", since);
+             (int)getpid(), host, addrs[0] ? addrs : "-", n->opt->http[0] ? n->opt->http : "off",
+             n->opt->resp[0] ? n->opt->resp : "off", since);
 }
 
 static bool private_ipv4(uint32_t a)
@@ -52,7 +51,7 @@ static bool private_ipv4(uint32_t a)
 /* --node ip: the node is the low bits of the host's first private IPv4
  * address (10/8, 172.16/12, 192.168/16; Sonyflake's default), modulo the
  * layout's node count. Returns 0, or -1 with msg. */
-static int node_from_ip(idms_server *s, uint64_t *node, char *msg, size_t cap)
+static int node_from_ip(idms_node *n, uint64_t *node, char *msg, size_t cap)
 {
     struct ifaddrs *list = NULL;
     if (getifaddrs(&list) != 0) {
@@ -66,7 +65,7 @@ static int node_from_ip(idms_server *s, uint64_t *node, char *msg, size_t cap)
         uint32_t a = ntohl(((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr.s_addr);
         if (!private_ipv4(a))
             continue;
-        uint64_t count = idm_sf_layout_max_node(&s->layout) + 1;
+        uint64_t count = idm_sf_layout_max_node(n->layout) + 1;
         *node = count == 0 ? a : a % count;
         char text[INET_ADDRSTRLEN] = "?";
         (void)inet_ntop(AF_INET, &((const struct sockaddr_in *)(void *)i->ifa_addr)->sin_addr, text,
@@ -84,11 +83,10 @@ static int node_from_ip(idms_server *s, uint64_t *node, char *msg, size_t cap)
     return rc;
 }
 
-static void held(idms_server *s, struct idmc_slot *slot)
+static void held(idms_node *n, struct idmc_slot *slot)
 {
-    idms_node *n = &s->node;
     n->slot = slot;
-    idms_hwm_set_slot(&s->hwm, slot);
+    idms_hwm_set_slot(n->hwm, slot);
     n->held = true;
     n->ever_held = true;
     n->node = idmc_slot_node(slot);
@@ -102,14 +100,13 @@ static void set_held(void *ctx, bool held_now, const char *why);
 /* The lease's part of the ceiling changed (lease.h's on_ceiling). */
 static void lease_moved(void *ctx)
 {
-    idms_server *s = ctx;
-    s->node.on_ceiling(s);
+    idms_node *n = ctx;
+    n->on_ceiling(n->ctx);
 }
 
 /* --coord: the first claim, before the loop runs. */
-static int claim_coord(idms_server *s)
+static int claim_coord(idms_node *n)
 {
-    idms_node *n = &s->node;
     idms_lease *L = &n->lease;
     n->coord = IDMS_NODE_COORD;
     L->lo = n->lo;
@@ -118,9 +115,9 @@ static int claim_coord(idms_server *s)
     L->on_claim = take_claim;
     L->on_held = set_held;
     L->on_ceiling = lease_moved;
-    L->ctx = s;
+    L->ctx = n;
     char msg[700];
-    int rc = idms_lease_open(L, s->opt.coord, s->opt.lease_ttl_ms, s->opt.reserve_ms, msg,
+    int rc = idms_lease_open(L, n->opt->coord, n->opt->lease_ttl_ms, n->opt->reserve_ms, msg,
                              sizeof msg);
     if (rc == 0) {
         n->held = true;
@@ -131,19 +128,19 @@ static int claim_coord(idms_server *s)
         idms_log(IDMS_LOG_INFO,
                  "leased node %" PRIu64 " (generation %s) from %s %s (nodes %" PRIu64 "..%" PRIu64
                  "), TTL %" PRId64 " ms",
-                 n->node, n->generation, idmc_kind(L->coord), s->opt.coord, n->lo, n->hi,
+                 n->node, n->generation, idmc_kind(L->coord), n->opt->coord, n->lo, n->hi,
                  L->sh.ttl_ms);
         return 0;
     }
     if (rc == IDMC_USAGE) {
-        fprintf(stderr, "idmintd: --coord %s: %s\n", s->opt.coord, msg);
+        fprintf(stderr, "idmintd: --coord %s: %s\n", n->opt->coord, msg);
         return 1;
     }
     if (rc == IDMC_BUSY && n->lo == n->hi) {
         fprintf(stderr,
                 "idmintd: --node %" PRIu64 ": %s (coordinator %s): two processes "
                 "minting as one node would repeat IDs\n",
-                n->lo, msg, s->opt.coord);
+                n->lo, msg, n->opt->coord);
         return 1;
     }
     snprintf(n->why, sizeof n->why,
@@ -153,47 +150,46 @@ static int claim_coord(idms_server *s)
     return 0;
 }
 
-int idms_node_claim(idms_server *s)
+int idms_node_claim(idms_node *n)
 {
-    idms_node *n = &s->node;
-    n->server = s;
-    n->coord = s->opt.node_set ? IDMS_NODE_STATIC : IDMS_NODE_LOCAL;
-    uint64_t max = idm_sf_layout_max_node(&s->layout);
-    if (s->opt.node_ip) {
+    n->coord = n->opt->node_set ? IDMS_NODE_STATIC : IDMS_NODE_LOCAL;
+    uint64_t max = idm_sf_layout_max_node(n->layout);
+    uint64_t fixed = n->opt->node; /* --node N, or the one --node ip names */
+    if (n->opt->node_ip) {
         char msg[300];
-        if (node_from_ip(s, &s->opt.node, msg, sizeof msg) != 0) {
+        if (node_from_ip(n, &fixed, msg, sizeof msg) != 0) {
             fprintf(stderr, "idmintd: %s\n", msg);
             return 1;
         }
     }
-    n->lo = s->opt.node_set ? s->opt.node : 0;
-    n->hi = s->opt.node_set ? s->opt.node : max;
-    if (!s->opt.node_set && s->opt.node_range_set) {
-        if (s->opt.node_hi > max) {
+    n->lo = n->opt->node_set ? fixed : 0;
+    n->hi = n->opt->node_set ? fixed : max;
+    if (!n->opt->node_set && n->opt->node_range_set) {
+        if (n->opt->node_hi > max) {
             fprintf(stderr,
                     "idmintd: --node-range %" PRIu64 "..%" PRIu64
                     " is outside layout %s's nodes 0..%" PRIu64 "\n",
-                    s->opt.node_lo, s->opt.node_hi, s->layout_name, max);
+                    n->opt->node_lo, n->opt->node_hi, n->layout_name, max);
             return 1;
         }
-        n->lo = s->opt.node_lo;
-        n->hi = s->opt.node_hi;
+        n->lo = n->opt->node_lo;
+        n->hi = n->opt->node_hi;
     }
-    snprintf(n->registry, sizeof n->registry, "%s", s->opt.node_registry);
-    snprintf(n->ns, sizeof n->ns, "%s", s->layout_name);
-    describe_holder(s);
-    if (s->opt.coord[0] != '\0')
-        return claim_coord(s);
+    snprintf(n->registry, sizeof n->registry, "%s", n->opt->node_registry);
+    snprintf(n->ns, sizeof n->ns, "%s", n->layout_name);
+    describe_holder(n);
+    if (n->opt->coord[0] != '\0')
+        return claim_coord(n);
     struct idmc_slot *slot = NULL;
     idmc_error err;
     const char *msg = err.msg;
-    n->max_mark_ms = idm_sf_layout_max_unix_ms(&s->layout);
+    n->max_mark_ms = idm_sf_layout_max_unix_ms(n->layout);
     int rc =
         idmc_local_claim(n->registry, n->ns, n->lo, n->hi, n->max_mark_ms, n->holder, &slot, &err);
     if (rc == 0) {
         if (msg[0] != '\0')
             idms_log(IDMS_LOG_WARN, "%s", msg); /* a slot skipped as unusable */
-        held(s, slot);
+        held(n, slot);
         if (n->coord == IDMS_NODE_STATIC)
             idms_log(IDMS_LOG_INFO, "node %" PRIu64 " registered on this host (%s)", n->node,
                      n->registry);
@@ -213,7 +209,7 @@ int idms_node_claim(idms_server *s)
         fprintf(stderr,
                 "idmintd: --node %" PRIu64 ": %s on this host (registry %s): two "
                 "processes minting as one node would repeat IDs\n",
-                s->opt.node, msg, n->registry);
+                fixed, msg, n->registry);
     else
         fprintf(stderr, "idmintd: %s\n", msg);
     return 1;
@@ -234,15 +230,15 @@ static void on_claim(uv_work_t *w)
  * mints nothing past what the slot records: the slot's mark is the limit
  * (idms_node_apply_ceiling) until a write records one of ours there (a
  * coordinator's slot is the lease's part of the limit). Returns 0 or -1. */
-static int install(idms_server *s, uint64_t node, int64_t mark)
+static int install(idms_node *n, uint64_t node, int64_t mark)
 {
-    idm_snowflake *old = s->sf;
+    idm_snowflake *old = *n->sf;
     /* A node held before (this one again, after its slot was lost, or
      * another): nothing at or below what the old generator used either. */
     int64_t used = old != NULL ? idm_snowflake_high_water_ms(old) : 0;
-    idms_hwm_resume_above(&s->hwm, used, IDMS_RESUME_SELF);
-    idms_hwm_resume_above(&s->hwm, mark, IDMS_RESUME_SLOT);
-    if (s->node.make_snowflake(s, node) != 0)
+    idms_hwm_resume_above(n->hwm, used, IDMS_RESUME_SELF);
+    idms_hwm_resume_above(n->hwm, mark, IDMS_RESUME_SLOT);
+    if (n->make_snowflake(n->ctx, node) != 0)
         return -1;
     idm_snowflake_free(old);
     return 0;
@@ -250,35 +246,34 @@ static int install(idms_server *s, uint64_t node, int64_t mark)
 
 /* A node just installed is held: its limit, and a write of the mark
  * asked for at once (into the slot now held). */
-static void installed(idms_server *s, int64_t mark)
+static void installed(idms_node *n, int64_t mark)
 {
-    s->node.on_ceiling(s);
+    n->on_ceiling(n->ctx);
     int64_t now = idms_clock_ms();
-    idms_node_need(s, mark > now ? mark : now, true);
+    idms_node_need(n, mark > now ? mark : now, true);
 }
 
-static void install_slot(idms_server *s, struct idmc_slot *slot, const char *note)
+static void install_slot(idms_node *n, struct idmc_slot *slot, const char *note)
 {
     if (note[0] != '\0')
         idms_log(IDMS_LOG_WARN, "%s", note); /* a slot skipped as unusable */
-    if (install(s, idmc_slot_node(slot), idmc_slot_mark_ms(slot)) != 0) {
+    if (install(n, idmc_slot_node(slot), idmc_slot_mark_ms(slot)) != 0) {
         idmc_slot_release(slot);
         return;
     }
-    held(s, slot);
-    installed(s, idmc_slot_mark_ms(slot));
-    idms_log(IDMS_LOG_INFO, "leased node %" PRIu64 " from this host's registry %s", s->node.node,
-             s->node.registry);
+    held(n, slot);
+    installed(n, idmc_slot_mark_ms(slot));
+    idms_log(IDMS_LOG_INFO, "leased node %" PRIu64 " from this host's registry %s", n->node,
+             n->registry);
 }
 
 /* The lease thread claimed node (lease.h's on_claim): a generator for it,
  * resuming above mark_ms. */
 static void take_claim(void *ctx, uint64_t node, const char *generation, int64_t mark_ms)
 {
-    idms_server *s = ctx;
-    idms_node *n = &s->node;
+    idms_node *n = ctx;
     n->held = false;
-    if (install(s, node, mark_ms) != 0) {
+    if (install(n, node, mark_ms) != 0) {
         snprintf(n->why, sizeof n->why, "cannot make the snowflake generator for node %" PRIu64,
                  node);
         return;
@@ -289,17 +284,16 @@ static void take_claim(void *ctx, uint64_t node, const char *generation, int64_t
     snprintf(n->generation, sizeof n->generation, "%s", generation);
     n->claims++;
     n->why[0] = '\0';
-    installed(s, mark_ms);
+    installed(n, mark_ms);
     idms_log(IDMS_LOG_INFO, "leased node %" PRIu64 " (generation %s) from %s %s", node, generation,
-             idmc_kind(n->lease.coord), s->opt.coord);
+             idmc_kind(n->lease.coord), n->opt->coord);
 }
 
 /* The node is held again, or not (why says why not); also lease.h's
  * on_held. */
 static void set_held(void *ctx, bool held_now, const char *why)
 {
-    idms_server *s = ctx;
-    idms_node *n = &s->node;
+    idms_node *n = ctx;
     n->held = held_now;
     if (held_now)
         n->why[0] = '\0';
@@ -307,40 +301,37 @@ static void set_held(void *ctx, bool held_now, const char *why)
         snprintf(n->why, sizeof n->why, "%s", why);
 }
 
-int64_t idms_node_mark_ms(const idms_server *s)
+int64_t idms_node_mark_ms(const idms_node *n)
 {
-    const idms_node *n = &s->node;
     if (n->coord == IDMS_NODE_COORD)
         return n->held ? n->lease.sh.claim_mark : 0;
     return n->slot != NULL ? idmc_slot_mark_ms(n->slot) : 0;
 }
 
-void idms_node_need(idms_server *s, int64_t now_ms, bool at_ceiling)
+void idms_node_need(idms_node *n, int64_t now_ms, bool at_ceiling)
 {
     /* A coordinator's slot gets its mark from the lease thread (lease.h). */
-    if (s->node.coord == IDMS_NODE_COORD)
-        idms_lease_need(&s->node.lease, now_ms, at_ceiling);
-    idms_hwm_need(&s->hwm, now_ms, at_ceiling);
+    if (n->coord == IDMS_NODE_COORD)
+        idms_lease_need(&n->lease, now_ms, at_ceiling);
+    idms_hwm_need(n->hwm, now_ms, at_ceiling);
 }
 
-void idms_node_apply_ceiling(idms_server *s)
+void idms_node_apply_ceiling(idms_node *n)
 {
     /* The node's promise; the ceiling, min(durable mark, promise), is the
      * mark's (hwm.h). A local slot holds IDs up to the mark recorded in it
      * (recorded only with a state directory: without one nothing is
      * promised across runs); a coordinator's, the lease's ceiling. */
-    const idms_node *n = &s->node;
     int64_t limit = INT64_MAX;
     if (n->coord == IDMS_NODE_COORD)
         limit = idms_lease_ceiling(&n->lease);
-    else if (idms_hwm_enabled(&s->hwm) && n->slot != NULL)
+    else if (idms_hwm_enabled(n->hwm) && n->slot != NULL)
         limit = idmc_slot_mark_ms(n->slot);
-    idms_hwm_set_limit(&s->hwm, limit);
+    idms_hwm_set_limit(n->hwm, limit);
 }
 
-bool idms_node_ceiling_rises(idms_server *s, bool snowflake, char *why, size_t cap)
+bool idms_node_ceiling_rises(idms_node *n, bool snowflake, char *why, size_t cap)
 {
-    idms_node *n = &s->node;
     bool coord = snowflake && n->coord == IDMS_NODE_COORD;
     if (coord) {
         /* A mark is asked for in any case: the thread may be idle. */
@@ -356,14 +347,14 @@ bool idms_node_ceiling_rises(idms_server *s, bool snowflake, char *why, size_t c
         }
     }
     char mark_why[700];
-    if (!idms_hwm_ready(&s->hwm, mark_why, sizeof mark_why)) {
+    if (!idms_hwm_ready(n->hwm, mark_why, sizeof mark_why)) {
         snprintf(why, cap,
                  "cannot make the time high-water mark durable (%.600s); not minting "
                  "past it",
                  mark_why);
         return false;
     }
-    if (!idms_hwm_enabled(&s->hwm) && !coord) {
+    if (!idms_hwm_enabled(n->hwm) && !coord) {
         snprintf(why, cap, "the generator's ceiling is reached");
         return false;
     }
@@ -375,41 +366,39 @@ static void on_retry(uv_timer_t *t);
 static void on_claimed(uv_work_t *w, int status)
 {
     idms_node *n = w->data;
-    idms_server *s = n->server;
     n->in_flight = false;
     if (status != 0 || n->work_rc != 0) {
         if (status == 0 && n->work_rc == IDMC_ERROR)
             idms_log(IDMS_LOG_ERROR, "cannot lease a node: %s", n->work_err.msg);
-        if (!s->draining)
+        if (!*n->draining)
             uv_timer_start(&n->retry, on_retry, RETRY_MS, 0);
         return;
     }
-    if (s->draining) {
+    if (*n->draining) {
         idmc_slot_release(n->work_slot);
         return;
     }
-    install_slot(s, n->work_slot, n->work_err.msg);
+    install_slot(n, n->work_slot, n->work_err.msg);
 }
 
 static void on_retry(uv_timer_t *t)
 {
-    idms_server *s = t->data;
-    idms_node *n = &s->node;
-    if (n->held || n->in_flight || s->draining)
+    idms_node *n = t->data;
+    if (n->held || n->in_flight || *n->draining)
         return;
     if (n->slot != NULL) {
         /* A slot given up (its file taken by another process): released
          * once no mark write or check uses it, then a claim as at start. */
-        if (idms_hwm_busy(&s->hwm) || n->check_in_flight) {
+        if (idms_hwm_busy(n->hwm) || n->check_in_flight) {
             uv_timer_start(&n->retry, on_retry, RETRY_MS, 0);
             return;
         }
         idmc_slot_release(n->slot);
         n->slot = NULL;
-        idms_hwm_set_slot(&s->hwm, NULL);
+        idms_hwm_set_slot(n->hwm, NULL);
     }
     n->work.data = n;
-    if (uv_queue_work(s->loop, &n->work, on_claim, on_claimed) == 0)
+    if (uv_queue_work(n->loop, &n->work, on_claim, on_claimed) == 0)
         n->in_flight = true;
 }
 
@@ -426,14 +415,13 @@ static void on_check_work(uv_work_t *w)
 static void on_checked(uv_work_t *w, int status)
 {
     idms_node *n = w->data;
-    idms_server *s = n->server;
     n->check_in_flight = false;
     if (status != 0 || n->check_slot != n->slot || n->check_rc == IDMC_ERROR)
         return;
     if (n->check_rc == 0) {
         if (n->slot_broken) {
             n->slot_broken = false;
-            set_held(s, true, NULL);
+            set_held(n, true, NULL);
             idms_log(IDMS_LOG_INFO,
                      "node %" PRIu64 ": its slot file is whole again; minting "
                      "snowflakes as it again",
@@ -450,7 +438,7 @@ static void on_checked(uv_work_t *w, int status)
                  n->check_err.msg, n->node);
         if (n->slot_broken) {
             n->slot_broken = false;
-            set_held(s, true, NULL);
+            set_held(n, true, NULL);
         }
         return;
     }
@@ -461,48 +449,46 @@ static void on_checked(uv_work_t *w, int status)
     if (!n->slot_broken || n->repair_rc == IDMC_BUSY)
         idms_log(IDMS_LOG_ERROR, "%s", why);
     n->slot_broken = n->repair_rc != IDMC_BUSY;
-    set_held(s, false, why);
+    set_held(n, false, why);
     if (n->repair_rc == IDMC_BUSY)
         uv_timer_start(&n->retry, on_retry, 0, 0);
-    n->on_ceiling(s);
+    n->on_ceiling(n->ctx);
 }
 
 static void on_check(uv_timer_t *t)
 {
-    idms_server *s = t->data;
-    idms_node *n = &s->node;
+    idms_node *n = t->data;
     /* A slot broken (its file could not be put back) is tried again. */
-    if (n->slot == NULL || (!n->held && !n->slot_broken) || n->check_in_flight || s->draining)
+    if (n->slot == NULL || (!n->held && !n->slot_broken) || n->check_in_flight || *n->draining)
         return;
     n->check_slot = n->slot;
     n->check_work.data = n;
-    if (uv_queue_work(s->loop, &n->check_work, on_check_work, on_checked) == 0)
+    if (uv_queue_work(n->loop, &n->check_work, on_check_work, on_checked) == 0)
         n->check_in_flight = true;
 }
 
-void idms_node_start(idms_server *s)
+void idms_node_start(idms_node *n, uv_loop_t *loop)
 {
-    idms_node *n = &s->node;
+    n->loop = loop;
     if (n->coord == IDMS_NODE_COORD) {
         /* The lease thread claims, keeps alive and records marks. */
-        if (idms_lease_start(&n->lease, s->loop) != 0)
-            set_held(s, false, "the lease thread could not start");
+        if (idms_lease_start(&n->lease, n->loop) != 0)
+            set_held(n, false, "the lease thread could not start");
         return;
     }
-    uv_timer_init(s->loop, &n->retry);
-    n->retry.data = s;
+    uv_timer_init(n->loop, &n->retry);
+    n->retry.data = n;
     uv_unref((uv_handle_t *)&n->retry);
     if (!n->held)
         uv_timer_start(&n->retry, on_retry, RETRY_MS, 0);
-    uv_timer_init(s->loop, &n->check);
-    n->check.data = s;
+    uv_timer_init(n->loop, &n->check);
+    n->check.data = n;
     uv_unref((uv_handle_t *)&n->check);
     uv_timer_start(&n->check, on_check, CHECK_MS, CHECK_MS);
 }
 
-bool idms_node_ready(const idms_server *s, char *why, size_t cap)
+bool idms_node_ready(const idms_node *n, char *why, size_t cap)
 {
-    const idms_node *n = &s->node;
     if (!n->held) {
         snprintf(why, cap, "%s", n->why);
         return false;
@@ -517,17 +503,15 @@ bool idms_node_ready(const idms_server *s, char *why, size_t cap)
     return true;
 }
 
-const char *idms_node_coord_name(const idms_server *s)
+const char *idms_node_coord_name(const idms_node *n)
 {
-    const idms_node *n = &s->node;
     if (n->coord == IDMS_NODE_COORD)
         return idmc_kind(n->lease.coord);
     return n->coord == IDMS_NODE_STATIC ? "static" : "local";
 }
 
-const char *idms_node_state_name(const idms_server *s)
+const char *idms_node_state_name(const idms_node *n)
 {
-    const idms_node *n = &s->node;
     if (!n->held)
         return n->ever_held ? "lost" : "waiting";
     return n->coord == IDMS_NODE_STATIC ? "static" : "held";
@@ -547,9 +531,8 @@ static void json_string(idms_buf *out, const char *text)
         idms_buf_puts(out, quoted);
 }
 
-void idms_node_json(const idms_server *s, idms_buf *out)
+void idms_node_json(const idms_node *n, idms_buf *out)
 {
-    const idms_node *n = &s->node;
     bool coord = n->coord == IDMS_NODE_COORD;
     idms_buf_puts(out, "{\"node\": ");
     if (n->held)
@@ -561,7 +544,7 @@ void idms_node_json(const idms_server *s, idms_buf *out)
     idms_buf_puts(out, ", \"generation\": ");
     json_string(out, coord && n->held ? n->generation : NULL);
     idms_buf_printf(out, ", \"coord\": \"%s\", \"state\": \"%s\", \"lease_ms_left\": ",
-                    idms_node_coord_name(s), idms_node_state_name(s));
+                    idms_node_coord_name(n), idms_node_state_name(n));
     if (coord && n->held)
         idms_buf_printf(out, "%" PRId64, idms_lease_ms_left(&n->lease));
     else
@@ -572,7 +555,7 @@ void idms_node_json(const idms_server *s, idms_buf *out)
     idms_buf_printf(out, ", \"range\": [%" PRIu64 ", %" PRIu64 "], ", n->lo, n->hi);
     if (coord) {
         idms_buf_puts(out, "\"coordinator\": ");
-        json_string(out, s->opt.coord);
+        json_string(out, n->opt->coord);
         idms_buf_printf(out, ", \"ttl_ms\": %" PRId64, n->lease.seen.ttl_ms);
     } else {
         idms_buf_puts(out, "\"registry\": ");
@@ -581,18 +564,17 @@ void idms_node_json(const idms_server *s, idms_buf *out)
     idms_buf_puts(out, "}\n");
 }
 
-void idms_node_close(idms_server *s, int64_t used)
+void idms_node_close(idms_node *n, int64_t used)
 {
-    idms_node *n = &s->node;
     if (n->coord == IDMS_NODE_COORD) {
         idms_lease_close(&n->lease, used);
     } else {
         /* The slot's mark is kept only with a state directory (hwm.c). */
-        if (n->slot != NULL && used >= 0 && idms_hwm_enabled(&s->hwm))
+        if (n->slot != NULL && used >= 0 && idms_hwm_enabled(n->hwm))
             (void)idmc_slot_shrink_mark(n->slot, used);
         idmc_slot_release(n->slot);
         n->slot = NULL;
-        idms_hwm_set_slot(&s->hwm, NULL);
+        idms_hwm_set_slot(n->hwm, NULL);
     }
     n->held = false;
 }

@@ -24,8 +24,11 @@
 
 #include "idmint_coord.h"
 #include "lease.h"
+#include "options.h"
 
-struct idms_server;
+#include <idmint/idmint.h>
+
+struct idms_hwm;
 struct idms_buf;
 struct idmc_slot;
 
@@ -34,7 +37,24 @@ struct idmc_slot;
 enum { IDMS_NODE_STATIC = 0, IDMS_NODE_LOCAL = 1, IDMS_NODE_COORD = 2 };
 
 typedef struct idms_node {
-    struct idms_server *server;
+    /* Set by main.c before idms_node_claim: what the node is claimed by
+     * and for (the options, the layout and its name), the mark's owner
+     * (the slot held is handed to it), the server's draining flag, the
+     * snowflake generator in use (*sf), and the owner's callbacks (ctx).
+     * make_snowflake makes *sf, the generator of node, resuming above
+     * idms_hwm_resume_ms, under the ceiling (0, or -1 after logging why);
+     * node.c frees the one it replaces. on_ceiling: the snowflake
+     * ceiling's parts moved (a lease, a node lost): it is to be set anew
+     * (idms_node_apply_ceiling) and the requests parked on it to go on. */
+    const idms_options *opt;
+    const idm_sf_layout *layout;
+    const char *layout_name;
+    struct idms_hwm *hwm;
+    const bool *draining;
+    idm_snowflake **sf;
+    int (*make_snowflake)(void *ctx, uint64_t node);
+    void (*on_ceiling)(void *ctx);
+    void *ctx;
     int coord;             /* IDMS_NODE_STATIC, IDMS_NODE_LOCAL or IDMS_NODE_COORD */
     bool ever_held;        /* a node was held once (state "lost" rather than "waiting") */
     char generation[32];   /* the claim's fencing token (coordinators only) */
@@ -65,47 +85,42 @@ typedef struct idms_node {
     int check_rc, repair_rc;
     idmc_error check_err; /* on_check_work's */
     idms_lease lease;      /* --coord (lease.h) */
-    /* Set by main.c before idms_node_claim. make_snowflake makes s->sf,
-     * the generator of node, resuming above idms_hwm_resume_ms, under the
-     * ceiling (0, or -1 after logging why). on_ceiling: the snowflake
-     * ceiling's parts moved (a lease, a node lost): it is to be set anew
-     * (idms_node_apply_ceiling) and the requests parked on it to go on. */
-    int (*make_snowflake)(struct idms_server *s, uint64_t node);
-    void (*on_ceiling)(struct idms_server *s);
+    uv_loop_t *loop;       /* idms_node_start's: its timers and claims */
 } idms_node;
 
 /* Before the generators exist: claims the node (synchronously; the loop is
  * not running yet). Returns 0 (held, or waiting with every node held),
  * or 1 after reporting why on stderr (a static node held elsewhere, a
  * registry that cannot be used). */
-int idms_node_claim(struct idms_server *s);
-/* Starts the retry timer when no node is held yet. */
-void idms_node_start(struct idms_server *s);
+int idms_node_claim(idms_node *n);
+/* On loop: starts the lease thread, or the retry timer (when no node is
+ * held yet) and the look at the slot's file every second. */
+void idms_node_start(idms_node *n, uv_loop_t *loop);
 /* Whether snowflakes can be minted; why says why not. */
-bool idms_node_ready(const struct idms_server *s, char *why, size_t cap);
+bool idms_node_ready(const idms_node *n, char *why, size_t cap);
 /* GET /v1/node's object. */
-void idms_node_json(const struct idms_server *s, struct idms_buf *out);
+void idms_node_json(const idms_node *n, struct idms_buf *out);
 /* The mark found in the node's slot when it was claimed (0: none). */
-int64_t idms_node_mark_ms(const struct idms_server *s);
+int64_t idms_node_mark_ms(const idms_node *n);
 /* Minting has reached now_ms: asks for the marks ahead of it when less
  * than half of --reserve is left, or the ceiling was reached: the state
  * directory's (idms_hwm_need) and, with --coord, the one the lease thread
  * records in the slot (idms_lease_need). */
-void idms_node_need(struct idms_server *s, int64_t now_ms, bool at_ceiling);
+void idms_node_need(idms_node *n, int64_t now_ms, bool at_ceiling);
 /* Sets the snowflake generator's ceiling: the lowest of the durable mark's
  * (hwm.h) and the lease's (lease.h). */
-void idms_node_apply_ceiling(struct idms_server *s);
+void idms_node_apply_ceiling(idms_node *n);
 /* After the generator's ceiling stopped a request: whether it will rise
  * (a mark being recorded, a lease being confirmed: park), or not (why
  * says why: refuse). The lease bounds snowflakes only. */
-bool idms_node_ceiling_rises(struct idms_server *s, bool snowflake, char *why, size_t cap);
+bool idms_node_ceiling_rises(idms_node *n, bool snowflake, char *why, size_t cap);
 /* "static", "local", "etcd" or "zookeeper"; "held", "waiting", "lost" or
  * "static" (GET /v1/node, INFO). */
-const char *idms_node_coord_name(const struct idms_server *s);
-const char *idms_node_state_name(const struct idms_server *s);
+const char *idms_node_coord_name(const idms_node *n);
+const char *idms_node_state_name(const idms_node *n);
 /* After the loop: gives the slot back (its mark stays for the next holder,
  * lowered to used: the latest time handed out, 0 when nothing was and no
  * earlier holder left a mark; -1 leaves it as it is). */
-void idms_node_close(struct idms_server *s, int64_t used);
+void idms_node_close(idms_node *n, int64_t used);
 
 #endif

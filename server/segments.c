@@ -7,11 +7,11 @@
 #include "buf.h"
 #include "core/job.h"
 #include "core/waitlist.h"
+#include "idmint_segstore.h"
 #include "log.h"
 #include "mint.h"
-#include "server.h"
+#include "services.h"
 #include "tagtable.h"
-#include "idmint_segstore.h"
 
 #include <assert.h>
 #include <idmint/segment.h>
@@ -64,8 +64,7 @@ static void run_job(idms_segments *g, idms_seg_tag *t, uint64_t want, bool probe
 {
     char msg[600] = "";
     if (g->store == NULL) {
-        idms_server *s = g->server;
-        if (idmc_store_open(s->opt.segments, &g->store, msg, sizeof msg) != 0) {
+        if (idmc_store_open(g->url, &g->store, msg, sizeof msg) != 0) {
             res->rc = IDMC_ERROR;
             snprintf(res->msg, sizeof res->msg, "%s", msg);
             return;
@@ -190,13 +189,12 @@ static void list_failing(idms_segments *g, idms_seg_tag *t, bool on)
 
 static void failed(idms_segments *g, idms_seg_tag *t, const char *msg)
 {
-    idms_server *s = g->server;
-    s->metrics.segment_store_errors++;
+    g->metrics->segment_store_errors++;
     if (!t->failing || strcmp(t->why, msg) != 0)
         idms_log(IDMS_LOG_ERROR, "segment tag %s: %s; %s, trying again every second", name_of(t),
                  msg, t->seg != NULL ? "serving what is left in memory" : "not served");
     t->failing = true;
-    t->retry_ms = (int64_t)uv_now(s->loop) + IDMS_SEG_RETRY_MS;
+    t->retry_ms = (int64_t)uv_now(g->loop) + IDMS_SEG_RETRY_MS;
     snprintf(t->why, sizeof t->why, "%s", msg);
     g->store_failing = true;
     snprintf(g->store_why, sizeof g->store_why, "%s", msg);
@@ -213,13 +211,12 @@ static void failed(idms_segments *g, idms_seg_tag *t, const char *msg)
 static void no_room(idms_segments *g, idms_seg_tag *t)
 {
     t->state = IDMS_TAG_FULL;
-    t->state_ms = (int64_t)uv_now(g->server->loop);
+    t->state_ms = (int64_t)uv_now(g->loop);
     t->failing = false;
 }
 
 static void supplied(idms_segments *g, idms_seg_tag *t)
 {
-    idms_server *s = g->server;
     if (t->seg == NULL) {
         if (t->probe || g->live >= g->live_max) {
             no_room(g, t);
@@ -254,7 +251,7 @@ static void supplied(idms_segments *g, idms_seg_tag *t)
     t->failing = false;
     t->why[0] = '\0';
     list_failing(g, t, false);
-    s->metrics.segment_leases++;
+    g->metrics->segment_leases++;
 }
 
 static void on_async(uv_async_t *a)
@@ -290,7 +287,7 @@ static void on_async(uv_async_t *a)
             failed(g, t, "the tag is gone from the store");
         } else if (rc == IDMC_NOTAG) {
             t->state = IDMS_TAG_MISSING;
-            t->state_ms = (int64_t)uv_now(g->server->loop);
+            t->state_ms = (int64_t)uv_now(g->loop);
             t->failing = false;
         } else {
             failed(g, t, t->msg);
@@ -305,7 +302,7 @@ static void on_async(uv_async_t *a)
 static void on_retry(uv_timer_t *timer)
 {
     idms_segments *g = timer->data;
-    if (g->server->draining)
+    if (*g->draining)
         return;
     /* Only the tags whose fetch failed: no scan of the table. A tag whose
      * lookup failed is asked again by the next request for it (not before
@@ -336,19 +333,17 @@ static void evict(void *ctx, idms_tag_entry *e)
     free(t);
 }
 
-int idms_segments_open(idms_server *s)
+int idms_segments_open(idms_segments *g)
 {
-    idms_segments *g = &s->segments;
-    g->server = s;
-    if (s->opt.segments[0] == '\0')
+    if (g->url[0] == '\0')
         return 0;
     g->enabled = true;
-    g->live_max = s->opt.segment_tags;
+    g->live_max = g->tags;
     g->failing.fail_prev = g->failing.fail_next = &g->failing;
     char msg[600];
-    int rc = idmc_store_open(s->opt.segments, &g->store, msg, sizeof msg);
+    int rc = idmc_store_open(g->url, &g->store, msg, sizeof msg);
     if (rc == IDMC_USAGE || rc == IDMC_READONLY) {
-        fprintf(stderr, "idmintd: --segments %s: %s\n", s->opt.segments, msg);
+        fprintf(stderr, "idmintd: --segments %s: %s\n", g->url, msg);
         return 1;
     }
     /* The hash's key, so that no client can choose names of one bucket. */
@@ -367,30 +362,30 @@ int idms_segments_open(idms_server *s)
     if (rc != 0) {
         /* Unreachable now: served (503) once it answers, not refused. */
         idms_log(IDMS_LOG_WARN, "segment store %s: %s; trying again when a tag is asked for",
-                 s->opt.segments, msg);
+                 g->url, msg);
         g->store_failing = true;
         snprintf(g->store_why, sizeof g->store_why, "%s", msg);
         g->store = NULL;
         snprintf(g->kind, sizeof g->kind, "%s",
-                 strncmp(s->opt.segments, "sqlite:", 7) == 0 ? "sqlite" : "postgresql");
+                 strncmp(g->url, "sqlite:", 7) == 0 ? "sqlite" : "postgresql");
         return 0;
     }
     snprintf(g->kind, sizeof g->kind, "%s", idmc_store_kind(g->store));
-    idms_log(IDMS_LOG_INFO, "segments from the %s store %s", g->kind, s->opt.segments);
+    idms_log(IDMS_LOG_INFO, "segments from the %s store %s", g->kind, g->url);
     return 0;
 }
 
-int idms_segments_start(idms_server *s)
+int idms_segments_start(idms_segments *g, uv_loop_t *loop)
 {
-    idms_segments *g = &s->segments;
+    g->loop = loop;
     if (!g->enabled)
         return 0;
     uv_mutex_init(&g->mu);
     uv_cond_init(&g->cv);
-    uv_async_init(s->loop, &g->async, on_async);
+    uv_async_init(loop, &g->async, on_async);
     g->async.data = g;
     uv_unref((uv_handle_t *)&g->async);
-    uv_timer_init(s->loop, &g->retry);
+    uv_timer_init(loop, &g->retry);
     g->retry.data = g;
     uv_timer_start(&g->retry, on_retry, IDMS_SEG_RETRY_MS, IDMS_SEG_RETRY_MS);
     uv_unref((uv_handle_t *)&g->retry);
@@ -402,9 +397,8 @@ int idms_segments_start(idms_server *s)
     return 0;
 }
 
-void idms_segments_close(idms_server *s)
+void idms_segments_close(idms_segments *g)
 {
-    idms_segments *g = &s->segments;
     if (g->thread_started) {
         uv_mutex_lock(&g->mu);
         g->stop = true;
@@ -493,12 +487,12 @@ static void start_job(idms_mint_job *j, uint64_t count)
     j->count = count;
 }
 
-bool idms_segment_check(const idms_server *s, const char *tag, size_t tag_len, uint64_t count,
+bool idms_segment_check(const idms_segments *g, const char *tag, size_t tag_len, uint64_t count,
                         idms_mint_result *r)
 {
     memset(r, 0, sizeof *r);
     r->status = 200;
-    if (!s->segments.enabled) {
+    if (!g->enabled) {
         refuse(r, 404, "no segment store: start idmintd with --segments URL (sqlite:PATH or "
                        "postgresql://...)");
         return false;
@@ -508,8 +502,8 @@ bool idms_segment_check(const idms_server *s, const char *tag, size_t tag_len, u
         refuse(r, 400, "invalid tag: %s", why);
         return false;
     }
-    if (count == 0 || count > s->opt.max_count) {
-        refuse(r, 400, "count must be from 1 to %" PRIu64, s->opt.max_count);
+    if (count == 0 || count > g->max_count) {
+        refuse(r, 400, "count must be from 1 to %" PRIu64, g->max_count);
         return false;
     }
     return true;
@@ -520,7 +514,7 @@ bool idms_segment_check(const idms_server *s, const char *tag, size_t tag_len, u
  * reads no further meanwhile: the flood's cost is the flooder's). */
 static bool lookup_allowed(const idms_req *q, int64_t now, idms_mint_result *r)
 {
-    idms_segments *g = &q->server->segments;
+    idms_segments *g = q->svc->segments;
     idms_seg_share *sh = q->seg;
     if (sh->lookups == 0 || now - sh->window_ms >= 1000) {
         sh->window_ms = now;
@@ -575,12 +569,11 @@ static void refuse_full(idms_segments *g, idms_seg_tag *t, idms_mint_result *r)
 void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint64_t count,
                        int style, idms_buf *out, idms_mint_result *r)
 {
-    idms_server *s = q->server;
-    idms_segments *g = &s->segments;
+    idms_segments *g = q->svc->segments;
     idms_mint_job *j = q->job;
-    if (!idms_segment_check(s, tag, tag_len, count, r))
+    if (!idms_segment_check(g, tag, tag_len, count, r))
         return;
-    int64_t now = (int64_t)uv_now(s->loop);
+    int64_t now = (int64_t)uv_now(g->loop);
     idms_seg_tag *t = (idms_seg_tag *)idms_tagtable_find(&g->table, tag, tag_len);
     if (t == NULL || needs_lookup(t, now)) {
         if (!lookup_allowed(q, now, r))
@@ -694,9 +687,8 @@ void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint6
     idms_mint_job_free(j);
 }
 
-bool idms_segments_ready(const idms_server *s, char *why, size_t cap)
+bool idms_segments_ready(const idms_segments *g, char *why, size_t cap)
 {
-    const idms_segments *g = &s->segments;
     if (!g->enabled)
         return true;
     if (g->refused_full > 0 && g->live >= g->live_max) {
@@ -719,9 +711,8 @@ bool idms_segments_ready(const idms_server *s, char *why, size_t cap)
     return true;
 }
 
-void idms_segments_metrics(const idms_server *s, idms_buf *out)
+void idms_segments_metrics(const idms_segments *g, idms_buf *out)
 {
-    const idms_segments *g = &s->segments;
     if (!g->enabled)
         return;
     static const char *const heads[] = {
@@ -756,7 +747,7 @@ void idms_segments_metrics(const idms_server *s, idms_buf *out)
                     "# HELP idmint_segment_store_errors_total Segment store calls that failed.\n"
                     "# TYPE idmint_segment_store_errors_total counter\n"
                     "idmint_segment_store_errors_total %" PRIu64 "\n",
-                    s->metrics.segment_store_errors);
+                    g->metrics->segment_store_errors);
     idms_buf_printf(
         out,
         "# HELP idmint_segment_tags Tags in the table: live (an allocator, at most "

@@ -52,11 +52,11 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "core/counters.h"
 #include "core/job.h"
 #include "core/waitlist.h"
 #include "tagtable.h"
 
-struct idms_server;
 struct idms_buf;
 struct idms_mint_result;
 struct idm_segment;
@@ -114,7 +114,15 @@ typedef struct idms_seg_queue {
 } idms_seg_queue;
 
 typedef struct idms_segments {
-    struct idms_server *server;
+    /* Set by main.c before idms_segments_open: --segments (the store's
+     * URL, "" without), --segment-tags, --max-count, where it counts, the
+     * server's draining flag. */
+    const char *url;
+    size_t tags;
+    uint64_t max_count;
+    idms_metrics *metrics;
+    const bool *draining;
+    uv_loop_t *loop;            /* idms_segments_start's */
     bool enabled;               /* --segments given */
     char kind[16];              /* "sqlite", "postgresql" */
     idms_tagtable table;        /* every tag asked for (tagtable.h) */
@@ -141,11 +149,11 @@ typedef struct idms_segments {
 /* Before the loop runs: opens the store (its table made when missing).
  * Returns 0, or 1 after reporting why on stderr (a bad URL, a store that
  * cannot be opened at all: better refused at start than served 503). */
-int idms_segments_open(struct idms_server *s);
-/* Starts the store thread. */
-int idms_segments_start(struct idms_server *s);
+int idms_segments_open(idms_segments *g);
+/* Starts the store thread, its results and retries on loop. */
+int idms_segments_start(idms_segments *g, uv_loop_t *loop);
 /* After the loop: stops the store thread and closes the store. */
-void idms_segments_close(struct idms_server *s);
+void idms_segments_close(idms_segments *g);
 
 /* The segment mint service, as idms_mint is for the other formats
  * (mint.h): count IDs of tag for q into out in style (IDMS_SEG_*), or a
@@ -159,13 +167,13 @@ void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint6
 
 /* The checks idms_segment_mint makes before it mints (a store, the tag's
  * name, the count's range): true, or false with r's 404/400 (HEAD). */
-bool idms_segment_check(const struct idms_server *s, const char *tag, size_t tag_len,
-                        uint64_t count, struct idms_mint_result *r);
+bool idms_segment_check(const idms_segments *g, const char *tag, size_t tag_len, uint64_t count,
+                        struct idms_mint_result *r);
 /* Whether every tag that was asked for can be served (false: a tag ran
  * dry, or could not be looked up, while the store fails; or the table of
  * live tags is full and a tag was refused for it); why says why not. */
-bool idms_segments_ready(const struct idms_server *s, char *why, size_t cap);
+bool idms_segments_ready(const idms_segments *g, char *why, size_t cap);
 /* The /metrics lines. */
-void idms_segments_metrics(const struct idms_server *s, struct idms_buf *out);
+void idms_segments_metrics(const idms_segments *g, struct idms_buf *out);
 
 #endif

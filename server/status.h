@@ -11,22 +11,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct idms_server;
+struct idms_hwm;
+struct idms_node;
+struct idms_minter;
+struct idms_hlc;
+struct idms_segments;
+
+/* What readiness looks at, set by main.c. */
+typedef struct idms_status {
+    struct idms_hwm *hwm;
+    struct idms_node *node;
+    struct idms_minter *mint;
+    struct idms_hlc *hlc;
+    struct idms_segments *segments;
+} idms_status;
 
 /* The latest time handed out: the generators' high water (hwm.h) and the
  * hybrid logical clock's last stamp (hlc.h), or the mark resumed above
  * when later; what a graceful stop leaves as the mark, and what the mark
  * asked for by the mint service must cover. */
-int64_t idms_used_ms(struct idms_server *s);
+int64_t idms_used_ms(const idms_status *s);
 
 /* Whether the server can mint right now; why says why not (or "ready"),
  * with the details an operator needs (holders, paths, the coordinator). */
-bool idms_ready(struct idms_server *s, char *why, size_t cap);
+bool idms_ready(const idms_status *s, char *why, size_t cap);
 /* The same, with *cls set to a short class of the reason that names no
  * process, host, address or path ("no snowflake node", "the time
  * high-water mark is not durable", "a segment tag cannot be served", "the
  * clock is behind the time used", "the clock cannot be read"; "ready"):
  * what /readyz tells a client without the token. */
-bool idms_readiness(struct idms_server *s, const char **cls, char *why, size_t cap);
+bool idms_readiness(const idms_status *s, const char **cls, char *why, size_t cap);
 
 #endif

@@ -16,7 +16,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct idms_server;
 struct idms_minter;
 
 /* Why a request waits. */
@@ -49,12 +48,11 @@ typedef struct idms_mint_job {
 /* Frees what j holds and leaves it inactive. */
 void idms_mint_job_free(idms_mint_job *j);
 
-/* A request as the services see it: the server (the segment and HLC
- * services'), the mint service, and the state kept for it across parks
+/* A request as the services see it: the services (services.h: each
+ * takes its own state from it), and the state kept for it across parks
  * (the connection's; idms_conn_req makes one). */
 typedef struct idms_req {
-    struct idms_server *server;
-    struct idms_minter *mint;
+    const struct idms_services *svc;
     idms_mint_job *job;
     idms_seg_share *seg;
 } idms_req;

@@ -61,15 +61,15 @@
 #include "auth.h"
 #include "buf.h"
 #include "conn.h"
+#include "core/counters.h"
 #include "formats.h"
 #include "hlc.h"
 #include "keyed.h"
-#include "metrics.h"
 #include "mint.h"
 #include "node.h"
 #include "optparse.h"
 #include "segments.h"
-#include "server.h"
+#include "services.h"
 #include "status.h"
 
 #include "http/http_parser.h"
@@ -462,8 +462,8 @@ static int route_ids(idms_conn *c, const idms_http_request *req, bool head, cons
     const char *p = has_prefix == 1 ? prefix : NULL;
     if (head) {
         idms_mint_result res;
-        if ((a != NULL && !idms_mint_check_after(&c->server->mint, f->id, a, &res)) ||
-            !idms_mint_check(&c->server->mint, f->id, p, count, &res)) {
+        if ((a != NULL && !idms_mint_check_after(idms_conn_services(c)->mint, f->id, a, &res)) ||
+            !idms_mint_check(idms_conn_services(c)->mint, f->id, p, count, &res)) {
             json_error(r, res.status, res.message);
         } else {
             uint64_t length = 0;
@@ -518,7 +518,7 @@ static int inspect_param(const char *query, size_t query_len, const char *key, c
  * (--layout, --epoch) with epoch applied when given; as one of uuid, ulid,
  * ksuid, typeid or snowflake. Returns false with r filled (400) when one
  * is refused. */
-static bool inspect_options(const idms_server *s, const char *query, size_t query_len,
+static bool inspect_options(const idms_services *s, const char *query, size_t query_len,
                             idm_sf_layout *layout, int *kind, response *r)
 {
     char ltext[256], etext[256], as[32], msg[IDMX_OPT_MSG_CAP];
@@ -537,7 +537,7 @@ static bool inspect_options(const idms_server *s, const char *query, size_t quer
             return false;
         }
     }
-    *layout = s->layout;
+    *layout = *s->mint->layout;
     if (has_layout == 1) {
         const char *epoch = has_epoch == 1 ? etext : NULL;
         if (idmx_layout_resolve(ltext, epoch, layout, msg, sizeof msg) != 0) {
@@ -554,7 +554,7 @@ static bool inspect_options(const idms_server *s, const char *query, size_t quer
         int rc = idm_sf_layout_set_epoch(layout, epoch_ms, &err);
         if (rc != IDM_OK) {
             char name[IDM_SF_SPEC_CAP];
-            idmx_layout_name(&s->layout, name, sizeof name);
+            idmx_layout_name(s->mint->layout, name, sizeof name);
             snprintf(msg, sizeof msg, "invalid epoch '%.64s' for layout '%s': %s", etext, name,
                      err.msg[0] != '\0' ? err.msg : idm_strerror(rc));
             json_error(r, 400, msg);
@@ -564,7 +564,7 @@ static bool inspect_options(const idms_server *s, const char *query, size_t quer
     return true;
 }
 
-static int route_inspect(idms_server *s, const char *seg, size_t seg_len, const char *query,
+static int route_inspect(const idms_services *s, const char *seg, size_t seg_len, const char *query,
                          size_t query_len, response *r)
 {
     if (!query_ok(query, query_len, inspect_params, "layout, epoch and as", r))
@@ -750,7 +750,7 @@ static void refuse(response *r, int why)
 static bool authorized(idms_conn *c, const idms_http_request *req, int rt, const char *query,
                        size_t query_len, response *r)
 {
-    const idms_auth *a = &c->server->auth;
+    idms_auth *a = c->net->auth;
     unsigned access = route_access(rt);
     if (!a->required || (access & IDMS_AUTH_OPEN) != 0)
         return true;
@@ -764,7 +764,7 @@ static bool authorized(idms_conn *c, const idms_http_request *req, int rt, const
     if (got == 1)
         why = IDMS_AUTH_WRONG;
     refuse(r, why);
-    idms_auth_failed(c, why);
+    idms_auth_failed(a, c, why);
     return false;
 }
 
@@ -807,7 +807,7 @@ static int segment_reply(idms_conn *c, bool head, int rt, const char *tag, size_
 {
     idms_mint_result res;
     if (head) {
-        if (!idms_segment_check(c->server, tag, tag_len, count, &res))
+        if (!idms_segment_check(idms_conn_services(c)->segments, tag, tag_len, count, &res))
             json_error(r, res.status, res.message);
         else
             head_of_mint(r, type, false, 0);
@@ -1034,15 +1034,16 @@ static int route_keyed(idms_conn *c, const idms_http_request *req, int rt, const
     char id_text[24];
     int status;
     if (obf) {
-        status = idms_keyed_obfuscate(c->server, in, (size_t)n, prefix, plen, token,
-                                      sizeof token, msg, sizeof msg);
+        status = idms_keyed_obfuscate(idms_conn_services(c)->keyed, in, (size_t)n, prefix, plen,
+                                      token, sizeof token, msg, sizeof msg);
         if (status == 200) {
             memcpy(id_text, in, (size_t)n);
             id_text[n] = '\0';
         }
     } else {
         uint64_t id = 0;
-        status = idms_keyed_reveal(c->server, in, (size_t)n, &id, msg, sizeof msg);
+        status =
+            idms_keyed_reveal(idms_conn_services(c)->keyed, in, (size_t)n, &id, msg, sizeof msg);
         if (status == 200) {
             snprintf(id_text, sizeof id_text, "%" PRIu64, id);
             memcpy(token, in, (size_t)n);
@@ -1071,17 +1072,17 @@ static int route_keyed(idms_conn *c, const idms_http_request *req, int rt, const
 
 /* Whether the request carries the right token (an open route's request
  * may, and then sees more: /readyz's details). */
-static bool has_token(const idms_server *s, const idms_http_request *req)
+static bool has_token(const idms_auth *a, const idms_http_request *req)
 {
     char qbuf[IDMS_AUTH_TOKEN_MAX + 1];
     const char *token = NULL;
     size_t token_len = 0;
     return credentials(req, 0, NULL, 0, qbuf, sizeof qbuf, &token, &token_len) == 1 &&
-           idms_auth_token_ok(&s->auth, token, token_len);
+           idms_auth_token_ok(a, token, token_len);
 }
 
-static int route_status(idms_server *s, const idms_http_request *req, int rt, const char *query,
-                        size_t query_len, response *r)
+static int route_status(const idms_services *s, const idms_auth *a, const idms_http_request *req,
+                        int rt, const char *query, size_t query_len, response *r)
 {
     if (!query_ok(query, query_len, no_params, "no query parameters", r))
         return rt;
@@ -1095,10 +1096,10 @@ static int route_status(idms_server *s, const idms_http_request *req, int rt, co
          * are for whoever may read /v1/node). */
         char why[900];
         const char *cls;
-        bool ready = idms_readiness(s, &cls, why, sizeof why);
+        bool ready = idms_readiness(s->status, &cls, why, sizeof why);
         r->status = ready ? 200 : 503;
         r->content_type = "text/plain; charset=utf-8";
-        if (ready || !s->auth.required || has_token(s, req))
+        if (ready || !a->required || has_token(a, req))
             idms_buf_printf(&r->body, "%s\n", why);
         else
             idms_buf_printf(&r->body, "not ready: %s\n", cls);
@@ -1107,18 +1108,18 @@ static int route_status(idms_server *s, const idms_http_request *req, int rt, co
     } else if (rt == IDMS_ROUTE_NODE) {
         r->status = 200;
         r->content_type = "application/json";
-        idms_node_json(s, &r->body);
+        idms_node_json(s->node, &r->body);
     } else {
         r->status = 200;
         r->content_type = "text/plain; version=0.0.4; charset=utf-8";
-        idms_metrics_render(s, &r->body);
+        s->render_metrics(s->ctx, &r->body);
     }
     return rt;
 }
 
 static int route(idms_conn *c, const idms_http_request *req, response *r)
 {
-    idms_server *s = c->server;
+    const idms_services *s = idms_conn_services(c);
     const char *target, *authority, *path, *query;
     size_t target_len, authority_len, path_len, query_len, seg = 0;
     /* RFC 9112 section 3.2.2: absolute-form is routed by its path; the
@@ -1165,7 +1166,7 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
             "/v1/obfuscate/ID, /v1/reveal/TOKEN, /healthz, /readyz, /metrics)");
         return rt;
     default:
-        return route_status(s, req, rt, query, query_len, r);
+        return route_status(s, c->net->auth, req, rt, query, query_len, r);
     }
 }
 
@@ -1200,7 +1201,7 @@ static int resume_held(idms_conn *c, http_held *h, response *r)
 
 static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *out)
 {
-    idms_server *s = c->server;
+    idms_metrics *m = idms_conn_services(c)->metrics;
     http_held *held = &((http_session *)idms_conn_session(c))->held;
     size_t used = 0;
     while (used < len) {
@@ -1232,11 +1233,11 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
                 break;
             }
             if (n < 0) {
-                s->metrics.protocol_errors++;
+                m->protocol_errors++;
                 json_error(&r, status, why);
                 write_response(out, &r, false, false);
                 idms_buf_free(&r.body);
-                idms_metrics_count_request(s, IDMS_ROUTE_OTHER, status);
+                idms_metrics_count_request(m, IDMS_ROUTE_OTHER, status);
                 return -1;
             }
             used += (size_t)n;
@@ -1253,7 +1254,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
          * on the last complete one in the buffer (RFC 9112 section 9.6
          * forbids processing any after it). */
         bool keep_alive = wants_keep_alive && !c->over_limit &&
-                          (!s->draining || another_request(buf, len, used, content_length));
+                          (!c->net->draining || another_request(buf, len, used, content_length));
         if (r.close)
             keep_alive = false;
         if (r.body.failed || r.cut) {
@@ -1262,7 +1263,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             idms_buf_free(&r.body);
             held->kind = HELD_NONE;
             if (r.cut)
-                idms_metrics_count_request(s, rt, 503);
+                idms_metrics_count_request(m, rt, 503);
             return -1;
         }
         bool unfinished = r.parked || r.part;
@@ -1286,7 +1287,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             break;
         }
         held->kind = HELD_NONE;
-        idms_metrics_count_request(s, rt, r.status);
+        idms_metrics_count_request(m, rt, r.status);
         idms_buf_free(&r.body);
         /* A body we do not read is skipped, to find the next request. */
         if (content_length > 0) {

@@ -9,12 +9,12 @@
 #include "memcache/memcache_server.h"
 #include "buf.h"
 #include "conn.h"
+#include "core/counters.h"
 #include "formats.h"
 #include "log.h"
 #include "memcache/memcache_parser.h"
-#include "metrics.h"
 #include "mint.h"
-#include "server.h"
+#include "services.h"
 
 #include <idmint/idmint.h>
 #include <inttypes.h>
@@ -218,7 +218,7 @@ static void value(idms_buf *out, const idms_mc_request *q, size_t k, const char 
 static int run_get(idms_conn *c, mc_session *ss, const idms_mc_request *q, idms_buf *out,
                    int *status)
 {
-    idms_server *s = c->server;
+    idms_services *s = idms_conn_services(c);
     idms_mint_result m;
     key_format kf;
     if (!ss->started) {
@@ -228,7 +228,7 @@ static int run_get(idms_conn *c, mc_session *ss, const idms_mc_request *q, idms_
         for (size_t k = 0; k < q->nkeys; k++) {
             key_format_of(&q->keys[k], &kf);
             if (!key_ok(&kf, &m) ||
-                !idms_mint_check(&s->mint, kf.f->id, kf.has_prefix ? kf.prefix : NULL, 1, &m)) {
+                !idms_mint_check(s->mint, kf.f->id, kf.has_prefix ? kf.prefix : NULL, 1, &m)) {
                 get_misses += q->nkeys;
                 *status = refuse(out, q, &m);
                 return RUN_DONE;
@@ -275,7 +275,7 @@ static void run_stats(idms_conn *c, const idms_mc_request *q, idms_buf *out)
         idms_buf_puts(out, "END\r\n"); /* a group idmintd does not keep */
         return;
     }
-    const idms_server *s = c->server;
+    const idms_services *s = idms_conn_services(c);
     const idms_listener *l = c->listener;
     int64_t now = (int64_t)time(NULL);
     int64_t uptime = now - s->start_ms / 1000;
@@ -338,7 +338,7 @@ static bool another_request(idms_conn *c, const char *buf, size_t len)
 
 static ptrdiff_t mc_feed(idms_conn *c, const char *buf, size_t len, idms_buf *out)
 {
-    idms_server *s = c->server;
+    idms_services *s = idms_conn_services(c);
     mc_session *ss = idms_conn_session(c);
     if (!ss->decided && len > 0) {
         ss->decided = true;
@@ -364,8 +364,8 @@ static ptrdiff_t mc_feed(idms_conn *c, const char *buf, size_t len, idms_buf *ou
             if (n == IDMS_MC_INCOMPLETE)
                 break;
             if (n < 0) {
-                s->metrics.protocol_errors++;
-                idms_metrics_count_command(s, c->listener->slot, 400);
+                s->metrics->protocol_errors++;
+                idms_metrics_count_command(s->metrics, c->listener->slot, 400);
                 if (!ss->binary)
                     idms_buf_printf(out, "%s\r\n", why);
                 return -1;
@@ -384,11 +384,11 @@ static ptrdiff_t mc_feed(idms_conn *c, const char *buf, size_t len, idms_buf *ou
         }
         ss->held.len = 0;
         if (rc == RUN_CUT) {
-            idms_metrics_count_command(s, c->listener->slot, 503);
+            idms_metrics_count_command(s->metrics, c->listener->slot, 503);
             return -1;
         }
         used += (size_t)n;
-        idms_metrics_count_command(s, c->listener->slot, status);
+        idms_metrics_count_command(s->metrics, c->listener->slot, status);
         if (idms_conn_close_after(c, rc == RUN_CLOSE, another_request, buf + used, len - used))
             return (ptrdiff_t)used;
     }

@@ -43,20 +43,20 @@
  * CLIENT LIST filters, COMMAND's subcommand entries and argument docs.
  */
 #include "resp/resp_server.h"
-#include "resp/resp_session.h"
 #include "auth.h"
 #include "buf.h"
 #include "conn.h"
+#include "core/counters.h"
 #include "formats.h"
 #include "hlc.h"
 #include "keyed.h"
 #include "lease.h"
 #include "log.h"
-#include "metrics.h"
 #include "mint.h"
 #include "node.h"
+#include "resp/resp_session.h"
 #include "segments.h"
-#include "server.h"
+#include "services.h"
 #include "status.h"
 
 #include "resp/resp_parser.h"
@@ -70,7 +70,7 @@
 /* The connection and command being answered. */
 typedef struct req {
     idms_conn *c;
-    idms_server *s;
+    idms_services *s;
     idms_resp_session *ss;
     const idms_resp_command *cmd;
     idms_buf *out;
@@ -412,7 +412,7 @@ static int cmd_next(req *r)
             count_arg = &cmd->argv[2];
     }
     uint64_t count = 1;
-    uint64_t max = r->s->opt.max_count;
+    uint64_t max = r->s->opt->max_count;
     if (count_arg != NULL && (!parse_count(count_arg, &count) || count == 0 || count > max)) {
         errorf(r->out, "count must be a whole number from 1 to %" PRIu64 ", got '%s' (%s)", max,
                shown(count_arg, shown_buf), next_usage(f, usage, sizeof usage));
@@ -510,7 +510,7 @@ static int cmd_obfuscate(req *r)
     const idms_resp_arg *id = &cmd->argv[1];
     const idms_resp_arg *prefix = cmd->argc == 3 ? &cmd->argv[2] : NULL;
     char out[IDM_OBF_STRLEN_MAX + 1], msg[IDMS_KEYED_MSG_CAP];
-    if (idms_keyed_obfuscate(r->s, id->ptr, id->len, prefix ? prefix->ptr : "",
+    if (idms_keyed_obfuscate(r->s->keyed, id->ptr, id->len, prefix ? prefix->ptr : "",
                              prefix ? prefix->len : 0, out, sizeof out, msg, sizeof msg) != 200) {
         errorf(r->out, "%s", msg);
         return RUN_DONE;
@@ -527,7 +527,7 @@ static int cmd_reveal(req *r)
     const idms_resp_arg *text = &r->cmd->argv[1];
     char msg[IDMS_KEYED_MSG_CAP], dec[24];
     uint64_t id = 0;
-    if (idms_keyed_reveal(r->s, text->ptr, text->len, &id, msg, sizeof msg) != 200) {
+    if (idms_keyed_reveal(r->s->keyed, text->ptr, text->len, &id, msg, sizeof msg) != 200) {
         errorf(r->out, "%s", msg);
         return RUN_DONE;
     }
@@ -582,9 +582,9 @@ static int cmd_incrby(req *r)
         errorf(r->out, "value is not an integer or out of range");
         return RUN_DONE;
     }
-    if (n < 1 || (uint64_t)n > r->s->opt.max_count) {
+    if (n < 1 || (uint64_t)n > r->s->opt->max_count) {
         errorf(r->out, "increment must be from 1 to %" PRIu64 " (INCRBY tag n reserves n IDs)",
-               r->s->opt.max_count);
+               r->s->opt->max_count);
         return RUN_DONE;
     }
     idms_resp_held h = {.kind = IDMS_RESP_HELD_SEGMENT, .count = (uint64_t)n};
@@ -650,7 +650,7 @@ _Static_assert(IDMS_AUTH_TOKEN_MAX <= IDMS_RESP_MAX_BULK, "a token fits one RESP
  * password and other users are refused. */
 static bool credentials_ok(req *r, const idms_resp_arg *user, const idms_resp_arg *pass)
 {
-    const idms_auth *a = &r->s->auth;
+    const idms_auth *a = r->c->net->auth;
     bool user_ok = user == NULL || (user->len == 7 && memcmp(user->ptr, "default", 7) == 0);
     /* The token is checked whatever the user, so that the time taken does
      * not tell a wrong user from a wrong token. */
@@ -662,7 +662,7 @@ static bool credentials_ok(req *r, const idms_resp_arg *user, const idms_resp_ar
     /* A failed AUTH leaves an authenticated connection so, as Redis does. */
     error_code(r->out, "WRONGPASS", "invalid username-password pair or user is disabled.");
     if (a->required)
-        idms_auth_failed(r->c, IDMS_AUTH_WRONG);
+        idms_auth_failed(r->c->net->auth, r->c, IDMS_AUTH_WRONG);
     return false;
 }
 
@@ -671,7 +671,7 @@ static int cmd_auth(req *r)
     const idms_resp_command *cmd = r->cmd;
     if (cmd->argc > 3) {
         errorf(r->out, "syntax error");
-    } else if (cmd->argc == 2 && !r->s->auth.required) {
+    } else if (cmd->argc == 2 && !r->c->net->auth->required) {
         /* Redis's words, which clients given a password recognise and
          * ignore (ioredis, node-redis). */
         errorf(r->out, "AUTH <password> called without any password configured for the default "
@@ -718,13 +718,13 @@ static int cmd_hello(req *r)
     /* Nothing changes unless every option is valid and AUTH succeeds. */
     if (user != NULL && !credentials_ok(r, user, pass))
         return RUN_DONE;
-    if (r->s->auth.required && !r->ss->authed) {
+    if (r->c->net->auth->required && !r->ss->authed) {
         /* Redis 7.2's words (7.0 leaves out "<proto>"). */
         error_code(r->out, "NOAUTH",
                    "HELLO must be called with the client already authenticated, otherwise the "
                    "HELLO <proto> AUTH <user> <pass> option can be used to authenticate the "
                    "client and select the RESP protocol version at the same time");
-        idms_auth_failed(r->c, IDMS_AUTH_MISSING);
+        idms_auth_failed(r->c->net->auth, r->c, IDMS_AUTH_MISSING);
         return RUN_DONE;
     }
     if (name != NULL)
@@ -783,7 +783,7 @@ static idms_resp_session *session(idms_conn *c)
     if (ss->id == 0) {
         ss->id = ++last_client_id;
         ss->protocol = 2;
-        ss->start_ms = uv_now(c->server->loop);
+        ss->start_ms = uv_now(c->net->loop);
         ss->last_ms = ss->start_ms;
     }
     return ss;
@@ -800,7 +800,7 @@ static void client_line(idms_buf *text, idms_conn *c)
     uv_os_fd_t fd = -1;
     if (uv_fileno(&c->sock.handle, &fd) != 0)
         fd = -1;
-    uint64_t now = uv_now(c->server->loop);
+    uint64_t now = uv_now(c->net->loop);
     idms_buf_printf(text,
                     "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRIu64 " idle=%" PRIu64
                     " flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 qbuf=%zu qbuf-free=0 "
@@ -877,7 +877,7 @@ static int cmd_client(req *r)
         if (is(sub, "INFO")) {
             client_line(&text, r->c);
         } else {
-            for (idms_conn *c = r->s->conns; c != NULL; c = c->next) {
+            for (idms_conn *c = r->c->net->conns; c != NULL; c = c->next) {
                 if (c->proto == &idms_resp_proto)
                     client_line(&text, c);
             }
@@ -891,31 +891,31 @@ static int cmd_client(req *r)
 
 static int cmd_info(req *r)
 {
-    idms_server *s = r->s;
+    const idms_services *s = r->s;
     idms_buf text;
     idms_buf_init(&text);
     char why[256];
-    bool ready = idms_ready(s, why, sizeof why);
+    bool ready = idms_ready(s->status, why, sizeof why);
     uint64_t total = 0;
     for (int f = 0; f < IDMX_FMT_COUNT; f++)
-        total += s->metrics.minted[f];
+        total += s->metrics->minted[f];
     idms_buf_printf(
         &text,
         "# Server\r\nidmint_version:%s\r\nprocess_id:%d\r\ntcp_port_http:%s\r\ntcp_port_resp:%s\r\n"
         "\r\n# Generator\r\nnode:%" PRId64 "\r\nnode_coord:%s\r\nnode_state:%s"
         "\r\nnode_generation:%s\r\nnode_lease_ms_left:%" PRId64 "\r\nlayout:%s"
         "\r\nmax_rewind_ms:%" PRId64 "\r\nmax_offset_ms:%" PRId64
-        "\r\nready:%d\r\n\r\n# Stats\r\nids_minted:%" PRIu64
-        "\r\nconnected_clients:%" PRIu64 "\r\n",
-        idm_version(), (int)uv_os_getpid(), s->opt.http, s->opt.resp,
-        s->node.held ? (int64_t)s->node.node : -1,
-        idms_node_coord_name(s), idms_node_state_name(s),
-        s->node.coord == IDMS_NODE_COORD && s->node.held ? s->node.generation : "",
-        s->node.coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node.lease) : (int64_t)-1,
-        s->layout_name, s->opt.max_rewind_ms, s->opt.max_offset_ms, ready ? 1 : 0, total,
-        s->metrics.connections_open);
+        "\r\nready:%d\r\n\r\n# Stats\r\nids_minted:%" PRIu64 "\r\nconnected_clients:%" PRIu64
+        "\r\n",
+        idm_version(), (int)uv_os_getpid(), s->opt->http, s->opt->resp,
+        s->node->held ? (int64_t)s->node->node : -1, idms_node_coord_name(s->node),
+        idms_node_state_name(s->node),
+        s->node->coord == IDMS_NODE_COORD && s->node->held ? s->node->generation : "",
+        s->node->coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node->lease) : (int64_t)-1,
+        s->layout_name, s->opt->max_rewind_ms, s->opt->max_offset_ms, ready ? 1 : 0, total,
+        s->metrics->connections_open);
     idms_buf_printf(&text, "hlc_stamps:%" PRIu64 "\r\nhlc_offset_refusals:%" PRIu64 "\r\n",
-                    s->metrics.hlc_stamps, s->metrics.hlc_offset_refusals);
+                    s->metrics->hlc_stamps, s->metrics->hlc_offset_refusals);
     text_reply_buf(r, &text);
     return RUN_DONE;
 }
@@ -1133,13 +1133,13 @@ static bool looks_like_http(const idms_resp_command *cmd)
 /* Counts a command under route="resp". */
 static void count(idms_conn *c, int status)
 {
-    idms_metrics_count_command(c->server, c->listener->slot, status);
+    idms_metrics_count_command(idms_conn_services(c)->metrics, c->listener->slot, status);
 }
 
 static void guard(idms_conn *c)
 {
-    idms_server *s = c->server;
-    s->metrics.protocol_errors++;
+    idms_net *s = c->net;
+    s->metrics->protocol_errors++;
     count(c, 400);
     int64_t now_s = (int64_t)(uv_now(s->loop) / 1000);
     if (now_s != guard_logged_s) {
@@ -1186,21 +1186,22 @@ static bool has_word(const char *list, const char *word)
  * table does (the same flags COMMAND INFO reports). */
 static bool allowed(const req *r, const command *k)
 {
-    return !r->s->auth.required || r->ss->authed || (k != NULL && has_word(k->flags, "no_auth"));
+    return !r->c->net->auth->required || r->ss->authed ||
+           (k != NULL && has_word(k->flags, "no_auth"));
 }
 
 /* Runs one command; RUN_* as its handler says. */
 static int run(idms_conn *c, const idms_resp_command *cmd, idms_buf *out)
 {
-    idms_server *s = c->server;
-    req r = {c, s, session(c), cmd, out};
+    idms_net *s = c->net;
+    req r = {c, idms_conn_services(c), session(c), cmd, out};
     const command *k = find_command(&cmd->argv[0]);
     r.ss->last_ms = uv_now(s->loop);
     /* Before the name or the arguments are looked at: a connection
      * without the token learns nothing but that one is needed. */
     if (!allowed(&r, k)) {
         error_code(out, "NOAUTH", "Authentication required.");
-        idms_auth_failed(c, IDMS_AUTH_MISSING);
+        idms_auth_failed(c->net->auth, c, IDMS_AUTH_MISSING);
         return RUN_DONE;
     }
     if (k == NULL) {
@@ -1229,7 +1230,7 @@ static bool another_command(idms_conn *c, const char *buf, size_t len)
 static int resume_held(idms_conn *c, idms_buf *out)
 {
     idms_resp_session *ss = session(c);
-    req r = {c, c->server, ss, NULL, out};
+    req r = {c, idms_conn_services(c), ss, NULL, out};
     idms_resp_held *h = &ss->held;
     switch (h->kind) {
     case IDMS_RESP_HELD_NEXT:
@@ -1243,7 +1244,7 @@ static int resume_held(idms_conn *c, idms_buf *out)
 
 static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *out)
 {
-    idms_server *s = c->server;
+    idms_net *s = c->net;
     idms_resp_held *held = &((idms_resp_session *)idms_conn_session(c))->held;
     size_t used = 0;
     while (used < len) {
@@ -1266,7 +1267,7 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             if (n == IDMS_RESP_INCOMPLETE)
                 break;
             if (n < 0) {
-                s->metrics.protocol_errors++;
+                s->metrics->protocol_errors++;
                 error_code(out, "ERR", why);
                 count(c, 400);
                 return -1;

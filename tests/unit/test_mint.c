@@ -14,6 +14,7 @@
 #include "fakeclock.h"
 #include "formats.h"
 #include "mint.h"
+#include "services.h"
 
 #include <idmint/idmint.h>
 
@@ -66,6 +67,7 @@ struct fixture {
     idms_minter m;
     idms_mint_job job;
     idms_seg_share seg;
+    idms_services svc; /* the mint service alone */
     idms_req q;
 };
 
@@ -105,7 +107,9 @@ static bool fixture_open(struct fixture *f, int64_t resume_ms)
     f->below.resumed_ms = resume_ms;
     m->below = (idms_mint_below){&f->below, below_no_node, below_need, below_rises, below_resumed};
     idms_mint_set_snowflake(m, sf);
-    f->q = (idms_req){NULL, m, &f->job, &f->seg};
+    f->svc.mint = m;
+    f->svc.metrics = &f->metrics;
+    f->q = (idms_req){&f->svc, &f->job, &f->seg};
     return true;
 }
 
