@@ -1,0 +1,75 @@
+"""Snowflake(node='auto'): nodes leased from a host registry, as idmintd
+and `idmint gen --node auto` lease them (a private registry directory
+here, not the host's /run/idmint/nodes)."""
+
+import os
+import signal
+
+import idmint
+from conftest import run_python
+
+
+def test_two_generators_get_different_nodes(registry):
+    with idmint.Snowflake("auto", registry=registry) as a, \
+            idmint.Snowflake("auto", registry=registry) as b:
+        assert a.node != b.node
+        ids = set(a.next_n(10000)) | set(b.next_n(10000))
+        assert len(ids) == 20000
+        assert {idmint.inspect(str(a.next()))["node"], idmint.inspect(str(b.next()))["node"]} \
+            == {a.node, b.node}
+
+
+def test_layouts_are_separate_namespaces(registry):
+    with idmint.Snowflake("auto", registry=registry) as a, \
+            idmint.Snowflake("auto", "discord", registry=registry) as b:
+        assert a.node == b.node == 0
+        assert b.layout == "discord"
+
+
+def test_a_freed_node_is_taken_again_above_its_last_id(registry):
+    a = idmint.Snowflake("auto", "safe53", registry=registry)
+    node = a.node
+    last = a.next_n(5000)[-1]
+    a.close()
+    with idmint.Snowflake("auto", "safe53", registry=registry) as b:
+        assert b.node == node
+        assert b.next() > last
+
+
+def test_a_killed_holder_frees_its_node_and_the_next_resumes_above(registry):
+    code = ("import idmint, sys\n"
+            "sf = idmint.Snowflake('auto', registry=%r)\n"
+            "print(sf.node, sf.next_n(1000)[-1], flush=True)\n"
+            "sys.stdin.read()\n" % registry)
+    p = run_python(code, stdin=__import__("subprocess").PIPE)
+    assert p.stdout is not None
+    node, last = map(int, p.stdout.readline().split())
+    with idmint.Snowflake("auto", registry=registry) as other:
+        assert other.node != node  # held by the running child
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    with idmint.Snowflake("auto", registry=registry) as again:
+        assert again.node == node
+        assert again.next() > last
+
+
+def test_registry_applies_only_to_auto(registry):
+    try:
+        idmint.Snowflake(3, registry=registry)
+    except ValueError as e:
+        assert "registry" in str(e)
+    else:
+        raise AssertionError("registry= with a fixed node was accepted")
+
+
+def test_full_registry_is_refused(registry):
+    # baidu has 22 node bits; a spec with one leaves two nodes.
+    spec = "time=41,node=1,seq=12"
+    with idmint.Snowflake("auto", spec, registry=registry), \
+            idmint.Snowflake("auto", spec, registry=registry):
+        try:
+            idmint.Snowflake("auto", spec, registry=registry)
+        except idmint.Error as e:
+            assert "no free snowflake node" in str(e)
+        else:
+            raise AssertionError("a third node of two was handed out")
