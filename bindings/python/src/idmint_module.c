@@ -206,8 +206,8 @@ static int take_text(PyObject *arg, const char *what, const char **s, Py_ssize_t
 
 /* ---- module-level minting ---------------------------------------------------- */
 
-PyDoc_STRVAR(uuid7_doc, "uuid7() -> uuid.UUID\n\n"
-                        "A new UUIDv7 (RFC 9562: 48-bit Unix ms, a counter, random bits), strictly\n"
+PyDoc_STRVAR(uuid7_doc, "uuid7($module, /)\n--\n\n"
+                        "-> uuid.UUID: a new UUIDv7 (RFC 9562: 48-bit Unix ms, a counter, random bits), strictly\n"
                         "greater than every one this process minted before, across threads.");
 
 static PyObject *py_uuid7(PyObject *self, PyObject *noargs)
@@ -224,7 +224,7 @@ static PyObject *py_uuid7(PyObject *self, PyObject *noargs)
     return make_uuid(&u);
 }
 
-PyDoc_STRVAR(uuid4_doc, "uuid4() -> uuid.UUID\n\nA new random UUIDv4 (122 bits from the CSPRNG).");
+PyDoc_STRVAR(uuid4_doc, "uuid4($module, /)\n--\n\n-> uuid.UUID: a new random UUIDv4 (122 bits from the CSPRNG).");
 
 static PyObject *py_uuid4(PyObject *self, PyObject *noargs)
 {
@@ -240,8 +240,8 @@ static PyObject *py_uuid4(PyObject *self, PyObject *noargs)
     return make_uuid(&u);
 }
 
-PyDoc_STRVAR(uuid7_n_doc, "uuid7_n(n) -> list[uuid.UUID]\n\n"
-                          "n new UUIDv7 in increasing order, minted in one call with the GIL\n"
+PyDoc_STRVAR(uuid7_n_doc, "uuid7_n($module, n, /)\n--\n\n"
+                          "-> list[uuid.UUID]: n new UUIDv7 in increasing order, minted in one call with the GIL\n"
                           "released (one clock read); they sort after every UUIDv7 of the process\n"
                           "minted before.");
 
@@ -298,8 +298,8 @@ static PyObject *mint_text(int format, const char *prefix, size_t prefix_len)
     return ascii_str(buf, len);
 }
 
-PyDoc_STRVAR(ulid_doc, "ulid() -> str\n\n"
-                       "A new ULID (26 characters of Crockford base32, uppercase), strictly\n"
+PyDoc_STRVAR(ulid_doc, "ulid($module, /)\n--\n\n"
+                       "-> str: a new ULID (26 characters of Crockford base32, uppercase), strictly\n"
                        "greater than every one this process minted before.");
 
 static PyObject *py_ulid(PyObject *self, PyObject *noargs)
@@ -309,8 +309,8 @@ static PyObject *py_ulid(PyObject *self, PyObject *noargs)
     return mint_text(IDM_FORMAT_ULID, NULL, 0);
 }
 
-PyDoc_STRVAR(ksuid_doc, "ksuid() -> str\n\n"
-                        "A new KSUID (27 characters of base62), strictly greater than every one\n"
+PyDoc_STRVAR(ksuid_doc, "ksuid($module, /)\n--\n\n"
+                        "-> str: a new KSUID (27 characters of base62), strictly greater than every one\n"
                         "this process minted before.");
 
 static PyObject *py_ksuid(PyObject *self, PyObject *noargs)
@@ -321,8 +321,8 @@ static PyObject *py_ksuid(PyObject *self, PyObject *noargs)
 }
 
 PyDoc_STRVAR(typeid_doc,
-             "typeid(prefix) -> str\n\n"
-             "A new TypeID: prefix, '_' and a UUIDv7 in 26 characters of base32 (the bare\n"
+             "typeid($module, prefix, /)\n--\n\n"
+             "-> str: a new TypeID: prefix, '_' and a UUIDv7 in 26 characters of base32 (the bare\n"
              "suffix when prefix is ''). The prefix is up to 63 of [a-z_], neither starting\n"
              "nor ending with '_'; another raises ValueError saying why.");
 
@@ -338,8 +338,8 @@ static PyObject *py_typeid(PyObject *self, PyObject *arg)
 }
 
 PyDoc_STRVAR(token_doc,
-             "token(prefix=None) -> str\n\n"
-             "A new opaque token: 128 random bits in 22 base62 characters, after\n"
+             "token($module, /, prefix=None)\n--\n\n"
+             "-> str: a new opaque token: 128 random bits in 22 base62 characters, after\n"
              "prefix + '_' when a prefix is given (the TypeID prefix rule). Tokens carry\n"
              "no time; treat them as secrets.");
 
@@ -363,8 +363,8 @@ static PyObject *py_token(PyObject *self, PyObject *args, PyObject *kw)
 }
 
 PyDoc_STRVAR(traceparent_doc,
-             "traceparent() -> str\n\n"
-             "A new W3C traceparent value: '00-' 32 hex trace-id '-' 16 hex parent-id\n"
+             "traceparent($module, /)\n--\n\n"
+             "-> str: a new W3C traceparent value: '00-' 32 hex trace-id '-' 16 hex parent-id\n"
              "'-01' (random, never all-zero ids; sampled).");
 
 static PyObject *py_traceparent(PyObject *self, PyObject *noargs)
@@ -401,8 +401,8 @@ static int take_layout(PyObject *arg, idm_sf_layout *l, const idm_sf_layout **lp
 }
 
 PyDoc_STRVAR(inspect_doc,
-             "inspect(text, layout=None, *, kind=None) -> dict\n\n"
-             "Decodes an ID's text, as `idmint inspect --json` does, into a dict with the\n"
+             "inspect($module, /, text, layout=None, *, kind=None)\n--\n\n"
+             "-> dict: decodes an ID's text, as `idmint inspect --json` does, into a dict with the\n"
              "same members and values: input, kind, unix_ms, time, then by kind\n"
              "  uuid       uuid, version, variant [, clock_seq, node for v1 and v6]\n"
              "  ulid       uuid, ulid, random\n"
@@ -474,8 +474,8 @@ static PyObject *py_inspect(PyObject *self, PyObject *args, PyObject *kw)
 }
 
 PyDoc_STRVAR(convert_doc,
-             "convert(text, to, prefix=None) -> str\n\n"
-             "Re-encodes a 128-bit ID (any UUID form, a ULID or a TypeID) as to: 'uuid'\n"
+             "convert($module, /, text, to, prefix=None)\n--\n\n"
+             "-> str: re-encodes a 128-bit ID (any UUID form, a ULID or a TypeID) as to: 'uuid'\n"
              "(canonical lowercase), 'ulid' (uppercase) or 'typeid' (with prefix, or the\n"
              "bare suffix without one), as `idmint convert` does; the bits are unchanged.\n"
              "KSUIDs and snowflakes are not 128-bit IDs: ValueError, as for bad input.");
@@ -920,7 +920,7 @@ static void snowflake_dealloc(snowflake_object *s)
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
-PyDoc_STRVAR(sf_next_doc, "next() -> int\n\nThe next ID, greater than every one before.");
+PyDoc_STRVAR(sf_next_doc, "next($self, /)\n--\n\n-> int: the next ID, greater than every one before.");
 
 static PyObject *snowflake_next(snowflake_object *s, PyObject *noargs)
 {
@@ -932,8 +932,8 @@ static PyObject *snowflake_next(snowflake_object *s, PyObject *noargs)
     return PyLong_FromUnsignedLongLong(id);
 }
 
-PyDoc_STRVAR(sf_next_n_doc, "next_n(n) -> list[int]\n\n"
-                            "n IDs in increasing order, minted with the GIL released.");
+PyDoc_STRVAR(sf_next_n_doc, "next_n($self, n, /)\n--\n\n"
+                            "-> list[int]: n IDs in increasing order, minted with the GIL released.");
 
 static PyObject *snowflake_next_n(snowflake_object *s, PyObject *arg)
 {
@@ -962,7 +962,7 @@ static PyObject *snowflake_next_n(snowflake_object *s, PyObject *arg)
 }
 
 PyDoc_STRVAR(sf_close_doc,
-             "close() -> None\n\n"
+             "close($self, /)\n--\n\n"
              "Gives back the node slot (node='auto') and closes the mark file, each\n"
              "lowered to the last time used, so that the next holder need not wait.\n"
              "Later calls raise idmint.Error. Called by the with statement and when the\n"
@@ -1054,7 +1054,7 @@ static PyGetSetDef snowflake_getset[] = {
 
 PyDoc_STRVAR(
     snowflake_doc,
-    "Snowflake(node, layout='twitter', *, max_rewind_ms=10, mark=None, registry=None)\n\n"
+    "Snowflake(node, layout='twitter', *, max_rewind_ms=10, mark=None, registry=None)\n--\n\n"
     "A 64-bit Snowflake ID generator for one node. layout is a preset (twitter,\n"
     "discord, instagram, sonyflake, sonyflake2, baidu, safe53) or a spec such as\n"
     "'time=41,node=10,seq=12,unit=1ms,epoch=1735689600000'. IDs are strictly\n"
