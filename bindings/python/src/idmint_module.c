@@ -600,7 +600,7 @@ static int slot_raise(snowflake_object *s, idm_error *err)
         if (crc != 0) {
             snprintf(err->msg, sizeof err->msg,
                      "node %" PRIu64 ": cannot record the time high-water mark in its slot "
-                     "(%.180s); not minting past the mark recorded there",
+                     "(%.150s); not minting past the mark recorded there",
                      s->node, crc == IDMC_BUSY ? "the slot was taken by another process" : cerr.msg);
             err->code = IDM_ECEILING;
             rc = IDM_ECEILING;
@@ -629,6 +629,9 @@ static int sf_mint_blocking(snowflake_object *s, uint64_t *out, size_t n, size_t
         size_t done = 0;
         int rc = idm_snowflake_next_n(s->sf, out + *got, n - *got, &done, err);
         *got += done;
+        if (done > 0) {
+            retries = 0; /* a raise that let IDs through worked */
+        }
         if (rc == IDM_ECEILING && s->slot != NULL && retries++ < CEILING_RETRIES) {
             error_clear(err);
             rc = slot_raise(s, err);
@@ -871,9 +874,6 @@ static PyObject *snowflake_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         return NULL;
     }
     if (rc != IDM_OK) {
-        if (s->mark != NULL && idm_mark_writes(s->mark) == 0) {
-            /* Nothing minted: nothing to keep. */
-        }
         raise_idm(rc, &err);
         Py_DECREF(s);
         return NULL;

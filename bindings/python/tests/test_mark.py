@@ -94,3 +94,16 @@ def test_close_lowers_the_mark_and_a_second_opener_is_refused(tmp_path):
     with idmint.Snowflake(1, mark=mark) as b:
         assert b.next() > first
     assert os.stat(mark).st_mode & 0o777 == 0o600
+
+
+def test_minting_goes_on_past_each_reserve(tmp_path, registry):
+    # Four IDs per ms: 8,000 take two seconds, past the mark's reserve (one
+    # second), so the mark is written again while the call mints; with a
+    # leased node too, the slot's mark bounds the ceiling as well.
+    spec = "time=41,node=10,seq=2"
+    with idmint.Snowflake(3, spec, mark=str(tmp_path / "a")) as sf:
+        ids = sf.next_n(8000)
+        assert all(a < b for a, b in zip(ids, ids[1:])) and len(ids) == 8000
+    with idmint.Snowflake("auto", spec, mark=str(tmp_path / "b"), registry=registry) as sf:
+        ids = [sf.next() for _ in range(4000)] + sf.next_n(4000)
+        assert all(a < b for a, b in zip(ids, ids[1:])) and len(ids) == 8000

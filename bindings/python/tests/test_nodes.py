@@ -73,3 +73,13 @@ def test_full_registry_is_refused(registry):
             assert "no free snowflake node" in str(e)
         else:
             raise AssertionError("a third node of two was handed out")
+
+
+def test_a_leased_node_keeps_minting_past_the_slots_reserve(registry):
+    # Four IDs per ms: 16,000 take four seconds, past the second recorded
+    # ahead in the slot at a time, so the slot's mark must be raised as
+    # minting goes on (at least four times within this one call).
+    with idmint.Snowflake("auto", "time=41,node=10,seq=2", registry=registry) as sf:
+        ids = sf.next_n(16000)
+        assert all(a < b for a, b in zip(ids, ids[1:]))
+        assert len(ids) == 16000
