@@ -36,29 +36,29 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_BULK          ((Py_ssize_t)100000000) /* one bulk call's largest n */
-#define SLOT_AHEAD_MS     1000 /* how far ahead of the clock a node slot's mark is recorded */
-#define INSPECT_JSON_CAP  2048
-#define CEILING_RETRIES   3
+#define MAX_BULK         ((Py_ssize_t)100000000) /* one bulk call's largest n */
+#define SLOT_AHEAD_MS    1000 /* how far ahead of the clock a node slot's mark is recorded */
+#define INSPECT_JSON_CAP 2048
+#define CEILING_RETRIES  3
 
 /* ---- the module's state (one per process: CPython loads the module once) ---- */
 
-static idm_gen *shared_gen;      /* the module-level generator */
-static PyObject *Error;          /* idmint.Error */
-static PyObject *ParseError;     /* idmint.ParseError (Error, ValueError) */
-static PyObject *ClockError;     /* idmint.ClockError (Error) */
-static PyTypeObject *uuid_type;  /* uuid.UUID */
-static PyObject *safe_unknown;   /* uuid.SafeUUID.unknown */
-static Py_ssize_t uuid_int_at;   /* offset of UUID's "int" slot, or -1 */
-static Py_ssize_t uuid_safe_at;  /* offset of UUID's "is_safe" slot, or -1 */
-static PyObject *json_loads;     /* json.loads */
+static idm_gen *shared_gen;     /* the module-level generator */
+static PyObject *Error;         /* idmint.Error */
+static PyObject *ParseError;    /* idmint.ParseError (Error, ValueError) */
+static PyObject *ClockError;    /* idmint.ClockError (Error) */
+static PyTypeObject *uuid_type; /* uuid.UUID */
+static PyObject *safe_unknown;  /* uuid.SafeUUID.unknown */
+static Py_ssize_t uuid_int_at;  /* offset of UUID's "int" slot, or -1 */
+static Py_ssize_t uuid_safe_at; /* offset of UUID's "is_safe" slot, or -1 */
+static PyObject *json_loads;    /* json.loads */
 
 /* ---- errors ----------------------------------------------------------------- */
 
@@ -150,8 +150,8 @@ static PyObject *make_uuid(const idm_uuid *u)
     if (uuid_int_at < 0) {
         PyObject *args = PyTuple_New(0);
         PyObject *kw = Py_BuildValue("{sO}", "int", v);
-        PyObject *o = args != NULL && kw != NULL ? PyObject_Call((PyObject *)uuid_type, args, kw)
-                                                 : NULL;
+        PyObject *o =
+            args != NULL && kw != NULL ? PyObject_Call((PyObject *)uuid_type, args, kw) : NULL;
         Py_XDECREF(args);
         Py_XDECREF(kw);
         Py_DECREF(v);
@@ -206,9 +206,11 @@ static int take_text(PyObject *arg, const char *what, const char **s, Py_ssize_t
 
 /* ---- module-level minting ---------------------------------------------------- */
 
-PyDoc_STRVAR(uuid7_doc, "uuid7($module, /)\n--\n\n"
-                        "-> uuid.UUID: a new UUIDv7 (RFC 9562: 48-bit Unix ms, a counter, random bits), strictly\n"
-                        "greater than every one this process minted before, across threads.");
+PyDoc_STRVAR(
+    uuid7_doc,
+    "uuid7($module, /)\n--\n\n"
+    "-> uuid.UUID: a new UUIDv7 (RFC 9562: 48-bit Unix ms, a counter, random bits), strictly\n"
+    "greater than every one this process minted before, across threads.");
 
 static PyObject *py_uuid7(PyObject *self, PyObject *noargs)
 {
@@ -224,7 +226,9 @@ static PyObject *py_uuid7(PyObject *self, PyObject *noargs)
     return make_uuid(&u);
 }
 
-PyDoc_STRVAR(uuid4_doc, "uuid4($module, /)\n--\n\n-> uuid.UUID: a new random UUIDv4 (122 bits from the CSPRNG).");
+PyDoc_STRVAR(
+    uuid4_doc,
+    "uuid4($module, /)\n--\n\n-> uuid.UUID: a new random UUIDv4 (122 bits from the CSPRNG).");
 
 static PyObject *py_uuid4(PyObject *self, PyObject *noargs)
 {
@@ -240,10 +244,12 @@ static PyObject *py_uuid4(PyObject *self, PyObject *noargs)
     return make_uuid(&u);
 }
 
-PyDoc_STRVAR(uuid7_n_doc, "uuid7_n($module, n, /)\n--\n\n"
-                          "-> list[uuid.UUID]: n new UUIDv7 in increasing order, minted in one call with the GIL\n"
-                          "released (one clock read); they sort after every UUIDv7 of the process\n"
-                          "minted before.");
+PyDoc_STRVAR(
+    uuid7_n_doc,
+    "uuid7_n($module, n, /)\n--\n\n"
+    "-> list[uuid.UUID]: n new UUIDv7 in increasing order, minted in one call with the GIL\n"
+    "released (one clock read); they sort after every UUIDv7 of the process\n"
+    "minted before.");
 
 static PyObject *py_uuid7_n(PyObject *self, PyObject *arg)
 {
@@ -260,9 +266,9 @@ static PyObject *py_uuid7_n(PyObject *self, PyObject *arg)
     error_clear(&err);
     int rc = IDM_OK;
     if (n > 0) {
-        Py_BEGIN_ALLOW_THREADS
+        PyThreadState *ts = PyEval_SaveThread();
         rc = idm_uuidv7_next_n(shared_gen, buf, (size_t)n, &err);
-        Py_END_ALLOW_THREADS
+        PyEval_RestoreThread(ts);
     }
     PyObject *list = NULL;
     if (rc != IDM_OK) {
@@ -298,9 +304,10 @@ static PyObject *mint_text(int format, const char *prefix, size_t prefix_len)
     return ascii_str(buf, len);
 }
 
-PyDoc_STRVAR(ulid_doc, "ulid($module, /)\n--\n\n"
-                       "-> str: a new ULID (26 characters of Crockford base32, uppercase), strictly\n"
-                       "greater than every one this process minted before.");
+PyDoc_STRVAR(ulid_doc,
+             "ulid($module, /)\n--\n\n"
+             "-> str: a new ULID (26 characters of Crockford base32, uppercase), strictly\n"
+             "greater than every one this process minted before.");
 
 static PyObject *py_ulid(PyObject *self, PyObject *noargs)
 {
@@ -309,9 +316,10 @@ static PyObject *py_ulid(PyObject *self, PyObject *noargs)
     return mint_text(IDM_FORMAT_ULID, NULL, 0);
 }
 
-PyDoc_STRVAR(ksuid_doc, "ksuid($module, /)\n--\n\n"
-                        "-> str: a new KSUID (27 characters of base62), strictly greater than every one\n"
-                        "this process minted before.");
+PyDoc_STRVAR(ksuid_doc,
+             "ksuid($module, /)\n--\n\n"
+             "-> str: a new KSUID (27 characters of base62), strictly greater than every one\n"
+             "this process minted before.");
 
 static PyObject *py_ksuid(PyObject *self, PyObject *noargs)
 {
@@ -400,19 +408,20 @@ static int take_layout(PyObject *arg, idm_sf_layout *l, const idm_sf_layout **lp
     return 0;
 }
 
-PyDoc_STRVAR(inspect_doc,
-             "inspect($module, /, text, layout=None, *, kind=None)\n--\n\n"
-             "-> dict: decodes an ID's text, as `idmint inspect --json` does, into a dict with the\n"
-             "same members and values: input, kind, unix_ms, time, then by kind\n"
-             "  uuid       uuid, version, variant [, clock_seq, node for v1 and v6]\n"
-             "  ulid       uuid, ulid, random\n"
-             "  ksuid      ksuid, payload\n"
-             "  typeid     uuid, typeid, prefix\n"
-             "  snowflake  id (a decimal str), layout, node, sequence\n"
-             "The kind is recognised from the text unless kind names one ('uuid', 'ulid',\n"
-             "'ksuid', 'typeid', 'snowflake'); layout is the snowflake layout (a preset\n"
-             "name or a spec; default twitter). Bad input raises ValueError with the\n"
-             "reason.");
+PyDoc_STRVAR(
+    inspect_doc,
+    "inspect($module, /, text, layout=None, *, kind=None)\n--\n\n"
+    "-> dict: decodes an ID's text, as `idmint inspect --json` does, into a dict with the\n"
+    "same members and values: input, kind, unix_ms, time, then by kind\n"
+    "  uuid       uuid, version, variant [, clock_seq, node for v1 and v6]\n"
+    "  ulid       uuid, ulid, random\n"
+    "  ksuid      ksuid, payload\n"
+    "  typeid     uuid, typeid, prefix\n"
+    "  snowflake  id (a decimal str), layout, node, sequence\n"
+    "The kind is recognised from the text unless kind names one ('uuid', 'ulid',\n"
+    "'ksuid', 'typeid', 'snowflake'); layout is the snowflake layout (a preset\n"
+    "name or a spec; default twitter). Bad input raises ValueError with the\n"
+    "reason.");
 
 static PyObject *py_inspect(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -489,8 +498,7 @@ static PyObject *py_convert(PyObject *self, PyObject *args, PyObject *kw)
     PyObject *text_o;
     PyObject *to_o;
     PyObject *prefix_o = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O:convert", names, &text_o, &to_o,
-                                     &prefix_o)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|O:convert", names, &text_o, &to_o, &prefix_o)) {
         return NULL;
     }
     const char *text;
@@ -550,16 +558,15 @@ static PyObject *py_convert(PyObject *self, PyObject *args, PyObject *kw)
 /* ---- Snowflake ------------------------------------------------------------------ */
 
 typedef struct snowflake_object {
-    PyObject_HEAD
-    idm_snowflake *sf; /* NULL once closed */
-    idm_mark *mark;    /* mark=PATH, or NULL */
-    idmc_slot *slot;   /* node='auto': the registry's slot, or NULL */
-    pthread_mutex_t slot_mu; /* orders the slot's mark writes (threads at the ceiling) */
-    int64_t slot_claim_ms;   /* the slot's mark at the claim: earlier holders' */
-    int64_t slot_recorded;   /* the mark recorded for this holder (guarded by slot_mu) */
+    PyObject_HEAD idm_snowflake *sf; /* NULL once closed */
+    idm_mark *mark;                  /* mark=PATH, or NULL */
+    idmc_slot *slot;                 /* node='auto': the registry's slot, or NULL */
+    pthread_mutex_t slot_mu;         /* orders the slot's mark writes (threads at the ceiling) */
+    int64_t slot_claim_ms;           /* the slot's mark at the claim: earlier holders' */
+    int64_t slot_recorded;           /* the mark recorded for this holder (guarded by slot_mu) */
     uint64_t node;
-    pid_t pid;    /* the process that made it */
-    int active;   /* calls running with the GIL released (guarded by the GIL) */
+    pid_t pid;  /* the process that made it */
+    int active; /* calls running with the GIL released (guarded by the GIL) */
     char layout[IDM_SF_SPEC_CAP];
 } snowflake_object;
 
@@ -593,15 +600,15 @@ static int slot_raise(snowflake_object *s, idm_error *err)
         idmc_error cerr;
         int crc = idmc_slot_repair(s->slot, &cerr);
         if (crc == 0 && idmc_slot_record_mark(s->slot, want) != 0) {
-            snprintf(cerr.msg, sizeof cerr.msg, "%s: %s", idmc_slot_path(s->slot),
-                     strerror(errno));
+            snprintf(cerr.msg, sizeof cerr.msg, "%s: %s", idmc_slot_path(s->slot), strerror(errno));
             crc = IDMC_ERROR;
         }
         if (crc != 0) {
             snprintf(err->msg, sizeof err->msg,
                      "node %" PRIu64 ": cannot record the time high-water mark in its slot "
                      "(%.150s); not minting past the mark recorded there",
-                     s->node, crc == IDMC_BUSY ? "the slot was taken by another process" : cerr.msg);
+                     s->node,
+                     crc == IDMC_BUSY ? "the slot was taken by another process" : cerr.msg);
             err->code = IDM_ECEILING;
             rc = IDM_ECEILING;
         } else {
@@ -671,9 +678,9 @@ static int sf_mint(snowflake_object *s, uint64_t *out, size_t n, int release_alw
     if (rc == IDM_EAGAIN || rc == IDM_ECEILING) {
         error_clear(&err);
         s->active++;
-        Py_BEGIN_ALLOW_THREADS
+        PyThreadState *ts = PyEval_SaveThread();
         rc = sf_mint_blocking(s, out, n, &got, &err);
-        Py_END_ALLOW_THREADS
+        PyEval_RestoreThread(ts);
         s->active--;
     }
     if (rc != IDM_OK) {
@@ -814,7 +821,7 @@ static PyObject *snowflake_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     cerr.msg[0] = '\0';
     char dir[1024];
     dir[0] = '\0';
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *ts = PyEval_SaveThread();
     if (is_auto) {
         if (registry_path != NULL) {
             snprintf(dir, sizeof dir, "%s", PyBytes_AS_STRING(registry_path));
@@ -825,11 +832,11 @@ static PyObject *snowflake_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         describe_holder(holder, sizeof holder);
         /* The namespace is the layout: node 7 of one layout is not node 7
          * of another (as idmintd and `idmint gen` name it). */
-        crc = dir[0] == '\0' ? IDMC_ERROR
-                             : idmc_local_claim(dir, s->layout, 0,
-                                                idm_sf_layout_max_node(&cfg.layout),
-                                                idm_sf_layout_max_unix_ms(&cfg.layout), holder,
-                                                &s->slot, &cerr);
+        crc =
+            dir[0] == '\0'
+                ? IDMC_ERROR
+                : idmc_local_claim(dir, s->layout, 0, idm_sf_layout_max_node(&cfg.layout),
+                                   idm_sf_layout_max_unix_ms(&cfg.layout), holder, &s->slot, &cerr);
         if (crc == 0) {
             cfg.node = idmc_slot_node(s->slot);
             s->slot_claim_ms = idmc_slot_mark_ms(s->slot);
@@ -857,7 +864,7 @@ static PyObject *snowflake_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             rc = idm_mark_attach_snowflake(s->mark, s->sf, &err);
         }
     }
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(ts);
     Py_XDECREF(mark_path);
     Py_XDECREF(registry_path);
 
@@ -882,9 +889,9 @@ static PyObject *snowflake_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (s->slot != NULL) {
         /* The first mark of ours, before anything is minted. */
         error_clear(&err);
-        Py_BEGIN_ALLOW_THREADS
+        ts = PyEval_SaveThread();
         rc = slot_raise(s, &err);
-        Py_END_ALLOW_THREADS
+        PyEval_RestoreThread(ts);
         if (rc != IDM_OK) {
             raise_idm(rc, &err);
             Py_DECREF(s);
@@ -912,15 +919,19 @@ static void snowflake_dealloc(snowflake_object *s)
     s->mark = NULL;
     s->slot = NULL;
     if (sf != NULL || mark != NULL || slot != NULL) {
-        Py_BEGIN_ALLOW_THREADS
+        PyThreadState *ts = PyEval_SaveThread();
         sf_release(sf, mark, slot, s->slot_claim_ms, s->slot_recorded);
-        Py_END_ALLOW_THREADS
+        PyEval_RestoreThread(ts);
     }
-    pthread_mutex_destroy(&s->slot_mu);
+    if (s->pid == getpid()) {
+        /* In a child, another thread of the parent may have held it. */
+        pthread_mutex_destroy(&s->slot_mu);
+    }
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
-PyDoc_STRVAR(sf_next_doc, "next($self, /)\n--\n\n-> int: the next ID, greater than every one before.");
+PyDoc_STRVAR(sf_next_doc,
+             "next($self, /)\n--\n\n-> int: the next ID, greater than every one before.");
 
 static PyObject *snowflake_next(snowflake_object *s, PyObject *noargs)
 {
@@ -932,8 +943,9 @@ static PyObject *snowflake_next(snowflake_object *s, PyObject *noargs)
     return PyLong_FromUnsignedLongLong(id);
 }
 
-PyDoc_STRVAR(sf_next_n_doc, "next_n($self, n, /)\n--\n\n"
-                            "-> list[int]: n IDs in increasing order, minted with the GIL released.");
+PyDoc_STRVAR(sf_next_n_doc,
+             "next_n($self, n, /)\n--\n\n"
+             "-> list[int]: n IDs in increasing order, minted with the GIL released.");
 
 static PyObject *snowflake_next_n(snowflake_object *s, PyObject *arg)
 {
@@ -987,9 +999,9 @@ static PyObject *snowflake_close(snowflake_object *s, PyObject *noargs)
     s->sf = NULL;
     s->mark = NULL;
     s->slot = NULL;
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *ts = PyEval_SaveThread();
     sf_release(sf, mark, slot, s->slot_claim_ms, s->slot_recorded);
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(ts);
     Py_RETURN_NONE;
 }
 
@@ -1098,10 +1110,8 @@ static PyMethodDef module_methods[] = {
     {"typeid", py_typeid, METH_O, typeid_doc},
     {"token", (PyCFunction)(void (*)(void))py_token, METH_VARARGS | METH_KEYWORDS, token_doc},
     {"traceparent", py_traceparent, METH_NOARGS, traceparent_doc},
-    {"inspect", (PyCFunction)(void (*)(void))py_inspect, METH_VARARGS | METH_KEYWORDS,
-     inspect_doc},
-    {"convert", (PyCFunction)(void (*)(void))py_convert, METH_VARARGS | METH_KEYWORDS,
-     convert_doc},
+    {"inspect", (PyCFunction)(void (*)(void))py_inspect, METH_VARARGS | METH_KEYWORDS, inspect_doc},
+    {"convert", (PyCFunction)(void (*)(void))py_convert, METH_VARARGS | METH_KEYWORDS, convert_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1188,6 +1198,8 @@ static PyObject *new_exception(PyObject *m, const char *name, const char *doc, P
     }
     return e;
 }
+
+PyMODINIT_FUNC PyInit__idmint(void);
 
 PyMODINIT_FUNC PyInit__idmint(void)
 {
