@@ -57,9 +57,20 @@ def sources():
     return [os.path.join(HERE, "src", "idmint_module.c")] + lib + extra
 
 
+def headers():
+    """The headers the sources include: a change to one rebuilds the
+    extension (setuptools compares only these and the sources)."""
+    out = []
+    for pattern in ("include/idmint/*.h", "src/*.h", "src/*/*.h", "src/os/*.h",
+                    "common/*.h", "coord/*.h"):
+        out += glob.glob(os.path.join(ROOT, pattern))
+    return sorted(set(out))
+
+
 extension = Extension(
     "idmint._idmint",
     sources=sources(),
+    depends=headers(),
     include_dirs=[
         os.path.join(ROOT, "include"),
         os.path.join(ROOT, "src"),
