@@ -71,3 +71,39 @@ def test_inherited_snowflake_refuses_in_the_child():
     assert got[0] == "refused" and "fork" in got[1]
     assert sf.next() > first  # the parent goes on
     sf.close()
+
+
+def test_fork_while_other_threads_mint():
+    # Threads mint in bulk with the GIL released while the main thread
+    # forks: whatever state the library's generator was in at that instant,
+    # each child mints at once (a lock held by a thread that does not exist
+    # in the child would hang here) and never one of the parent's IDs.
+    import threading
+
+    stop = threading.Event()
+    seen = []
+
+    def mint():
+        while not stop.is_set():
+            seen.append({u.int for u in idmint.uuid7_n(2000)})
+
+    ts = [threading.Thread(target=mint) for _ in range(3)]
+    for t in ts:
+        t.start()
+    children = []
+    try:
+        for _ in range(20):
+            children.append(_fork_and_collect(
+                lambda: [str(u.int) for u in idmint.uuid7_n(500)] + [idmint.ulid()]))
+    finally:
+        stop.set()
+        for t in ts:
+            t.join()
+    parent = set().union(*seen)
+    for pid, r in children:
+        with os.fdopen(r, "rb") as f:
+            got = f.read().decode().split("\n")
+        _, status = os.waitpid(pid, 0)
+        assert os.WEXITSTATUS(status) == 0
+        assert len(got) == 501
+        assert not ({int(x) for x in got[:-1]} & parent)
