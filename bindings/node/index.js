@@ -1,0 +1,42 @@
+'use strict';
+// idmint - the CommonJS entry point (index.mjs re-exports it for import).
+// The addon (build/idmint.node) is built by `npm install` (scripts/build.js).
+const path = require('node:path');
+
+const native = require(path.join(__dirname, 'build', 'idmint.node'));
+
+// UUIDv4 carries no time: minted 128 at a time in one string and handed
+// out one by one (crypto.randomUUID() buffers its randomness the same way).
+// Per isolate; each string is fresh from the CSPRNG.
+const V4_BATCH = 128;
+let v4Text = '';
+let v4At = 0;
+
+function uuidv4() {
+    if (v4At >= v4Text.length) {
+        v4Text = native.uuidv4Text(V4_BATCH);
+        v4At = 0;
+    }
+    const s = v4Text.slice(v4At, v4At + 36);
+    v4At += 36;
+    return s;
+}
+
+function inspect(text, options) {
+    return JSON.parse(native.inspectJson(text, options));
+}
+
+module.exports = {
+    uuidv7: native.uuidv7,
+    uuidv4,
+    uuidv7Bytes: native.uuidv7Bytes,
+    ulid: native.ulid,
+    ksuid: native.ksuid,
+    typeid: native.typeid,
+    token: native.token,
+    traceparent: native.traceparent,
+    inspect,
+    convert: native.convert,
+    Snowflake: native.Snowflake,
+    libraryVersion: native.libraryVersion,
+};
