@@ -3,7 +3,20 @@
 // The addon (build/idmint.node) is built by `npm install` (scripts/build.js).
 const path = require('node:path');
 
-const native = require(path.join(__dirname, 'build', 'idmint.node'));
+function load() {
+    const file = path.join(__dirname, 'build', 'idmint.node');
+    try {
+        return require(file);
+    } catch (e) {
+        if (e.code !== 'MODULE_NOT_FOUND') throw e;
+        throw new Error(`idmint: the addon ${file} is not built: npm skipped the package's ` +
+            'install script (npm 11 runs dependencies\' scripts only when allowed). Add ' +
+            '"allowScripts": { "idmint": true } to your package.json, or run ' +
+            '`npm install-scripts approve idmint`, then `npm rebuild idmint`.', { cause: e });
+    }
+}
+
+const native = load();
 
 // UUIDv4 carries no time: minted 128 at a time in one string and handed
 // out one by one (crypto.randomUUID() buffers its randomness the same way).

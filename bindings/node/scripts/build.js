@@ -97,7 +97,10 @@ async function main() {
     }
     await Promise.all(Array.from({ length: jobs }, worker));
     const target = path.join(out, 'idmint.node');
-    await run(['-shared', '-pthread', ...extra, '-o', `${target}.tmp`, ...objects, '-lcrypto']);
+    // -z nodelete: Node unloads an addon when the last worker that loaded
+    // it exits (while the main thread has not); the process's generator and
+    // its high-water mark must outlive that (src/addon.c).
+    await run(['-shared', '-pthread', '-Wl,-z,nodelete', ...extra, '-o', `${target}.tmp`, ...objects, '-lcrypto']);
     fs.renameSync(`${target}.tmp`, target);
     console.log(`idmint: built ${path.relative(process.cwd(), target) || target}`);
 }

@@ -9,7 +9,10 @@
  * of the process is strictly greater than the one before, whichever thread
  * minted it. Each isolate counts as a user (napi instance data); the last
  * one to go frees the generator, keeping its high-water mark so that one
- * made later in the same process resumes above it. A Snowflake belongs to
+ * made later in the same process resumes above it (the addon is linked with
+ * -z nodelete, so that Node, which unloads an addon when the last worker
+ * that loaded it exits, cannot drop that mark with the library's statics).
+ * A Snowflake belongs to
  * the isolate that made it (objects cannot cross isolates).
  *
  * Snowflake options: node N or 'auto' (a free node leased from this
