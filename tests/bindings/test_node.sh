@@ -55,7 +55,7 @@ cp "$root"/bindings/node/test/*.test.mjs "$root"/bindings/node/test/*.test.cjs \
     "$root"/bindings/node/test/helpers.mjs test/ || fail "cannot copy the tests"
 cp "$root"/bindings/node/test/types/* types/ || fail "cannot copy the type example"
 status=0
-IDMINT_SOURCE_DIR=$root node --test --test-concurrency=1 test/ || status=1
+IDMINT_SOURCE_DIR=$root node --test --test-concurrency=1 test/*.test.mjs test/*.test.cjs || status=1
 if [ $status -eq 0 ]; then
     echo "ok - node --test"
 else
