@@ -27,9 +27,9 @@
 #include <node_api.h>
 
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,9 +43,9 @@
 /* ---- the process's generator ---------------------------------------------- */
 
 static pthread_mutex_t gen_lock = PTHREAD_MUTEX_INITIALIZER;
-static idm_gen *shared_gen;     /* NULL while no isolate uses the addon */
-static size_t gen_users;        /* isolates holding shared_gen */
-static int64_t gen_high_water;  /* of a generator freed before (0: none) */
+static idm_gen *shared_gen;    /* NULL while no isolate uses the addon */
+static size_t gen_users;       /* isolates holding shared_gen */
+static int64_t gen_high_water; /* of a generator freed before (0: none) */
 
 static int gen_acquire(idm_gen **out, idm_error *err)
 {
@@ -105,10 +105,11 @@ static const idm_format *fmt_traceparent;
 static const char *code_name(int rc)
 {
     static const char *const names[] = {
-        "IDM_OK",           "IDM_EINVAL",   "IDM_EPARSE",     "IDM_ENOMEM",  "IDM_ENOENTROPY",
-        "IDM_ECLOCK",       "IDM_ECLOCK_REWIND", "IDM_ETIME_RANGE", "IDM_ENOSPC", "IDM_EFORKED",
-        "IDM_EUNSUPPORTED", "IDM_ESTATE",   "IDM_EAGAIN",     "IDM_ECEILING", "IDM_EOFFSET",
-        "IDM_EFORGED",      "IDM_EEXPIRED"};
+        "IDM_OK",         "IDM_EINVAL",   "IDM_EPARSE",        "IDM_ENOMEM",
+        "IDM_ENOENTROPY", "IDM_ECLOCK",   "IDM_ECLOCK_REWIND", "IDM_ETIME_RANGE",
+        "IDM_ENOSPC",     "IDM_EFORKED",  "IDM_EUNSUPPORTED",  "IDM_ESTATE",
+        "IDM_EAGAIN",     "IDM_ECEILING", "IDM_EOFFSET",       "IDM_EFORGED",
+        "IDM_EEXPIRED"};
     if (rc >= 0 && (size_t)rc < sizeof names / sizeof names[0]) {
         return names[rc];
     }
@@ -157,8 +158,8 @@ static napi_value throw_arg(napi_env env, bool type, const char *fmt, ...)
 static napi_value throw_idm(napi_env env, int rc, const idm_error *err, const char *suffix)
 {
     char msg[IDM_ERROR_MSG_CAP + 256];
-    const char *reason = err != NULL && err->code == rc && err->msg[0] != '\0' ? err->msg
-                                                                             : idm_strerror(rc);
+    const char *reason =
+        err != NULL && err->code == rc && err->msg[0] != '\0' ? err->msg : idm_strerror(rc);
     snprintf(msg, sizeof msg, "%s%s", reason, suffix != NULL ? suffix : "");
     int cls = ERR_PLAIN;
     if (rc == IDM_EPARSE || rc == IDM_EINVAL || rc == IDM_EUNSUPPORTED) {
@@ -662,8 +663,8 @@ static int record_slot(snowflake_obj *o, idm_error *err)
 }
 
 /* options.node: a number or bigint in 0 .. max, or 'auto' (*is_auto). */
-static bool node_option(napi_env env, napi_value options, const idm_sf_layout *l,
-                        const char *lname, uint64_t *node, bool *is_auto)
+static bool node_option(napi_env env, napi_value options, const idm_sf_layout *l, const char *lname,
+                        uint64_t *node, bool *is_auto)
 {
     napi_value v = option(env, options, "node");
     uint64_t max = idm_sf_layout_max_node(l);
@@ -711,8 +712,8 @@ static bool node_option(napi_env env, napi_value options, const idm_sf_layout *l
 
 /* The optional string option name into buf (NULL when absent); false with
  * an error thrown. */
-static bool string_option(napi_env env, napi_value options, const char *name, char *buf,
-                          size_t cap, const char **out)
+static bool string_option(napi_env env, napi_value options, const char *name, char *buf, size_t cap,
+                          const char **out)
 {
     napi_value v = option(env, options, name);
     *out = NULL;
@@ -812,8 +813,7 @@ static napi_value snowflake_ctor(napi_env env, napi_callback_info info)
         snprintf(holder, sizeof holder, "pid=%d program=node(idmint)", (int)getpid());
         idmc_error cerr;
         int crc = idmc_local_claim(dir, lname, 0, idm_sf_layout_max_node(&cfg.layout),
-                                   idm_sf_layout_max_unix_ms(&cfg.layout), holder, &o->slot,
-                                   &cerr);
+                                   idm_sf_layout_max_unix_ms(&cfg.layout), holder, &o->slot, &cerr);
         if (crc != 0) {
             char msg[IDMC_MSG_CAP + 96];
             snprintf(msg, sizeof msg, "%s%s",
@@ -850,8 +850,7 @@ static napi_value snowflake_ctor(napi_env env, napi_callback_info info)
     if (rc == IDM_OK && o->slot != NULL) {
         apply_slot_ceiling(o);
     }
-    if (rc == IDM_OK &&
-        napi_wrap(env, self, o, snowflake_finalize, NULL, NULL) != napi_ok) {
+    if (rc == IDM_OK && napi_wrap(env, self, o, snowflake_finalize, NULL, NULL) != napi_ok) {
         rc = IDM_ENOMEM;
     }
     if (rc != IDM_OK) {
@@ -992,11 +991,16 @@ NAPI_MODULE_INIT()
         const char *name;
         napi_callback fn;
     } fns[] = {
-        {"uuidv7", js_uuidv7},           {"uuidv4", js_uuidv4},
-        {"uuidv4Text", js_uuidv4_text},  {"uuidv7Bytes", js_uuidv7_bytes},
-        {"ulid", js_ulid},               {"ksuid", js_ksuid},
-        {"typeid", js_typeid},           {"token", js_token},
-        {"traceparent", js_traceparent}, {"inspectJson", js_inspect_json},
+        {"uuidv7", js_uuidv7},
+        {"uuidv4", js_uuidv4},
+        {"uuidv4Text", js_uuidv4_text},
+        {"uuidv7Bytes", js_uuidv7_bytes},
+        {"ulid", js_ulid},
+        {"ksuid", js_ksuid},
+        {"typeid", js_typeid},
+        {"token", js_token},
+        {"traceparent", js_traceparent},
+        {"inspectJson", js_inspect_json},
         {"convert", js_convert},
     };
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++) {
