@@ -35,6 +35,41 @@ function uuidv4() {
     return s;
 }
 
+// Snowflakes still open when the thread ends are closed on its 'exit'
+// event (process.exit() included, which runs no finalizers): their mark is
+// lowered to the time last used and a leased node given back, so the next
+// run need not wait out the reserve. Finalizers and the addon's cleanup
+// hook cover the rest.
+const open = new Set();
+let exitHooked = false;
+
+function closeAll() {
+    for (const ref of open) {
+        const sf = ref.deref();
+        if (sf !== undefined) sf.close();
+    }
+    open.clear();
+}
+
+class Snowflake extends native.Snowflake {
+    constructor(options) {
+        super(options);
+        const ref = new WeakRef(this);
+        this[kRef] = ref;
+        open.add(ref);
+        if (!exitHooked) {
+            exitHooked = true;
+            process.once('exit', closeAll);
+        }
+    }
+
+    close() {
+        open.delete(this[kRef]);
+        super.close();
+    }
+}
+const kRef = Symbol('idmint.ref');
+
 function inspect(text, options) {
     return JSON.parse(native.inspectJson(text, options));
 }
@@ -50,6 +85,6 @@ module.exports = {
     traceparent: native.traceparent,
     inspect,
     convert: native.convert,
-    Snowflake: native.Snowflake,
+    Snowflake,
     libraryVersion: native.libraryVersion,
 };

@@ -625,10 +625,17 @@ static void snowflake_end(snowflake_obj *o)
     o->g = NULL;
 }
 
+/* At the isolate's teardown (a Worker's end, the process's exit), before
+ * the finalizers: everything held is given back then. */
+static void snowflake_cleanup(void *data)
+{
+    snowflake_end(data);
+}
+
 static void snowflake_finalize(napi_env env, void *data, void *hint)
 {
-    (void)env;
     (void)hint;
+    napi_remove_env_cleanup_hook(env, snowflake_cleanup, data);
     snowflake_end(data);
     free(data);
 }
@@ -853,6 +860,9 @@ static napi_value snowflake_ctor(napi_env env, napi_callback_info info)
     if (rc == IDM_OK && napi_wrap(env, self, o, snowflake_finalize, NULL, NULL) != napi_ok) {
         rc = IDM_ENOMEM;
     }
+    if (rc == IDM_OK) {
+        napi_add_env_cleanup_hook(env, snowflake_cleanup, o);
+    }
     if (rc != IDM_OK) {
         snowflake_end(o);
         free(o);
@@ -861,7 +871,9 @@ static napi_value snowflake_ctor(napi_env env, napi_callback_info info)
     return self;
 }
 
-static snowflake_obj *snowflake_this(napi_env env, napi_callback_info info)
+/* The object behind this; NULL with an error thrown when this is not a
+ * Snowflake, or (open_only) when it is closed. */
+static snowflake_obj *snowflake_get(napi_env env, napi_callback_info info, bool open_only)
 {
     napi_value self;
     void *data = NULL;
@@ -871,11 +883,16 @@ static snowflake_obj *snowflake_this(napi_env env, napi_callback_info info)
         return NULL;
     }
     snowflake_obj *o = data;
-    if (o->g == NULL) {
+    if (open_only && o->g == NULL) {
         throw_as(env, ERR_PLAIN, "ERR_IDMINT_CLOSED", "the Snowflake is closed");
         return NULL;
     }
     return o;
+}
+
+static snowflake_obj *snowflake_this(napi_env env, napi_callback_info info)
+{
+    return snowflake_get(env, info, true);
 }
 
 /* One ID; false with an error thrown. */
@@ -944,7 +961,7 @@ static napi_value snowflake_close(napi_env env, napi_callback_info info)
 
 static napi_value snowflake_node(napi_env env, napi_callback_info info)
 {
-    snowflake_obj *o = snowflake_this(env, info);
+    snowflake_obj *o = snowflake_get(env, info, false);
     if (o == NULL) {
         return NULL;
     }
@@ -955,7 +972,7 @@ static napi_value snowflake_node(napi_env env, napi_callback_info info)
 
 static napi_value snowflake_layout(napi_env env, napi_callback_info info)
 {
-    snowflake_obj *o = snowflake_this(env, info);
+    snowflake_obj *o = snowflake_get(env, info, false);
     if (o == NULL) {
         return NULL;
     }

@@ -86,6 +86,31 @@ test('five runs killed with SIGKILL at different moments: each resumes above the
     assert.equal(st.mode & 0o777, 0o600);
 });
 
+// The newest slot's mark (mark.h: two 64-byte slots at 0 and 512,
+// "IDMMARK1", then little-endian seq and mark_ms).
+function markMs(file) {
+    const b = fs.readFileSync(file);
+    const slots = [0, 512].filter((o) => b.toString('latin1', o, o + 8) === 'IDMMARK1')
+        .map((o) => ({ seq: b.readBigUInt64LE(o + 8), mark: Number(b.readBigInt64LE(o + 16)) }));
+    assert.ok(slots.length > 0, 'no slot in the mark file');
+    return slots.reduce((a, c) => (c.seq > a.seq ? c : a)).mark;
+}
+
+test('a run that ends (process.exit(), an uncaught exception, or the end of the script) lowers the mark to the time used', () => {
+    const file = path.join(dir, 'lowered');
+    for (const end of ['process.exit(0)', 'throw new Error("end")', '']) {
+        const script = `const { Snowflake } = require('idmint');
+            const sf = new Snowflake({ node: 2, mark: ${JSON.stringify(file)} });
+            for (let i = 0; i < 1000; i++) sf.next();
+            ${end}`;
+        const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+        assert.equal(r.status, end === '' || end.startsWith('process') ? 0 : 1, r.stderr);
+        // Unlowered, the mark would be a reserve (1 s) past the clock.
+        const ahead = markMs(file) - Date.now();
+        assert.ok(ahead <= 0, `${end || 'end of script'}: the mark is ${ahead} ms ahead of the clock`);
+    }
+});
+
 test('libfaketime is installed and sets the clock back for node', () => {
     assert.ok(FAKETIME, 'libfaketime not found (Debian: apt-get install faketime)');
     const r = spawnSync(process.execPath, ['-e', 'console.log(Date.now())'], { env: fakeEnv, encoding: 'utf8' });
