@@ -308,10 +308,10 @@ static napi_value js_uuidv4_text(napi_env env, napi_callback_info info)
     napi_value argv[1];
     addon *a = cb_args(env, info, &argc, argv);
     uint32_t n = 0;
-    if (argc < 1 || napi_get_value_uint32(env, argv[0], &n) != napi_ok || n == 0 || n > 4096) {
-        return throw_arg(env, false, "n must be 1 .. 4096");
+    if (argc < 1 || napi_get_value_uint32(env, argv[0], &n) != napi_ok || n == 0 || n > 256) {
+        return throw_arg(env, false, "n must be 1 .. 256");
     }
-    char s[4096 * IDM_UUID_STRLEN];
+    char s[256 * IDM_UUID_STRLEN];
     size_t len = 0;
     idm_error err;
     int rc = idm_gen_next_text_n(a->gen, IDM_FORMAT_UUIDV4, s, sizeof s, n, 0, &len, &err);
