@@ -3,7 +3,7 @@
 // clock set back 5 s (libfaketime) is refused by default, or with
 // maxRewind waits and mints above all before - while the same clock
 // without the mark mints below (so the test can fail).
-import { test } from 'node:test';
+import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,6 +14,7 @@ const FAKETIME = ['/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1',
     '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1'].find((p) => fs.existsSync(p));
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'idmint-mark-'));
 const markFile = path.join(dir, 'mark');
+after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 // Prints IDs, one a line, until killed (or count reached).
 const minter = `
@@ -142,5 +143,4 @@ test('... and with maxRewind 7000 it waits, then mints only above everything bef
     assert.equal(ids.length, 100000);
     assert.equal(increasing(ids), null);
     assert.ok(BigInt(ids[0]) > last, `${ids[0]} is not above ${last}`);
-    fs.rmSync(dir, { recursive: true });
 });
