@@ -17,7 +17,8 @@
 #      one failed test, and its tests then fail too (IDM_PG_INSTALL=failed);
 #   3. builds with clang, ASan+UBSan and -Werror into build-asan/ and runs
 #      ctest (with LeakSanitizer when it works on this machine) but for the
-#      label pg (the extension is PGXS's build, not this tree's);
+#      labels pg (the extension is PGXS's build, not this tree's) and
+#      bindings (built by pip and npm, not by this tree's sanitizer flags);
 #   4. builds the threaded tests with clang and TSan into build-tsan/ and
 #      runs the `tsan` label (threads sharing generators; idmintd's lease
 #      thread against its loop, on real etcd and ZooKeeper), not `pg`;
@@ -27,7 +28,7 @@
 #      for IDM_FUZZ_SECONDS seconds (default 30; 0 runs only the corpus),
 #      from a fresh scratch corpus under build-fuzz/ seeded by fuzz/corpus/;
 #   6. runs the benchmarks briefly (bench/run.sh --quick, bench/pg.sh --quick,
-#      bench/keyed.sh --quick) as a smoke test:
+#      bench/keyed.sh --quick, bench/bindings.sh --quick) as a smoke test:
 #      it must build and run idmint and every peer; its figures are not
 #      judged;
 # then prints the time and counts of each phase and, as its last line,
@@ -145,9 +146,12 @@ t0=$SECONDS
 # end is tested (tests/server/test_memcache.sh) with libmemcached's memccat
 # and memcstat (libmemcached-tools) and Python's pymemcache. Valgrind's
 # callgrind counts the parser calls of a waiting request
-# (tests/server/test_parse_once.sh).
+# (tests/server/test_parse_once.sh). The Python binding builds with Debian's
+# python3-dev and setuptools (and wheel) into a venv (python3-venv) and is
+# tested with python3-pytest and mypy (tests/bindings/test_python.sh).
 packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime universal-ctags
     libmemcached-tools python3-pymemcache valgrind
+    python3-dev python3-venv python3-setuptools python3-wheel python3-pytest mypy
     openssl etcd-server etcd-client zookeeperd libzookeeper-mt-dev libcurl4-openssl-dev libjansson-dev
     postgresql postgresql-server-dev-15 sqlite3 mariadb-server libmariadb-dev)
 if ! command -v node >/dev/null 2>&1; then
@@ -254,10 +258,10 @@ if configure "$ROOT/build-asan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
     -DIDM_SANITIZE=address,undefined -DIDM_FUZZ=OFF -DIDM_TESTS=ON -DIDM_COORD_REQUIRED=ON &&
     cmake --build "$ROOT/build-asan" -j "$JOBS"; then
     echo "build took $((SECONDS - t0))s"
-    section "sanitizer tests: ctest -LE pg in build-asan/"
+    section "sanitizer tests: ctest -LE 'pg|bindings' in build-asan/"
     ASAN_OPTIONS="detect_leaks=$lsan:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1" \
         UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-        run_ctest "clang ASan+UBSan build + ctest" "$t0" --test-dir "$ROOT/build-asan" -LE pg
+        run_ctest "clang ASan+UBSan build + ctest" "$t0" --test-dir "$ROOT/build-asan" -LE 'pg|bindings'
 else
     record "clang ASan+UBSan build + ctest" $((SECONDS - t0)) 0 1 "BUILD FAILED"
 fi
@@ -369,6 +373,15 @@ if bash "$ROOT/bench/keyed.sh" --quick; then
     record "bench smoke (bench/keyed.sh --quick)" $((SECONDS - t0)) 1 0
 else
     record "bench smoke (bench/keyed.sh --quick)" $((SECONDS - t0)) 0 1 "bench/keyed.sh --quick failed"
+fi
+
+# The Python and Node bindings against their languages' libraries
+# (bench/bindings.sh), briefly.
+t0=$SECONDS
+if bash "$ROOT/bench/bindings.sh" --quick; then
+    record "bench smoke (bench/bindings.sh --quick)" $((SECONDS - t0)) 1 0
+else
+    record "bench smoke (bench/bindings.sh --quick)" $((SECONDS - t0)) 0 1 "bench/bindings.sh --quick failed"
 fi
 
 # ---------------------------------------------------------------------------

@@ -72,7 +72,7 @@ export interface SnowflakeOptions {
     mark?: string;
     /** How far back (ms) the clock may step and be waited out instead of refused. Default 10. */
     maxRewind?: number;
-    /** The registry directory for node 'auto' (default /run/idmint/nodes). */
+    /** The host's node registry, where a node given is registered and 'auto' leases one (default /run/idmint/nodes). */
     registry?: string;
 }
 

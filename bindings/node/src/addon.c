@@ -796,9 +796,6 @@ static napi_value snowflake_ctor(napi_env env, napi_callback_info info)
         !string_option(env, options, "registry", reg_buf, sizeof reg_buf, &registry)) {
         return NULL;
     }
-    if (registry != NULL && !is_auto) {
-        return throw_arg(env, false, "registry applies only to node: 'auto'");
-    }
 
     snowflake_obj *o = calloc(1, sizeof *o);
     if (o == NULL) {
@@ -808,7 +805,10 @@ static napi_value snowflake_ctor(napi_env env, napi_callback_info info)
     idm_error err = {0};
     int rc = IDM_OK;
     const char *suffix = NULL;
-    if (is_auto) {
+    /* A node given is registered too (exactly that slot), as idmintd's
+     * --node N is: two processes of this host minting as one node would
+     * repeat IDs, whichever program they are. */
+    {
         char dir[1024];
         if (registry != NULL) {
             snprintf(dir, sizeof dir, "%s", registry);
@@ -819,12 +819,20 @@ static napi_value snowflake_ctor(napi_env env, napi_callback_info info)
         char holder[IDMC_SLOT_BYTES - IDMC_HOLDER_AT];
         snprintf(holder, sizeof holder, "pid=%d program=node(idmint)", (int)getpid());
         idmc_error cerr;
-        int crc = idmc_local_claim(dir, lname, 0, idm_sf_layout_max_node(&cfg.layout),
-                                   idm_sf_layout_max_unix_ms(&cfg.layout), holder, &o->slot, &cerr);
+        uint64_t lo = is_auto ? 0 : cfg.node;
+        uint64_t hi = is_auto ? idm_sf_layout_max_node(&cfg.layout) : cfg.node;
+        int crc = idmc_local_claim(dir, lname, lo, hi, idm_sf_layout_max_unix_ms(&cfg.layout),
+                                   holder, &o->slot, &cerr);
         if (crc != 0) {
-            char msg[IDMC_MSG_CAP + 96];
-            snprintf(msg, sizeof msg, "%s%s",
-                     crc == IDMC_BUSY ? "no free snowflake node on this host: " : "", cerr.msg);
+            char msg[IDMC_MSG_CAP + 160];
+            if (crc == IDMC_BUSY && !is_auto)
+                snprintf(msg, sizeof msg,
+                         "node %llu is held on this host (registry %s): %s; two processes "
+                         "minting as one node would repeat IDs",
+                         (unsigned long long)cfg.node, dir, cerr.msg);
+            else
+                snprintf(msg, sizeof msg, "%s%s",
+                         crc == IDMC_BUSY ? "no free snowflake node on this host: " : "", cerr.msg);
             free(o);
             return throw_as(env, ERR_PLAIN, crc == IDMC_BUSY ? "IDMC_BUSY" : "IDMC_ERROR", msg);
         }

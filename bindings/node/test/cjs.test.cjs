@@ -15,7 +15,8 @@ test('require: every export is there and works', async () => {
     const a = idmint.uuidv7();
     const b = esm.uuidv7();
     assert.ok(a < b, `${a} then ${b}`);
-    const sf = new idmint.Snowflake({ node: 1 });
+    const registry = require('node:fs').mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'idmint-cjs-'));
+    const sf = new idmint.Snowflake({ node: 1, registry });
     assert.ok(sf instanceof esm.Snowflake);
     assert.equal(typeof sf.next(), 'bigint');
     sf.close();

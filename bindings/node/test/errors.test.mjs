@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inspect, convert, typeid, token, Snowflake } from 'idmint';
+import { REGISTRY } from './helpers.mjs';
 
 function throwsWith(fn, cls, re, extra = {}) {
     assert.throws(fn, (e) => {
@@ -54,7 +55,6 @@ test('Snowflake: node out of range is a RangeError naming the range; bad layouts
     throwsWith(() => new Snowflake({ node: 1, layout: 'time=41,node=10' }), TypeError, /layout: /);
     throwsWith(() => new Snowflake({ node: 1, layout: 'tweeter' }), TypeError, /presets are/);
     throwsWith(() => new Snowflake({ node: 1, maxRewind: -5 }), RangeError, /maxRewind/);
-    throwsWith(() => new Snowflake({ node: 1, registry: '/tmp/x' }), TypeError, /only to node: 'auto'/);
     throwsWith(() => Snowflake({ node: 1 }), TypeError, /new/);
 });
 
@@ -66,10 +66,10 @@ test('Snowflake: a mark file that is not fit is refused naming the problem and t
     const open = path.join(dir, 'open');
     fs.writeFileSync(open, '');
     fs.chmodSync(open, 0o666);
-    throwsWith(() => new Snowflake({ node: 1, mark: open }), Error, /writable by other users/, { code: 'IDM_ESTATE' });
+    throwsWith(() => new Snowflake({ node: 1, mark: open, registry: REGISTRY }), Error, /writable by other users/, { code: 'IDM_ESTATE' });
     const bad = path.join(dir, 'bad');
     fs.writeFileSync(bad, 'garbage', { mode: 0o600 });
-    throwsWith(() => new Snowflake({ node: 1, mark: bad }), Error, /damaged/);
-    throwsWith(() => new Snowflake({ node: 1, mark: dir }), Error, /directory/);
+    throwsWith(() => new Snowflake({ node: 1, mark: bad, registry: REGISTRY }), Error, /damaged/);
+    throwsWith(() => new Snowflake({ node: 1, mark: dir, registry: REGISTRY }), Error, /directory/);
     fs.rmSync(dir, { recursive: true });
 });

@@ -1,10 +1,20 @@
 // helpers.mjs - shared by the tests: where the repository's vector files
 // are, and how their records read.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
+
+// A node given to Snowflake is registered in the host's registry (as an
+// 'auto' one is leased there): the tests use a private one (mode 0700,
+// this run's), so that they neither disturb nor depend on the host's
+// /run/idmint/nodes, which other suites' idmintd use. The processes they
+// start find it in IDM_TEST_REGISTRY.
+export const REGISTRY = process.env.IDM_TEST_REGISTRY ||
+    fs.mkdtempSync(path.join(os.tmpdir(), 'idmint-test-nodes-'));
+process.env.IDM_TEST_REGISTRY = REGISTRY;
 
 // The vectors live in the idmint tree the installed package was built
 // from (npm links ./bindings/node), or IDMINT_SOURCE_DIR.

@@ -29,7 +29,7 @@ function round() {
         try { m.convert('0ujtsYcgvSTl8PAuAdqWYSMnLOv', 'uuid'); } catch (e) {}
     }
     for (let i = 0; i < 200; i++) {
-        const sf = new m.Snowflake({ node: i % 1024, mark: dir + '/mark' });
+        const sf = new m.Snowflake({ node: i % 1024, mark: dir + '/mark', registry: dir + '/fixed' });
         for (let j = 0; j < 100; j++) sf.next();
         sf.close();
         const auto = new m.Snowflake({ node: 'auto', registry: dir + '/reg' });

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as idmint from 'idmint';
-import { firstUnordered } from './helpers.mjs';
+import { firstUnordered, REGISTRY } from './helpers.mjs';
 
 const { uuidv7, uuidv4, uuidv7Bytes, ulid, ksuid, typeid, token, traceparent, Snowflake, inspect } = idmint;
 const MILLION = 1_000_000;
@@ -58,7 +58,7 @@ test('uuidv7Bytes: a million, strictly increasing as bytes, interleaved with uui
 });
 
 test('Snowflake: a million, strictly increasing as bigint; nextString is the decimal form', () => {
-    const sf = new Snowflake({ node: 3 });
+    const sf = new Snowflake({ node: 3, registry: REGISTRY });
     assert.equal(sf.node, 3);
     assert.equal(sf.layout, 'twitter');
     let prev = sf.next();
@@ -80,14 +80,14 @@ test('Snowflake: a million, strictly increasing as bigint; nextString is the dec
 
 test('Snowflake layouts: presets and specs decode with their own node', () => {
     for (const layout of ['discord', 'instagram', 'sonyflake', 'safe53', 'time=41,node=10,seq=12,unit=1ms,epoch=1735689600000']) {
-        const sf = new Snowflake({ node: 5, layout });
+        const sf = new Snowflake({ node: 5, layout, registry: REGISTRY });
         const id = sf.nextString();
         const r = inspect(id, { layout });
         assert.equal(r.node, 5, layout);
         assert.ok(Math.abs(r.unix_ms - Date.now()) < 60_000, layout);
         sf.close();
     }
-    const safe = new Snowflake({ node: 63n, layout: 'safe53' });
+    const safe = new Snowflake({ node: 63n, layout: 'safe53', registry: REGISTRY });
     assert.ok(safe.next() <= BigInt(Number.MAX_SAFE_INTEGER));
     safe.close();
 });

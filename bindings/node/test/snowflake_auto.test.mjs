@@ -32,3 +32,29 @@ test('holders at the same time get distinct nodes; a node given back is leased a
     for (const s of small) s.close();
     fs.rmSync(registry, { recursive: true });
 });
+
+test('a node given is registered too: a second holder, here or in another process, is refused naming the holder', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const registry = fs.mkdtempSync(path.join(os.tmpdir(), 'idmint-fixed-'));
+    const a = new Snowflake({ node: 3, registry });
+    const first = a.next();
+    assert.throws(() => new Snowflake({ node: 3, registry }),
+        (e) => e.code === 'IDMC_BUSY' && /node 3 is held/.test(e.message) &&
+            e.message.includes(`pid=${process.pid}`) && /repeat IDs/.test(e.message));
+    const script = `const { Snowflake } = require('idmint');
+        try { new Snowflake({ node: 3, registry: ${JSON.stringify(registry)} }); console.log('minted'); }
+        catch (e) { console.log('refused', e.code, e.message); }`;
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^refused IDMC_BUSY node 3 is held/);
+    // Another layout is another namespace: its node 3 is free.
+    const other = new Snowflake({ node: 3, layout: 'discord', registry });
+    assert.equal(other.node, 3);
+    other.close();
+    a.close();
+    const b = new Snowflake({ node: 3, registry });
+    assert.equal(b.node, 3);
+    assert.ok(b.next() > first);
+    b.close();
+    fs.rmSync(registry, { recursive: true });
+});

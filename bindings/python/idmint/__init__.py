@@ -16,7 +16,8 @@ Snowflakes (64-bit integers) come from a generator for one node:
     >>> with idmint.Snowflake(7, "discord") as sf:
     ...     sf.next(), sf.next_n(3)
 
-Snowflake(node="auto") leases a free node from this host's registry, and
+Snowflake(node="auto") leases a free node from this host's registry (a
+node given is registered there too: no two processes hold one), and
 mark=PATH keeps a durable time mark so that a process killed and started
 again with its clock set back never repeats an ID.
 

@@ -789,9 +789,6 @@ static PyObject *snowflake_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     if (sf_take_node(node_o, &is_auto, &cfg.node) != 0) {
         return NULL;
     }
-    if (!is_auto && registry_o != Py_None) {
-        return raise_arg("registry applies only to node='auto'");
-    }
     PyObject *mark_path = NULL;
     PyObject *registry_path = NULL;
     if (mark_o != Py_None && !PyUnicode_FSConverter(mark_o, &mark_path)) {
@@ -822,7 +819,10 @@ static PyObject *snowflake_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     char dir[1024];
     dir[0] = '\0';
     PyThreadState *ts = PyEval_SaveThread();
-    if (is_auto) {
+    /* A node given is registered too (exactly that slot), as idmintd's
+     * --node N is: two processes of this host minting as one node would
+     * repeat IDs, whichever program they are. */
+    {
         if (registry_path != NULL) {
             snprintf(dir, sizeof dir, "%s", PyBytes_AS_STRING(registry_path));
         } else if (idmc_local_default_dir(dir, sizeof dir) != 0) {
@@ -835,7 +835,8 @@ static PyObject *snowflake_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         crc =
             dir[0] == '\0'
                 ? IDMC_ERROR
-                : idmc_local_claim(dir, s->layout, 0, idm_sf_layout_max_node(&cfg.layout),
+                : idmc_local_claim(dir, s->layout, is_auto ? 0 : cfg.node,
+                                   is_auto ? idm_sf_layout_max_node(&cfg.layout) : cfg.node,
                                    idm_sf_layout_max_unix_ms(&cfg.layout), holder, &s->slot, &cerr);
         if (crc == 0) {
             cfg.node = idmc_slot_node(s->slot);
@@ -869,7 +870,12 @@ static PyObject *snowflake_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     Py_XDECREF(registry_path);
 
     if (crc != 0) {
-        if (crc == IDMC_BUSY) {
+        if (crc == IDMC_BUSY && !is_auto) {
+            PyErr_Format(Error,
+                         "node %llu is held on this host (registry %s): %s; two processes "
+                         "minting as one node would repeat IDs",
+                         (unsigned long long)cfg.node, dir, cerr.msg);
+        } else if (crc == IDMC_BUSY) {
             PyErr_Format(Error, "no free snowflake node on this host (registry %s): %s", dir,
                          cerr.msg);
         } else if (dir[0] == '\0') {
@@ -1073,8 +1079,10 @@ PyDoc_STRVAR(
     "increasing; the object may be shared by threads.\n\n"
     "node: an int within the layout's range, or 'auto' to lease a free node from\n"
     "this host's registry (/run/idmint/nodes, or registry=DIR) as idmintd and\n"
-    "`idmint gen --node auto` do: no two processes on the host hold one node, and\n"
-    "the IDs start above everything earlier holders of the node minted.\n\n"
+    "`idmint gen --node auto` do. A node given is registered there too: either\n"
+    "way no two processes on the host hold one node (a node held by another\n"
+    "raises idmint.Error naming its holder), and the IDs start above everything\n"
+    "earlier holders of the node minted.\n\n"
     "max_rewind_ms: a clock that steps back by at most this much is waited out;\n"
     "further raises idmint.ClockError (its rewind_ms says how far).\n\n"
     "mark: a file path: the library's durable time mark (crash safety). No ID is\n"

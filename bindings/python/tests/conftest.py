@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Iterator, List
 
@@ -19,6 +20,13 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 VECTORS = REPO / "tests" / "vectors"
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+
+# A node given to Snowflake is registered in the host's registry, as an
+# `auto` one is leased there; the tests use a private one (mode 0700,
+# this run's) so that they neither disturb nor depend on the host's
+# /run/idmint/nodes (other suites' idmintd use it), and pass it as
+# registry= in this process and in the ones they start.
+REGISTRY = tempfile.mkdtemp(prefix="idmint-test-nodes-")
 
 
 def _unescape(field: str) -> str:

@@ -7,6 +7,7 @@ import pickle
 import uuid
 
 import idmint
+from conftest import REGISTRY
 
 
 def test_uuids_behave_as_the_standard_librarys():
@@ -35,7 +36,7 @@ def test_signatures_and_docstrings():
 
 
 def test_snowflake_repr_and_properties():
-    sf = idmint.Snowflake(12, "instagram")
+    sf = idmint.Snowflake(12, "instagram", registry=REGISTRY)
     assert repr(sf) == "idmint.Snowflake(12, layout='instagram')"
     assert sf.high_water_ms == 0
     sf.next()

@@ -4,7 +4,7 @@ idmint.ClockError with how far the clock moved back."""
 import pytest
 
 import idmint
-from conftest import FAKETIME_LIB, run_python
+from conftest import REGISTRY, FAKETIME_LIB, run_python
 
 
 def test_hierarchy():
@@ -48,7 +48,7 @@ def test_type_errors():
     with pytest.raises(TypeError):
         idmint.inspect(b"01ARZ3NDEKTSV4RRFFQ69G5FAV")  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        idmint.Snowflake(1.5)  # type: ignore[arg-type]
+        idmint.Snowflake(1.5, registry=REGISTRY)  # type: ignore[arg-type]
 
 
 def test_counts():
@@ -60,23 +60,23 @@ def test_counts():
 
 def test_snowflake_arguments():
     with pytest.raises(ValueError, match=r"out of range for layout twitter \(0 to 1023\)"):
-        idmint.Snowflake(1024)
+        idmint.Snowflake(1024, registry=REGISTRY)
     with pytest.raises(ValueError, match="0 to 63"):
-        idmint.Snowflake(64, "safe53")
+        idmint.Snowflake(64, "safe53", registry=REGISTRY)
     with pytest.raises(ValueError):
         idmint.Snowflake(-1)
     with pytest.raises(ValueError, match="presets|preset"):
-        idmint.Snowflake(1, "nope")
+        idmint.Snowflake(1, "nope", registry=REGISTRY)
     with pytest.raises(ValueError):
-        idmint.Snowflake(1, "time=41,node=10")
+        idmint.Snowflake(1, "time=41,node=10", registry=REGISTRY)
     with pytest.raises(ValueError, match="max_rewind_ms"):
-        idmint.Snowflake(1, max_rewind_ms=-1)
+        idmint.Snowflake(1, max_rewind_ms=-1, registry=REGISTRY)
     with pytest.raises(ValueError, match="auto"):
         idmint.Snowflake("any")
 
 
 def test_closed_snowflake():
-    sf = idmint.Snowflake(2)
+    sf = idmint.Snowflake(2, registry=REGISTRY)
     sf.close()
     sf.close()
     with pytest.raises(idmint.Error, match="closed"):
@@ -88,16 +88,16 @@ def test_clock_error_carries_the_rewind(tmp_path):
     refused with ClockError and rewind_ms; with max_rewind_ms beyond it,
     the same waits and mints."""
     mark = str(tmp_path / "mark")
-    with idmint.Snowflake(4, mark=mark) as sf:
+    with idmint.Snowflake(4, mark=mark, registry=REGISTRY) as sf:
         sf.next_n(1000)
     code = """
 import idmint, sys
 try:
-    idmint.Snowflake(4, mark=sys.argv[1]).next()
+    idmint.Snowflake(4, mark=sys.argv[1], registry=sys.argv[2]).next()
 except idmint.ClockError as e:
     print("ClockError", e.rewind_ms, e.code, isinstance(e, idmint.Error), e)
 """
-    p = run_python(code.replace("sys.argv[1]", repr(mark)),
+    p = run_python(code.replace("sys.argv[1]", repr(mark)).replace("sys.argv[2]", repr(REGISTRY)),
                    {"LD_PRELOAD": FAKETIME_LIB, "FAKETIME": "-5s",
                     "FAKETIME_DONT_FAKE_MONOTONIC": "1"})
     out, err = p.communicate(timeout=60)

@@ -5,6 +5,7 @@ node) without disturbing the parent's."""
 import os
 
 import idmint
+from conftest import REGISTRY
 
 N = 50_000
 
@@ -54,7 +55,7 @@ def test_parent_and_child_never_share_an_id():
 
 
 def test_inherited_snowflake_refuses_in_the_child():
-    sf = idmint.Snowflake(11)
+    sf = idmint.Snowflake(11, registry=REGISTRY)
     first = sf.next()
 
     def child():

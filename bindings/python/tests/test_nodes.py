@@ -53,13 +53,32 @@ def test_a_killed_holder_frees_its_node_and_the_next_resumes_above(registry):
         assert again.next() > last
 
 
-def test_registry_applies_only_to_auto(registry):
-    try:
-        idmint.Snowflake(3, registry=registry)
-    except ValueError as e:
-        assert "registry" in str(e)
-    else:
-        raise AssertionError("registry= with a fixed node was accepted")
+def test_a_given_node_is_registered_and_refused_while_held(registry):
+    """Snowflake(N) takes exactly slot N of the registry, as idmintd's
+    --node N does: a second holder, in this process or another, is refused
+    with the holder's description, and the node is free again once the
+    first is closed (then the IDs go on above the first's)."""
+    with idmint.Snowflake(3, registry=registry) as a:
+        first = a.next()
+        try:
+            idmint.Snowflake(3, registry=registry)
+        except idmint.Error as e:
+            assert "node 3 is held" in str(e) and "pid=%d" % os.getpid() in str(e), str(e)
+        else:
+            raise AssertionError("node 3 was handed out twice")
+        p = run_python("import idmint\ntry:\n"
+                       "    idmint.Snowflake(3, registry=%r)\n"
+                       "except idmint.Error as e:\n"
+                       "    print('refused', e)\n"
+                       "else:\n"
+                       "    print('minted')\n" % registry)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0, err
+        assert out.startswith("refused") and "repeat IDs" in out, out
+        with idmint.Snowflake(3, "discord", registry=registry) as other:
+            assert other.node == 3  # another layout: another namespace
+    with idmint.Snowflake(3, registry=registry) as b:
+        assert b.node == 3 and b.next() > first
 
 
 def test_full_registry_is_refused(registry):

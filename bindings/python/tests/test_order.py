@@ -5,6 +5,7 @@ module-level generator and a shared Snowflake."""
 import threading
 
 import idmint
+from conftest import REGISTRY
 
 MILLION = 1_000_000
 
@@ -48,7 +49,7 @@ def test_typeid_strictly_increasing_per_prefix_and_with_uuid7():
 
 
 def test_snowflake_million_strictly_increasing():
-    with idmint.Snowflake(3) as sf:
+    with idmint.Snowflake(3, registry=REGISTRY) as sf:
         ids = [sf.next() for _ in range(MILLION // 2)] + sf.next_n(MILLION // 2)
     assert strictly_increasing(ids)
 
@@ -96,7 +97,7 @@ def test_eight_threads_text_formats_no_repeat():
 
 def test_eight_threads_shared_snowflake_no_repeat():
     per = 100_000
-    with idmint.Snowflake(9) as sf:
+    with idmint.Snowflake(9, registry=REGISTRY) as sf:
         results = _threads(8, lambda: [sf.next() for _ in range(per // 2)]
                            + sf.next_n(per // 2))
     for r in results:

@@ -6,7 +6,7 @@ calls or more) would grow it by several MiB."""
 import gc
 
 import idmint
-from conftest import rss_kib
+from conftest import REGISTRY, rss_kib
 
 BOUND_KIB = 2048
 
@@ -26,8 +26,8 @@ def _bad_typeid():
 
 
 def test_ten_million_calls_do_not_grow_the_rss():
-    sf = idmint.Snowflake(1, "safe53")  # 64 IDs per ms: the waits release the GIL
-    sf_fast = idmint.Snowflake(2)
+    sf = idmint.Snowflake(1, "safe53", registry=REGISTRY)  # 64 IDs per ms: the waits release the GIL
+    sf_fast = idmint.Snowflake(2, registry=REGISTRY)
     u = str(idmint.uuid7())
     k = idmint.ksuid()
     cheap = [idmint.uuid7, idmint.uuid4, idmint.ulid, idmint.ksuid, idmint.traceparent,

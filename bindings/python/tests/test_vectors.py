@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 import idmint
-from conftest import records
+from conftest import REGISTRY, records
 
 
 # ---- inspect: recognition and decoding (tests/vectors/inspect.txt) ----------
@@ -242,13 +242,13 @@ def test_token_and_traceparent_shapes():
 
 
 def test_snowflake_round_trip():
-    with idmint.Snowflake(5, "discord") as sf:
+    with idmint.Snowflake(5, "discord", registry=REGISTRY) as sf:
         assert sf.layout == "discord" and sf.node == 5
         i = sf.next()
         d = idmint.inspect(str(i), "discord")
         assert d["node"] == 5 and d["layout"] == "discord" and d["id"] == str(i)
     spec = "time=41,node=10,seq=12,unit=1ms,epoch=1735689600000"
-    with idmint.Snowflake(1023, spec) as sf:
+    with idmint.Snowflake(1023, spec, registry=REGISTRY) as sf:
         assert sf.layout == spec
         d = idmint.inspect(str(sf.next()), spec)
         assert d["node"] == 1023
