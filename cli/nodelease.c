@@ -31,8 +31,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MARK_AHEAD_MS 1000 /* how far ahead of the clock a mark is recorded */
-#define MARK_LOW_MS   500  /* raise it when the clock gets this close */
 #define WAIT_QUIET_MS 1000 /* a longer wait for the slot's mark is announced */
 #define RETRY_MS      200  /* after a failed call, the next one no sooner */
 
@@ -140,30 +138,26 @@ static int keepalive_if_due(cli_node_lease *L, bool force, char *msg, size_t cap
     return rc;
 }
 
-/* Records that this run may mint up to ms in the node's slot. */
-static int record_mark(cli_node_lease *L, int64_t ms, char *msg, size_t cap)
+/* Records a new mark for this run in the node's slot when one is due, by
+ * the slots' rule (idmc_slot_keep: IDMC_SLOT_AHEAD_MS past the clock,
+ * anew within IDMC_SLOT_LOW_MS of it), which a coordinator's slot keeps
+ * too. 0 (recorded or not due), IDMC_LOST, or IDMC_ERROR with msg. */
+static int record_mark(cli_node_lease *L, int64_t now, bool at_ceiling, char *msg, size_t cap)
 {
     idmc_error err;
-    int rc = L->lease != NULL ? idmc_record_mark(L->lease, ms, &err)
-                              /* The slot file carries the mark to the next holder: put
-                               * it back if it was removed (the node stays ours
-                               * meanwhile, by its name). */
-                              : idmc_slot_repair(L->slot, &err);
+    int rc;
+    if (L->lease == NULL) {
+        rc = idmc_slot_keep(L->slot, &L->recorded, 0, now, at_ceiling, &err);
+    } else if (now + IDMC_SLOT_LOW_MS < L->recorded) {
+        return 0;
+    } else {
+        rc = idmc_record_mark(L->lease, now + IDMC_SLOT_AHEAD_MS, &err);
+        if (rc == 0) {
+            L->recorded = now + IDMC_SLOT_AHEAD_MS;
+        }
+    }
     snprintf(msg, cap, "%s", err.msg);
-    if (L->lease != NULL) {
-        return rc;
-    }
-    if (rc == IDMC_BUSY) {
-        return IDMC_LOST;
-    }
-    if (rc != 0) {
-        return rc;
-    }
-    if (idmc_slot_record_mark(L->slot, ms) != 0) {
-        snprintf(msg, cap, "%s", strerror(errno));
-        return IDMC_ERROR;
-    }
-    return 0;
+    return rc;
 }
 
 static int ran_out(cli *c, const cli_node_lease *L)
@@ -194,17 +188,15 @@ int cli_node_lease_keep(cli *c, cli_node_lease *L, bool at_ceiling)
     for (;;) {
         /* At the ceiling, a deadline less than the mark's headroom away is
          * what holds minting back: refresh it now. */
-        bool force = at_ceiling && deadline(L) - mono_ms() <= MARK_LOW_MS;
+        bool force = at_ceiling && deadline(L) - mono_ms() <= IDMC_SLOT_LOW_MS;
         int rc = keepalive_if_due(L, force, msg, sizeof msg);
         if (rc == IDMC_LOST) {
             return lost(c, L, msg);
         }
         int64_t now = wall_ms();
-        if (now + MARK_LOW_MS >= L->recorded && mono_ms() >= L->retry_at) {
-            int64_t want = now + MARK_AHEAD_MS;
-            rc = record_mark(L, want, msg, sizeof msg);
+        if (mono_ms() >= L->retry_at) {
+            rc = record_mark(L, now, at_ceiling, msg, sizeof msg);
             if (rc == 0) {
-                L->recorded = want;
                 if (L->failure[0] != '\0' && L->lease == NULL) {
                     L->failure[0] = '\0';
                     L->failing_since = 0;
@@ -383,11 +375,6 @@ void cli_node_lease_end(cli_node_lease *L, int64_t used_ms)
         idmc_close(L->coord);
         L->coord = NULL;
     }
-    if (L->slot != NULL) {
-        if (used < L->recorded) {
-            (void)idmc_slot_shrink_mark(L->slot, used);
-        }
-        idmc_slot_release(L->slot);
-        L->slot = NULL;
-    }
+    idmc_slot_end(L->slot, L->claim_mark, L->recorded, used_ms);
+    L->slot = NULL;
 }

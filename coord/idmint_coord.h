@@ -122,6 +122,34 @@ int idmc_slot_repair(idmc_slot *slot, idmc_error *err);
 /* Gives the slot up (the locks go; the mark stays for the next holder). */
 void idmc_slot_release(idmc_slot *slot);
 
+/*
+ * The rule a process that mints as a slot's node keeps (the CLI's and the
+ * bindings' --node auto and fixed nodes; idmintd keeps it through its
+ * durable mark, hwm.c): it mints nothing past the mark it has recorded in
+ * the slot, so that the next holder of the node resumes above all of it.
+ * The mark is recorded IDMC_SLOT_AHEAD_MS past the later of the clock and
+ * the time used, and recorded anew when minting comes within
+ * IDMC_SLOT_LOW_MS of it or stops at it; at the end it is lowered to the
+ * time used, so the next holder does not wait out the reserve.
+ */
+#define IDMC_SLOT_AHEAD_MS 1000
+#define IDMC_SLOT_LOW_MS   500
+
+/* Records a new mark in slot when one is due (at_ceiling, or now_ms within
+ * IDMC_SLOT_LOW_MS of *recorded_ms) and *recorded_ms would rise, putting
+ * the slot file back first if it was removed (idmc_slot_repair); then
+ * *recorded_ms is the holder's ceiling. used_ms is the latest time minted.
+ * Returns 0 (recorded, or not due); IDMC_LOST when another process holds
+ * the file at the slot's path now (stop minting as the node); or
+ * IDMC_ERROR with err->msg (the file cannot be written: mint nothing past
+ * *recorded_ms, try again later). Does file I/O and an fdatasync. */
+int idmc_slot_keep(idmc_slot *slot, int64_t *recorded_ms, int64_t used_ms, int64_t now_ms,
+                   bool at_ceiling, idmc_error *err);
+/* At the end of a holder's run: lowers the slot's mark to used_ms (never
+ * below claim_ms, the mark found at the claim) when it is below
+ * recorded_ms, then releases the slot. NULL is ignored. */
+void idmc_slot_end(idmc_slot *slot, int64_t claim_ms, int64_t recorded_ms, int64_t used_ms);
+
 /* Reads the slot files of ns under dir: for each node calls fn with the
  * node, whether it is held now, the recorded mark and the holder line;
  * then for each node held whose slot file is gone (mark 0). Returns the

@@ -683,3 +683,41 @@ int idmc_local_list(const char *dir, const char *ns,
     e->code = n < 0 ? IDMC_ERROR : 0;
     return n;
 }
+
+int idmc_slot_keep(idmc_slot *slot, int64_t *recorded_ms, int64_t used_ms, int64_t now_ms,
+                   bool at_ceiling, idmc_error *err)
+{
+    idmc_error scratch, *e = idmc__record(err, &scratch);
+    e->code = 0;
+    e->msg[0] = '\0';
+    if (!at_ceiling && now_ms + IDMC_SLOT_LOW_MS < *recorded_ms)
+        return 0;
+    int64_t want = (used_ms > now_ms ? used_ms : now_ms) + IDMC_SLOT_AHEAD_MS;
+    if (want <= *recorded_ms)
+        return 0;
+    /* The file carries the mark to the next holder: put it back if it was
+     * removed (the node stays ours meanwhile, by its name). */
+    int rc = slot_repair_msg(slot, e->msg, sizeof e->msg);
+    if (rc == IDMC_BUSY)
+        return e->code = IDMC_LOST;
+    if (rc != 0)
+        return e->code = rc;
+    if (idmc_slot_record_mark(slot, want) != 0) {
+        snprintf(e->msg, sizeof e->msg, "%s: %s", idmc_slot_path(slot), strerror(errno));
+        return e->code = IDMC_ERROR;
+    }
+    *recorded_ms = want;
+    return 0;
+}
+
+void idmc_slot_end(idmc_slot *slot, int64_t claim_ms, int64_t recorded_ms, int64_t used_ms)
+{
+    if (slot == NULL)
+        return;
+    /* Everything minted lies at or below used (and above the claim's
+     * mark). */
+    int64_t used = used_ms > claim_ms ? used_ms : claim_ms;
+    if (used < recorded_ms)
+        (void)idmc_slot_shrink_mark(slot, used);
+    idmc_slot_release(slot);
+}

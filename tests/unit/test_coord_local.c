@@ -368,6 +368,60 @@ static void test_shared_registry_across_users(void)
     idmc_slot_release(b);
 }
 
+/* The holders' rule (idmc_slot_keep, idmc_slot_end): a mark recorded
+ * IDMC_SLOT_AHEAD_MS past the later of the clock and the time used, anew
+ * only within IDMC_SLOT_LOW_MS of it or at the ceiling, after putting a
+ * removed file back; at the end lowered to the time used, never below the
+ * claim's mark. */
+static void test_keep_records_ahead_and_end_lowers(void)
+{
+    fresh_dir();
+    idmc_error err;
+    idmc_slot *a = claim(4, 4, 0, &err);
+    ASSERT_TRUE(a != NULL);
+    ASSERT_EQ_INT(idmc_slot_record_mark(a, 10000), 0); /* an earlier holder's */
+    idmc_slot_release(a);
+    a = claim(4, 4, 0, &err);
+    ASSERT_TRUE(a != NULL);
+    int64_t claim_ms = idmc_slot_mark_ms(a), recorded = claim_ms;
+    ASSERT_TRUE(claim_ms == 10000);
+    /* Due (the clock is past the recorded mark): now + AHEAD. */
+    ASSERT_EQ_INT(idmc_slot_keep(a, &recorded, 0, 20000, false, &err), 0);
+    ASSERT_TRUE(recorded == 20000 + IDMC_SLOT_AHEAD_MS);
+    /* Not due: more than LOW ahead of the clock, not at the ceiling. */
+    int64_t before = recorded;
+    ASSERT_EQ_INT(idmc_slot_keep(a, &recorded, 0, 20000 + 100, false, &err), 0);
+    ASSERT_TRUE(recorded == before);
+    /* Within LOW of it: recorded anew from the clock. */
+    int64_t near = before - IDMC_SLOT_LOW_MS;
+    ASSERT_EQ_INT(idmc_slot_keep(a, &recorded, 0, near, false, &err), 0);
+    ASSERT_TRUE(recorded == near + IDMC_SLOT_AHEAD_MS);
+    /* At the ceiling with the time used ahead of the clock: from the time used. */
+    ASSERT_EQ_INT(idmc_slot_keep(a, &recorded, 30000, 20500, true, &err), 0);
+    ASSERT_TRUE(recorded == 30000 + IDMC_SLOT_AHEAD_MS);
+    /* The file removed: put back with the new mark. */
+    char path[600];
+    snprintf(path, sizeof path, "%s", idmc_slot_path(a));
+    ASSERT_TRUE(unlink(path) == 0);
+    ASSERT_EQ_INT(idmc_slot_keep(a, &recorded, 0, 40000, true, &err), 0);
+    ASSERT_TRUE(recorded == 40000 + IDMC_SLOT_AHEAD_MS);
+    ASSERT_TRUE(access(path, F_OK) == 0);
+    /* The end lowers the mark to the time used... */
+    idmc_slot_end(a, claim_ms, recorded, 40200);
+    a = claim(4, 4, 0, &err);
+    ASSERT_TRUE(a != NULL);
+    ASSERT_TRUE(idmc_slot_mark_ms(a) == 40200);
+    /* ...but never below the claim's mark (nothing minted: used 0). */
+    claim_ms = recorded = idmc_slot_mark_ms(a);
+    ASSERT_EQ_INT(idmc_slot_keep(a, &recorded, 0, 41000, false, &err), 0);
+    idmc_slot_end(a, claim_ms, recorded, 0);
+    a = claim(4, 4, 0, &err);
+    ASSERT_TRUE(a != NULL);
+    ASSERT_TRUE(idmc_slot_mark_ms(a) == 40200);
+    idmc_slot_end(a, 0, 0, 0);
+    idmc_slot_end(NULL, 0, 0, 0);
+}
+
 static const struct test_case tests[] = {
     TEST(test_lowest_free_and_release),
     TEST(test_exact_and_full),
@@ -379,6 +433,7 @@ static const struct test_case tests[] = {
     TEST(test_repair_refused_when_another_holds_the_file),
     TEST(test_mark_past_the_layout_refused_unwritten),
     TEST(test_shared_registry_across_users),
+    TEST(test_keep_records_ahead_and_end_lowers),
     {0},
 };
 

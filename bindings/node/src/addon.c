@@ -17,7 +17,8 @@
  *
  * Snowflake options: node N or 'auto' (a free node leased from this
  * host's registry, coord/local.c, as idmintd and `idmint gen --node auto`
- * do), mark PATH (the durable mark, mark.h, in blocking mode as `idmint
+ * do; a node N is registered there too, as idmintd's --node N, and the
+ * slot's mark kept by the slots' rule, idmc_slot_keep), mark PATH (the durable mark, mark.h, in blocking mode as `idmint
  * gen --mark FILE`).
  */
 #include "idmint_coord.h"
@@ -37,7 +38,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define SLOT_AHEAD_MS 1000 /* how far past the clock a leased node's slot mark is recorded */
 #define INPUT_CAP     256  /* inputs longer than this are copied to the heap */
 
 /* ---- the process's generator ---------------------------------------------- */
@@ -575,7 +575,7 @@ static napi_value js_convert(napi_env env, napi_callback_info info)
 typedef struct snowflake_obj {
     idm_snowflake *g;
     idm_mark *mark;   /* NULL: none */
-    idmc_slot *slot;  /* NULL: a fixed node */
+    idmc_slot *slot;  /* the node's slot in the host's registry */
     int64_t recorded; /* the slot's mark recorded by us: the ceiling while leased */
     int64_t claim_mark;
     uint64_t node;
@@ -611,16 +611,8 @@ static void snowflake_end(snowflake_obj *o)
     int64_t used = o->g != NULL ? idm_snowflake_high_water_ms(o->g) : 0;
     (void)idm_mark_close(o->mark, NULL);
     o->mark = NULL;
-    if (o->slot != NULL) {
-        if (used < o->claim_mark) {
-            used = o->claim_mark;
-        }
-        if (used < o->recorded) {
-            (void)idmc_slot_shrink_mark(o->slot, used);
-        }
-        idmc_slot_release(o->slot);
-        o->slot = NULL;
-    }
+    idmc_slot_end(o->slot, o->claim_mark, o->recorded, used);
+    o->slot = NULL;
     idm_snowflake_free(o->g);
     o->g = NULL;
 }
@@ -651,21 +643,22 @@ static void apply_slot_ceiling(snowflake_obj *o)
     }
 }
 
-/* Records a mark a second past the clock in the leased node's slot, so
- * that the next holder resumes above everything minted up to it. */
+/* Records a mark in the node's slot, a reserve past the later of the
+ * clock and the time used (the slots' rule: coord/idmint_coord.h,
+ * idmc_slot_keep; the file put back first if it was removed), so that the
+ * next holder resumes above everything minted up to it. */
 static int record_slot(snowflake_obj *o, idm_error *err)
 {
-    int64_t want = wall_ms() + SLOT_AHEAD_MS;
-    if (want <= o->recorded) {
-        want = o->recorded + SLOT_AHEAD_MS;
-    }
-    if (idmc_slot_record_mark(o->slot, want) != 0) {
+    idmc_error cerr;
+    int64_t used = o->g != NULL ? idm_snowflake_high_water_ms(o->g) : 0;
+    int crc = idmc_slot_keep(o->slot, &o->recorded, used, wall_ms(), true, &cerr);
+    if (crc != 0) {
         err->code = IDM_ESTATE;
         snprintf(err->msg, sizeof err->msg, "cannot record the mark in the node's slot %s: %s",
-                 idmc_slot_path(o->slot), strerror(errno));
+                 idmc_slot_path(o->slot),
+                 crc == IDMC_LOST ? "the slot was taken by another process" : cerr.msg);
         return IDM_ESTATE;
     }
-    o->recorded = want;
     return IDM_OK;
 }
 

@@ -22,6 +22,9 @@
  * Left out: HLC stamps, segments and keyed IDs (the library has them; the
  * binding does not offer them yet), coordinators for several hosts (etcd,
  * ZooKeeper): Snowflake(node="auto") leases from this host's registry only.
+ * A node given is registered there too (as idmintd's --node N), and the
+ * slot's mark is kept by the slots' rule (coord/idmint_coord.h:
+ * idmc_slot_keep, idmc_slot_end), as the CLI keeps it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -44,7 +47,6 @@
 #include <unistd.h>
 
 #define MAX_BULK         ((Py_ssize_t)100000000) /* one bulk call's largest n */
-#define SLOT_AHEAD_MS    1000 /* how far ahead of the clock a node slot's mark is recorded */
 #define INSPECT_JSON_CAP 2048
 #define CEILING_RETRIES  3
 
@@ -560,7 +562,7 @@ static PyObject *py_convert(PyObject *self, PyObject *args, PyObject *kw)
 typedef struct snowflake_object {
     PyObject_HEAD idm_snowflake *sf; /* NULL once closed */
     idm_mark *mark;                  /* mark=PATH, or NULL */
-    idmc_slot *slot;                 /* node='auto': the registry's slot, or NULL */
+    idmc_slot *slot;                 /* the node's slot in the host's registry */
     pthread_mutex_t slot_mu;         /* orders the slot's mark writes (threads at the ceiling) */
     int64_t slot_claim_ms;           /* the slot's mark at the claim: earlier holders' */
     int64_t slot_recorded;           /* the mark recorded for this holder (guarded by slot_mu) */
@@ -593,27 +595,19 @@ static int slot_raise(snowflake_object *s, idm_error *err)
 {
     int rc = IDM_OK;
     pthread_mutex_lock(&s->slot_mu);
-    int64_t used = idm_snowflake_high_water_ms(s->sf);
-    int64_t now = wall_ms();
-    int64_t want = (used > now ? used : now) + SLOT_AHEAD_MS;
-    if (want > s->slot_recorded) {
-        idmc_error cerr;
-        int crc = idmc_slot_repair(s->slot, &cerr);
-        if (crc == 0 && idmc_slot_record_mark(s->slot, want) != 0) {
-            snprintf(cerr.msg, sizeof cerr.msg, "%s: %s", idmc_slot_path(s->slot), strerror(errno));
-            crc = IDMC_ERROR;
-        }
-        if (crc != 0) {
-            snprintf(err->msg, sizeof err->msg,
-                     "node %" PRIu64 ": cannot record the time high-water mark in its slot "
-                     "(%.150s); not minting past the mark recorded there",
-                     s->node,
-                     crc == IDMC_BUSY ? "the slot was taken by another process" : cerr.msg);
-            err->code = IDM_ECEILING;
-            rc = IDM_ECEILING;
-        } else {
-            s->slot_recorded = want;
-        }
+    /* The slots' rule (coord/idmint_coord.h: idmc_slot_keep): at the
+     * ceiling, a mark a reserve past the later of the clock and the time
+     * used, the file put back first if it was removed. */
+    idmc_error cerr;
+    int crc = idmc_slot_keep(s->slot, &s->slot_recorded, idm_snowflake_high_water_ms(s->sf),
+                             wall_ms(), true, &cerr);
+    if (crc != 0) {
+        snprintf(err->msg, sizeof err->msg,
+                 "node %" PRIu64 ": cannot record the time high-water mark in its slot "
+                 "(%.150s); not minting past the mark recorded there",
+                 s->node, crc == IDMC_LOST ? "the slot was taken by another process" : cerr.msg);
+        err->code = IDM_ECEILING;
+        rc = IDM_ECEILING;
     }
     if (rc == IDM_OK) {
         if (s->mark != NULL) {
@@ -716,16 +710,7 @@ static void describe_holder(char *dst, size_t cap)
 static void sf_release(idm_snowflake *sf, idm_mark *mark, idmc_slot *slot, int64_t claim_ms,
                        int64_t recorded)
 {
-    if (slot != NULL) {
-        int64_t used = sf != NULL ? idm_snowflake_high_water_ms(sf) : 0;
-        if (used < claim_ms) {
-            used = claim_ms;
-        }
-        if (used < recorded) {
-            (void)idmc_slot_shrink_mark(slot, used);
-        }
-        idmc_slot_release(slot);
-    }
+    idmc_slot_end(slot, claim_ms, recorded, sf != NULL ? idm_snowflake_high_water_ms(sf) : 0);
     (void)idm_mark_close(mark, NULL);
     idm_snowflake_free(sf);
 }
