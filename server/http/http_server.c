@@ -144,6 +144,10 @@ typedef struct response {
     bool allow;            /* 405: Allow header */
     bool allow_post;       /* ... with POST (/v1/hlc) */
     bool close;            /* close after this response (413: its body is not read) */
+    /* An HTTP/1.0 request: a connection kept open says so
+     * (Connection: keep-alive, RFC 9112 section 9.3), since HTTP/1.0
+     * closes by default. */
+    bool http10;
     /* The request's body as far as it is in the buffer (POST /v1/hlc):
      * body_incomplete when Content-Length says more is to come. */
     const char *req_body;
@@ -182,6 +186,8 @@ static void write_response(idms_buf *out, response *r, bool head_only, bool keep
         idms_buf_printf(out, "WWW-Authenticate: %s\r\n", r->www_authenticate);
     if (!keep_alive)
         idms_buf_puts(out, "Connection: close\r\n");
+    else if (r->http10)
+        idms_buf_puts(out, "Connection: keep-alive\r\n");
     idms_buf_puts(out, "\r\n");
     if (!head_only)
         idms_buf_append(out, r->body.data, r->body.len);
@@ -358,6 +364,7 @@ typedef struct http_held {
     size_t len;              /* the head's bytes at the head of the buffer */
     uint64_t content_length; /* the body's, after the head (skipped) */
     bool keep_alive;         /* the request's own wish (version, Connection:) */
+    bool http10;             /* an HTTP/1.0 request (response.http10) */
     const char *type;        /* the Content-Type (static) */
     /* ids: the format, count and the reply's length when known; json
      * (a JSON array); leaf (Leaf's bare number: no line end) */
@@ -1221,6 +1228,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             n = (ptrdiff_t)held->len;
             used += (size_t)n;
             wants_keep_alive = held->keep_alive;
+            r.http10 = held->http10;
             content_length = held->content_length;
             rt = resume_held(c, held, &r);
         } else {
@@ -1243,6 +1251,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             used += (size_t)n;
             head = req.method_len == 4 && memcmp(req.method, "HEAD", 4) == 0;
             wants_keep_alive = req.keep_alive;
+            r.http10 = req.minor_version == 0;
             content_length = req.content_length;
             r.req_body = buf + used;
             r.req_body_len =
@@ -1280,6 +1289,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             if (held->kind != HELD_NONE) {
                 held->len = (size_t)n;
                 held->keep_alive = wants_keep_alive;
+                held->http10 = r.http10;
                 held->content_length = content_length;
             }
             idms_buf_free(&r.body);

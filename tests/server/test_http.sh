@@ -338,6 +338,22 @@ expect "pipelining: the 199 snowflakes of 100 pipelined requests are strictly in
 http10=$(printf 'GET /healthz HTTP/1.0\r\n\r\n' | raw "$HTTP_PORT" 5)
 expect "HTTP/1.0 without keep-alive: answered, then closed" "$?" = 0
 expect "HTTP/1.0 without keep-alive: answered" "$(head -n 1 <<<"$http10" | tr -d '\r')" = 'HTTP/1.1 200 OK'
+# HTTP/1.0 with Connection: keep-alive (RFC 9112 section 9.3): HTTP/1.0
+# closes by default, so a connection kept open must say so in the reply;
+# the next request on it is answered (this one without keep-alive: then
+# the server closes).
+got=$(printf 'GET /v1/ids/snowflake HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET /healthz HTTP/1.0\r\n\r\n' |
+    exchange "$HTTP_PORT" 5)
+expect "HTTP/1.0 keep-alive: the reply says Connection: keep-alive" \
+    "$(grep -c '^Connection: keep-alive$' <<<"$got")" = 1
+expect "HTTP/1.0 keep-alive: the next request is answered on the same connection, then it closes" \
+    "$(grep -c '^HTTP/1.1 200 OK$' <<<"$got"),$(tail -n 1 <<<"$got")" = "2,closed"
+# ApacheBench's -k is HTTP/1.0 keep-alive: every request answered on kept
+# connections (before, each connection waited out the idle timeout).
+ab_out=$(timeout 120 ab -k -n 2000 -c 10 "http://127.0.0.1:$HTTP_PORT/v1/ids/snowflake" 2>&1)
+expect "ab -k -n 2000 -c 10: complete, failed and keep-alive requests" \
+    "$(awk '/^Complete requests:/ {c = $3} /^Failed requests:/ {f = $3}
+            /^Keep-Alive requests:/ {k = $3} END {print c "," f "," k}' <<<"$ab_out")" = "2000,0,2000"
 http "Connection: close is honoured" -h 'Connection: close' -- /healthz -H 'Connection: close'
 http "keep-alive responses do not say Connection: close" -x 'Connection: close' -- /healthz
 
