@@ -448,8 +448,9 @@ static void render(idms_buf *out, int style, const uint64_t *ids, size_t n, bool
         idms_buf_puts(out, "]\n");
     else if (style == IDMS_SEG_TINYID_JSON)
         idms_buf_puts(out, "],\"code\":200,\"message\":\"\"}\n");
-    else if (style == IDMS_SEG_COMMAS)
-        idms_buf_puts(out, "\n");
+    /* IDMS_SEG_COMMAS ends without a line feed, as tinyid's body does: its
+     * clients split on commas and parse the last part strictly (Java's
+     * Long.parseLong("1576\n") throws). */
 }
 
 #if defined(__GNUC__)

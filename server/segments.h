@@ -72,7 +72,7 @@ enum {
     IDMS_SEG_LINES,         /* one per line (GET /v1/segment/{tag}) */
     IDMS_SEG_JSON,          /* a JSON array of strings (the same, Accept: application/json) */
     IDMS_SEG_BARE,          /* one decimal, no newline (Leaf: /api/segment/get/{tag}) */
-    IDMS_SEG_COMMAS,        /* comma-joined (tinyid: nextIdSimple) */
+    IDMS_SEG_COMMAS,        /* comma-joined, no newline (tinyid: nextIdSimple) */
     IDMS_SEG_TINYID_JSON,   /* {"data":[...],"code":200,"message":""} (tinyid: nextId) */
     IDMS_SEG_RESP_INT,      /* RESP integer: the one ID (INCR) */
     IDMS_SEG_RESP_INCRBY    /* RESP integer: the last of count consecutive IDs (INCRBY) */
