@@ -65,21 +65,6 @@ static int64_t deadline(const cli_node_lease *L)
     return idmc_lease_deadline(L->confirmed, L->ttl_ms);
 }
 
-/* This process, as its slot shows it (`lease list`, refusal messages). */
-static void describe_holder(char *dst, size_t cap)
-{
-    char host[128];
-    idmx_host_name(host, sizeof host);
-    char addrs[96];
-    idmx_host_addresses(addrs, sizeof addrs);
-    char since[IDM_RFC3339_CAP];
-    if (idm_time_format(wall_ms(), since, sizeof since) != IDM_OK) {
-        snprintf(since, sizeof since, "?");
-    }
-    snprintf(dst, cap, "pid=%d host=%s addrs=%s since=%s program=idmint", (int)getpid(), host,
-             addrs[0] != '\0' ? addrs : "-", since);
-}
-
 /* Where the node came from, for messages. */
 static const char *source(const cli_node_lease *L)
 {
@@ -342,7 +327,7 @@ int cli_node_lease_claim(cli *c, const cli_node_lease_opts *o, cli_node_lease *L
 {
     memset(L, 0, sizeof *L);
     char holder[IDMC_SLOT_BYTES - IDMC_HOLDER_AT];
-    describe_holder(holder, sizeof holder);
+    idmx_host_holder(holder, sizeof holder, "idmint");
     int st = o->coord != NULL ? claim_coord(c, o, L, holder) : claim_local(c, o, L, holder);
     if (st != CLI_EXIT_OK) {
         return st;

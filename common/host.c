@@ -3,10 +3,13 @@
  */
 #include "host.h"
 
+#include <idmint/idmint.h>
+
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 void idmx_host_addresses(char *dst, size_t cap)
@@ -52,4 +55,20 @@ void idmx_host_name(char *dst, size_t cap)
         snprintf(dst, cap, "?");
     }
     dst[cap - 1] = '\0';
+}
+
+void idmx_host_holder(char *dst, size_t cap, const char *program)
+{
+    char host[128];
+    idmx_host_name(host, sizeof host);
+    char addrs[96];
+    idmx_host_addresses(addrs, sizeof addrs);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char since[IDM_RFC3339_CAP];
+    if (idm_time_format((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, since, sizeof since) !=
+        IDM_OK)
+        snprintf(since, sizeof since, "?");
+    snprintf(dst, cap, "pid=%d host=%s addrs=%s since=%s program=%s", (int)getpid(), host,
+             addrs[0] != '\0' ? addrs : "-", since, program);
 }

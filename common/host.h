@@ -16,4 +16,9 @@ void idmx_host_addresses(char *dst, size_t cap);
 /* The host name into dst[0..cap-1] ("?" when it cannot be read). */
 void idmx_host_name(char *dst, size_t cap);
 
+/* The holder line a process keeps in a node slot (`idmint lease list`,
+ * refusal messages): "pid=P host=H addrs=A since=T program=PROGRAM", T the
+ * time of the call (RFC 3339, or "?"), A "-" without addresses. */
+void idmx_host_holder(char *dst, size_t cap, const char *program);
+
 #endif

@@ -262,6 +262,18 @@ static addon *cb_args(napi_env env, napi_callback_info info, size_t *argc, napi_
 
 /* ---- minting --------------------------------------------------------------- */
 
+/* A minting call's answer: the text s[0..len) as a string, or the
+ * library's error thrown. */
+static napi_value text_result(napi_env env, int rc, const idm_error *err, const char *s, size_t len)
+{
+    if (rc != IDM_OK) {
+        return throw_idm(env, rc, err, NULL);
+    }
+    napi_value r;
+    napi_create_string_latin1(env, s, len, &r);
+    return r;
+}
+
 /* One ID of format (uuidv4 .. ksuid) as a string. */
 static napi_value mint_text(napi_env env, napi_callback_info info, int format)
 {
@@ -270,12 +282,7 @@ static napi_value mint_text(napi_env env, napi_callback_info info, int format)
     size_t len = 0;
     idm_error err;
     int rc = idm_gen_next_text_n(a->gen, format, s, sizeof s, 1, 0, &len, &err);
-    if (rc != IDM_OK) {
-        return throw_idm(env, rc, &err, NULL);
-    }
-    napi_value r;
-    napi_create_string_latin1(env, s, len, &r);
-    return r;
+    return text_result(env, rc, &err, s, len);
 }
 
 static napi_value js_uuidv7(napi_env env, napi_callback_info info)
@@ -362,12 +369,7 @@ static napi_value mint_prefixed(napi_env env, napi_callback_info info, const idm
     idm_error err;
     int rc = idm_format_next_text_n(f, a->gen, prefix, plen, s, sizeof s, 1, 0, &len, &err);
     free(heap);
-    if (rc != IDM_OK) {
-        return throw_idm(env, rc, &err, NULL);
-    }
-    napi_value r;
-    napi_create_string_latin1(env, s, len, &r);
-    return r;
+    return text_result(env, rc, &err, s, len);
 }
 
 static napi_value js_typeid(napi_env env, napi_callback_info info)
@@ -388,12 +390,7 @@ static napi_value js_traceparent(napi_env env, napi_callback_info info)
     idm_error err;
     int rc =
         idm_format_next_text_n(fmt_traceparent, a->gen, NULL, 0, s, sizeof s, 1, 0, &len, &err);
-    if (rc != IDM_OK) {
-        return throw_idm(env, rc, &err, NULL);
-    }
-    napi_value r;
-    napi_create_string_latin1(env, s, len, &r);
-    return r;
+    return text_result(env, rc, &err, s, len);
 }
 
 /* ---- inspect and convert --------------------------------------------------- */

@@ -214,18 +214,25 @@ PyDoc_STRVAR(
     "-> uuid.UUID: a new UUIDv7 (RFC 9562: 48-bit Unix ms, a counter, random bits), strictly\n"
     "greater than every one this process minted before, across threads.");
 
-static PyObject *py_uuid7(PyObject *self, PyObject *noargs)
+/* One UUID of the shared generator by next (idm_uuidv7_next_n or
+ * idm_uuidv4_next_n) as a uuid.UUID. */
+static PyObject *mint_uuid(int (*next)(idm_gen *, idm_uuid *, size_t, idm_error *))
 {
-    (void)self;
-    (void)noargs;
     idm_uuid u;
     idm_error err;
     error_clear(&err);
-    int rc = idm_uuidv7_next_n(shared_gen, &u, 1, &err);
+    int rc = next(shared_gen, &u, 1, &err);
     if (rc != IDM_OK) {
         return raise_idm(rc, &err);
     }
     return make_uuid(&u);
+}
+
+static PyObject *py_uuid7(PyObject *self, PyObject *noargs)
+{
+    (void)self;
+    (void)noargs;
+    return mint_uuid(idm_uuidv7_next_n);
 }
 
 PyDoc_STRVAR(
@@ -236,14 +243,7 @@ static PyObject *py_uuid4(PyObject *self, PyObject *noargs)
 {
     (void)self;
     (void)noargs;
-    idm_uuid u;
-    idm_error err;
-    error_clear(&err);
-    int rc = idm_uuidv4_next_n(shared_gen, &u, 1, &err);
-    if (rc != IDM_OK) {
-        return raise_idm(rc, &err);
-    }
-    return make_uuid(&u);
+    return mint_uuid(idm_uuidv4_next_n);
 }
 
 PyDoc_STRVAR(
@@ -689,21 +689,6 @@ static int sf_mint(snowflake_object *s, uint64_t *out, size_t n, int release_alw
     return 0;
 }
 
-/* The holder line kept in a node slot (`idmint lease list`). */
-static void describe_holder(char *dst, size_t cap)
-{
-    char host[128];
-    idmx_host_name(host, sizeof host);
-    char addrs[96];
-    idmx_host_addresses(addrs, sizeof addrs);
-    char since[IDM_RFC3339_CAP];
-    if (idm_time_format(wall_ms(), since, sizeof since) != IDM_OK) {
-        snprintf(since, sizeof since, "?");
-    }
-    snprintf(dst, cap, "pid=%d host=%s addrs=%s since=%s program=python-idmint", (int)getpid(),
-             host, addrs[0] != '\0' ? addrs : "-", since);
-}
-
 /* Gives back what a Snowflake holds: the node slot (its mark lowered to
  * the last time used) and the mark file (lowered likewise). Without the
  * GIL: both may write and fsync. */
@@ -814,7 +799,7 @@ static PyObject *snowflake_new(PyTypeObject *type, PyObject *args, PyObject *kw)
             dir[0] = '\0';
         }
         char holder[IDMC_SLOT_BYTES - IDMC_HOLDER_AT];
-        describe_holder(holder, sizeof holder);
+        idmx_host_holder(holder, sizeof holder, "python-idmint");
         /* The namespace is the layout: node 7 of one layout is not node 7
          * of another (as idmintd and `idmint gen` name it). */
         crc =
