@@ -7,7 +7,7 @@
 #include "buf.h"
 #include "core/job.h"
 #include "core/waitlist.h"
-#include "idmint_segstore.h"
+#include <idmint/segstore.h>
 #include "log.h"
 #include "mint.h"
 #include "services.h"
@@ -62,19 +62,19 @@ static idms_seg_tag *pop_job(idms_seg_queue *q)
  * (unless probe: the table has no room for it), or lease want IDs. */
 static void run_job(idms_segments *g, idms_seg_tag *t, uint64_t want, bool probe, idms_seg_tag *res)
 {
-    char msg[600] = "";
+    idmseg_error e;
     if (g->store == NULL) {
-        if (idmc_store_open(g->url, &g->store, msg, sizeof msg) != 0) {
-            res->rc = IDMC_ERROR;
-            snprintf(res->msg, sizeof res->msg, "%s", msg);
+        if (idmseg_store_open(g->url, &g->store, &e) != 0) {
+            res->rc = IDMSEG_EDB;
+            snprintf(res->msg, sizeof res->msg, "%s", e.msg);
             return;
         }
     }
     if (want == 0) {
-        idmc_tag_info info;
-        res->rc = idmc_store_show(g->store, name_of(t), &info, msg, sizeof msg);
+        idmseg_tag_info info;
+        res->rc = idmseg_store_show(g->store, name_of(t), &info, &e);
         if (res->rc != 0) {
-            snprintf(res->msg, sizeof res->msg, "%s", msg);
+            snprintf(res->msg, sizeof res->msg, "%s", e.msg);
             return;
         }
         res->step = info.step;
@@ -84,10 +84,9 @@ static void run_job(idms_segments *g, idms_seg_tag *t, uint64_t want, bool probe
         want = info.step;
     }
     res->count = want;
-    res->rc = idmc_store_lease(g->store, name_of(t), want, &res->first, &res->got_stride, msg,
-                               sizeof msg);
+    res->rc = idmseg_store_lease(g->store, name_of(t), want, &res->first, &res->got_stride, &e);
     if (res->rc != 0)
-        snprintf(res->msg, sizeof res->msg, "%s", msg);
+        snprintf(res->msg, sizeof res->msg, "%s", e.msg);
 }
 
 static void thread_main(void *arg)
@@ -110,10 +109,10 @@ static void thread_main(void *arg)
         idms_seg_tag res;
         memset(&res, 0, sizeof res);
         run_job(g, t, want, probe, &res);
-        if (res.rc == IDMC_ERROR && g->store != NULL) {
+        if (res.rc == IDMSEG_EDB && g->store != NULL) {
             /* The next job reconnects (a fresh handle: whatever state the
              * old connection was left in goes with it). */
-            idmc_store_close(g->store);
+            idmseg_store_close(g->store);
             g->store = NULL;
         }
         uv_mutex_lock(&g->mu);
@@ -274,18 +273,18 @@ static void on_async(uv_async_t *a)
         t->done = false;
         uv_mutex_unlock(&g->mu);
         t->queued = false;
-        if (rc == 0 || rc == IDMC_NOTAG) {
+        if (rc == 0 || rc == IDMSEG_ENOTAG) {
             /* The store answers. */
             g->store_failing = false;
             g->lookup_failed[0] = '\0';
         }
         if (rc == 0) {
             supplied(g, t);
-        } else if (rc == IDMC_NOTAG && t->seg != NULL) {
+        } else if (rc == IDMSEG_ENOTAG && t->seg != NULL) {
             /* Deleted from the store while in use: what is in memory is
              * still ours to hand out; no more comes. */
             failed(g, t, "the tag is gone from the store");
-        } else if (rc == IDMC_NOTAG) {
+        } else if (rc == IDMSEG_ENOTAG) {
             t->state = IDMS_TAG_MISSING;
             t->state_ms = (int64_t)uv_now(g->loop);
             t->failing = false;
@@ -340,10 +339,10 @@ int idms_segments_open(idms_segments *g)
     g->enabled = true;
     g->live_max = g->tags;
     g->failing.fail_prev = g->failing.fail_next = &g->failing;
-    char msg[600];
-    int rc = idmc_store_open(g->url, &g->store, msg, sizeof msg);
-    if (rc == IDMC_USAGE || rc == IDMC_READONLY) {
-        fprintf(stderr, "idmintd: --segments %s: %s\n", g->url, msg);
+    idmseg_error e;
+    int rc = idmseg_store_open(g->url, &g->store, &e);
+    if (rc == IDMSEG_EUSAGE || rc == IDMSEG_EREADONLY) {
+        fprintf(stderr, "idmintd: --segments %s: %s\n", g->url, e.msg);
         return 1;
     }
     /* The hash's key, so that no client can choose names of one bucket. */
@@ -355,22 +354,22 @@ int idms_segments_open(idms_segments *g)
     if (idms_tagtable_init(&g->table, g->live_max + IDMS_SEG_CACHE_MAX, IDMS_SEG_CACHE_MAX, key,
                            evict, NULL) != 0) {
         fprintf(stderr, "idmintd: --segments: out of memory for the tag table\n");
-        idmc_store_close(g->store);
+        idmseg_store_close(g->store);
         g->store = NULL;
         return 1;
     }
     if (rc != 0) {
         /* Unreachable now: served (503) once it answers, not refused. */
         idms_log(IDMS_LOG_WARN, "segment store %s: %s; trying again when a tag is asked for",
-                 g->url, msg);
+                 g->url, e.msg);
         g->store_failing = true;
-        snprintf(g->store_why, sizeof g->store_why, "%s", msg);
+        snprintf(g->store_why, sizeof g->store_why, "%s", e.msg);
         g->store = NULL;
         snprintf(g->kind, sizeof g->kind, "%s",
                  strncmp(g->url, "sqlite:", 7) == 0 ? "sqlite" : "postgresql");
         return 0;
     }
-    snprintf(g->kind, sizeof g->kind, "%s", idmc_store_kind(g->store));
+    snprintf(g->kind, sizeof g->kind, "%s", idmseg_store_kind(g->store));
     idms_log(IDMS_LOG_INFO, "segments from the %s store %s", g->kind, g->url);
     return 0;
 }
@@ -409,7 +408,7 @@ void idms_segments_close(idms_segments *g)
         uv_cond_destroy(&g->cv);
         uv_mutex_destroy(&g->mu);
     }
-    idmc_store_close(g->store);
+    idmseg_store_close(g->store);
     g->store = NULL;
     idms_tagtable_destroy(&g->table);
 }
@@ -498,9 +497,9 @@ bool idms_segment_check(const idms_segments *g, const char *tag, size_t tag_len,
                        "postgresql://...)");
         return false;
     }
-    char why[160];
-    if (!idmc_tag_valid(tag, tag_len, why, sizeof why)) {
-        refuse(r, 400, "invalid tag: %s", why);
+    idmseg_error why;
+    if (!idmseg_tag_valid(tag, tag_len, &why)) {
+        refuse(r, 400, "invalid tag: %s", why.msg);
         return false;
     }
     if (count == 0 || count > g->max_count) {

@@ -17,7 +17,7 @@
  *
  * Tags are bytes: every front end hands idms_segment_mint the tag as
  * (pointer, length) - RESP's bulk string, HTTP's path segment or bizType
- * percent-decoded with a %00 kept as a NUL byte - and idmc_tag_valid checks
+ * percent-decoded with a %00 kept as a NUL byte - and idmseg_tag_valid checks
  * each byte, so a NUL or any byte outside [a-z0-9_.-] is refused (400)
  * naming the byte and its position; the table compares length and bytes.
  *
@@ -60,7 +60,7 @@
 struct idms_buf;
 struct idms_mint_result;
 struct idm_segment;
-struct idmc_store;
+struct idmseg_store;
 
 #define IDMS_SEG_CACHE_MAX 4096       /* names cached as missing (or failed) at most */
 #define IDMS_SEG_MISSING_TTL_MS 1000  /* how long "no such tag" is believed */
@@ -129,7 +129,7 @@ typedef struct idms_segments {
     size_t live, live_max;      /* tags with an allocator; --segment-tags */
     idms_seg_tag failing;       /* head of the retry list (READY tags whose fetch failed) */
     /* The store thread and its queues. */
-    struct idmc_store *store;   /* the thread's (opened at start, again after failures) */
+    struct idmseg_store *store;   /* the thread's (opened at start, again after failures) */
     uv_thread_t thread;
     bool thread_started;
     uv_mutex_t mu;

@@ -78,7 +78,7 @@
 #include "json.h"
 #include "optvalue.h"
 #include "outbuf.h"
-#include "idmint_segstore.h"
+#include <idmint/segstore.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -900,7 +900,7 @@ static int route_tinyid(idms_conn *c, bool head, const char *which, size_t which
     if (!query_ok(query, query_len, tinyid_params, "bizType, batchSize and token", r) ||
         !count_param(query, query_len, "batchSize", &count, r))
         return IDMS_ROUTE_TINYID;
-    char tag[IDMC_TAG_MAX + 2];
+    char tag[IDMSEG_TAG_MAX + 2];
     size_t tag_len = 0;
     int got = idms_http_query_get_bytes(query, query_len, "bizType", tag, sizeof tag, &tag_len);
     if (got <= 0) {
