@@ -34,6 +34,23 @@ increasing() {
 after() {
     [[ $1 > $2 ]] && echo yes || echo "no ($1 <= $2)"
 }
+# merged GOT R DONE_MS: whether GOT is what the receive rule makes of R,
+# a stamp whose wall time was still ahead of the clock: R's wall_ms with
+# logical + 1. DONE_MS is the clock when the reply was in: if it is
+# already past R's wall time (a loaded machine took that long), idmintd's
+# clock may have passed R too, and then the rule gives the clock's own
+# time, later than R's, with logical 0.
+merged() {
+    local want
+    want=$(stamp "$(wall "$2")" $((16#${2:12:4} + 1)))
+    if [ "$1" = "$want" ]; then
+        echo yes
+    elif [ "$3" -ge "$(wall "$2")" ] && [ "$(wall "$1")" -gt "$(wall "$2")" ] && [ "${1:12:4}" = 0000 ]; then
+        echo yes
+    else
+        echo "no ($1, not $want)"
+    fi
+}
 
 start_server
 
@@ -65,8 +82,9 @@ expect "HEAD hands out no stamp (idmint_hlc_stamps_total unchanged)" "$(metric i
 s=$(get)
 r300=$(stamp $(($(wall "$s") + 300)) 7)
 got=$(post "$r300")
+done_ms=$(now_ms)
 expect "POST a stamp 300 ms ahead: a stamp after it" "$(after "$got" "$r300")" = yes
-expect "... with its wall_ms and logical + 1 (the receive rule)" "$got" = "$(stamp "$(wall "$r300")" 8)"
+expect "... with its wall_ms and logical + 1 (the receive rule)" "$(merged "$got" "$r300" "$done_ms")" = yes
 g2=$(get)
 expect "the next GET is after the merged stamp" "$(after "$g2" "$got")" = yes
 expect "the durable mark covers every stamp handed out" "$(hwm_mark "$T_DIR/state")" -ge "$(wall "$got")"
@@ -82,8 +100,10 @@ http "POST's reply as JSON with Accept: application/json" -O '\{"stamp": "[0-9a-
 # ---- POST: refused -----------------------------------------------------------------
 before=$(get)
 far=$(stamp $(($(now_ms) + 2000)) 0)
+# The stamp is 2 s ahead when made: by the time idmintd reads it, up to
+# 2000 ms (less the request's delay on a loaded machine, hence from 1000).
 http "POST a stamp 2 s ahead: 422, says how far ahead and the limit" -s 422 \
-    -O '\{"error": "remote clock is (19[0-9][0-9]|2[0-9]{3}) ms ahead of the local clock, more than the limit of 500 ms \(--max-offset\)"\}' \
+    -O '\{"error": "remote clock is (1[0-9]{3}|2000) ms ahead of the local clock, more than the limit of 500 ms \(--max-offset\)"\}' \
     -- /v1/hlc --data-binary "$far"
 g=$(get)
 floor=$(now_ms)
@@ -118,7 +138,8 @@ check "RESP HLC: a bulk string stamp" -O "$HEX" -- cli HLC
 s=$(cli HLC)
 r=$(stamp $(($(wall "$s") + 300)) 5)
 got=$(cli HLC "$r")
-expect "RESP HLC stamp: merged, a stamp after it" "$got" = "$(stamp "$(wall "$r")" 6)"
+done_ms=$(now_ms)
+expect "RESP HLC stamp: merged, a stamp after it" "$(merged "$got" "$r" "$done_ms")" = yes
 check "RESP HLC with a stamp 2 s ahead: -ERR remote clock is N ms ahead ... limit" \
     -O 'ERR remote clock is [0-9]+ ms ahead of the local clock, more than the limit of 500 ms.*' \
     -- cli HLC "$(stamp $(($(now_ms) + 2000)) 0)"
@@ -212,10 +233,15 @@ start_server --env "LD_PRELOAD=$FAKETIME_LIB" --env "FAKETIME_TIMESTAMP_FILE=$T_
     --env FAKETIME_NO_CACHE=1 --env FAKETIME_DONT_FAKE_MONOTONIC=1 --state-dir "$T_DIR/stateB" \
     --node-registry "$T_DIR/nodesB"
 B=$BASE
+# B read before A and after it: a delay between the requests (a loaded
+# machine) only widens the first difference and narrows the second, so
+# each bound holds however slow the requests are, and fails only when the
+# clocks are not 200 ms apart.
+sb1=$(curl -s "$B/v1/hlc")
 sa=$(curl -s "$A/v1/hlc")
-sb=$(curl -s "$B/v1/hlc")
-expect "the two clocks are about 200 ms apart" $(($(wall "$sa") - $(wall "$sb"))) -ge 150
-expect "... not more" $(($(wall "$sa") - $(wall "$sb"))) -le 400
+sb2=$(curl -s "$B/v1/hlc")
+expect "the two clocks are about 200 ms apart" $(($(wall "$sa") - $(wall "$sb1"))) -ge 150
+expect "... not more" $(($(wall "$sa") - $(wall "$sb2"))) -le 400
 bad=0
 : >"$T_DIR/na"
 : >"$T_DIR/nb"
