@@ -5,6 +5,9 @@
 #   1. installs the missing Debian packages the build and the tests need,
 #      and the npm packages of the interop tests (tests/interop) and of the
 #      Redis client tests (tests/clients);
+#   1b. checks that every external command the test scripts run is
+#      installed by step 1 or by a minimal Debian 12
+#      (scripts/check-tools.sh, with scripts/test-tools.txt);
 #   2. builds with gcc and -Werror into build/; builds the PostgreSQL
 #      extension pg_idmint with PGXS and IDM_WERROR=1 and installs it into
 #      the server (make -C pg install, with PG_CONFIG from the environment
@@ -127,34 +130,10 @@ run_ctest() {
 # ---------------------------------------------------------------------------
 section "dependencies"
 t0=$SECONDS
-# server.depgraph reads server/'s source with Universal Ctags (universal-ctags).
-# The server tests run real clients (curl, redis-cli, redis-benchmark,
-# redis-py; for TLS the openssl command makes certificates and tries old
-# protocol versions, and Python's ssl module checks close_notify) and step
-# idmintd's clock with libfaketime. The coordinator tests (tests/coord) run
-# a real etcd and a real ZooKeeper (zookeeperd brings OpenJDK) against the
-# backends built with their client libraries (also in IDM_BUILD_PACKAGES),
-# and the segment stores against a real PostgreSQL (postgresql) and SQLite
-# files (the sqlite3 tool holds a file's lock in test_stores.sh). The
-# extension pg_idmint builds against the server's headers and PGXS
-# (postgresql-server-dev-15, which pulls clang and LLVM for its bitcode);
-# its tests (tests/pg) drive the server with pgbench (in postgresql) and
-# step its clock with libfaketime. The databases of `idmint bench btree`
-# (dbbench/) are built against libmariadb (libmariadb-dev) as well as
-# sqlite3 and libpq, and tested (tests/dbbench) against a real MariaDB
-# (mariadb-server; tests/coord/mariadb.sh starts it). The memcached front
-# end is tested (tests/server/test_memcache.sh) with libmemcached's memccat
-# and memcstat (libmemcached-tools) and Python's pymemcache. Valgrind's
-# callgrind counts the parser calls of a waiting request
-# (tests/server/test_parse_once.sh). The Python binding builds with Debian's
-# python3-dev and setuptools (and wheel) into a venv (python3-venv) and is
-# tested with python3-pytest and mypy (tests/bindings/test_python.sh).
-# ApacheBench (apache2-utils) checks HTTP/1.0 keep-alive (test_http.sh).
-packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime universal-ctags
-    libmemcached-tools python3-pymemcache valgrind
-    python3-dev python3-venv python3-setuptools python3-wheel python3-pytest mypy apache2-utils
-    openssl etcd-server etcd-client zookeeperd libzookeeper-mt-dev libcurl4-openssl-dev libjansson-dev
-    postgresql postgresql-server-dev-15 sqlite3 mariadb-server libmariadb-dev)
+# The packages: scripts/deps.sh's IDM_BUILD_PACKAGES and IDM_TEST_PACKAGES
+# (which says what each is for), and Node.js and npm where the machine has
+# no node or npm of its own.
+packages=("${IDM_BUILD_PACKAGES[@]}" "${IDM_TEST_PACKAGES[@]}")
 if ! command -v node >/dev/null 2>&1; then
     packages+=(nodejs)
 fi
@@ -196,6 +175,19 @@ else
 fi
 echo "dependencies took $((SECONDS - t0))s"
 SUMMARY+=("$(printf '%-34s %5ss' "dependencies (apt, npm)" $((SECONDS - t0)))")
+
+# ---------------------------------------------------------------------------
+# Every command the tests run comes from a package installed above or from
+# a minimal Debian 12 (scripts/check-tools.sh, scripts/test-tools.txt):
+# first, so that a tool missing on a fresh machine is this one failure
+# naming it, not failures scattered through the suite.
+section "the tests' commands: each installed (scripts/check-tools.sh)"
+t0=$SECONDS
+if bash "$ROOT/scripts/check-tools.sh"; then
+    record "tools the tests run" $((SECONDS - t0)) 1 0
+else
+    record "tools the tests run" $((SECONDS - t0)) 0 1 "scripts/check-tools.sh"
+fi
 
 # ---------------------------------------------------------------------------
 section "normal build: gcc, -Werror (build/)"
