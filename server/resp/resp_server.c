@@ -1037,8 +1037,10 @@ static void info_server(req *r, idms_buf *text)
 {
     const idms_services *s = r->s;
     uv_utsname_t u;
-    if (uv_os_uname(&u) != 0)
+    if (uv_os_uname(&u) != 0) {
+        memset(&u, 0, sizeof u);
         snprintf(u.sysname, sizeof u.sysname, "?");
+    }
     int64_t up = (int64_t)time(NULL) - s->start_ms / 1000;
     if (up < 0)
         up = 0;
@@ -1317,8 +1319,9 @@ static int multi_queue(req *r)
         multi_flag(m);
         return RUN_DONE;
     }
+    /* The share shrinks as connections open: a queue may be past it now. */
     size_t need = queued_size(r->cmd), bound = idms_conn_share(r->c) / 4;
-    if (need > bound - m->len) {
+    if (m->len > bound || need > bound - m->len) {
         errorf(r->out,
                "transaction too large: the queued commands would take more than %zu bytes (a "
                "quarter of this connection's share of --max-buffered)",
