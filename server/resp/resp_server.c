@@ -248,8 +248,8 @@ static void text_reply_buf(const req *r, idms_buf *text)
 {
     if (text->failed)
         errorf(r->out, "out of memory");
-    else
-        text_reply(r, text->data, text->len);
+    else /* an empty text (INFO of an unknown section) has no buffer */
+        text_reply(r, text->len > 0 ? text->data : "", text->len);
     idms_buf_free(text);
 }
 
