@@ -67,9 +67,10 @@
  * INFO: Redis's sections and the fields of them that mean something here
  * (cmd_info), so that redis-cli --stat, exporters and dashboards read real
  * figures. redis_version is 7.2.0, the Redis whose replies idmintd follows
- * (HELLO, CLIENT SETINFO, its error wording), so that a client that checks
- * the version before using a command (BullMQ, Sidekiq and the like ask
- * for 5.0 to 6.2) accepts it; idmint_version is idmintd's own. The counts
+ * (HELLO, CLIENT SETINFO, its error wording), so that a client or a job
+ * queue that checks the version before it uses a command accepts it, and
+ * none is told of a later Redis's commands; idmint_version is idmintd's
+ * own. The counts
  * are the whole server's, every front end (core/counters.h, as /metrics
  * shows them): one idmintd is one server whatever its clients speak.
  *
