@@ -105,6 +105,15 @@ expect "pipelined commands after EXEC are answered after its array" \
     "$(resp 'MULTI\r\nNEXT snowflake 100\r\nEXEC\r\nINCR orders\r\nPING\r\n' | sed -E "s/(\\\$[0-9]+ $SNOWFLAKE )+//")" \
     = '+OK +QUEUED *1 *100 :12 +PONG +OK'
 
+# EXEC's replies past a batch (a quarter of the connection's share: 1 MiB
+# here) go on at the next turn, from the next command of the queue.
+out=$(awk 'BEGIN { printf "MULTI\r\n"; for (i = 0; i < 30; i++) printf "NEXT uuidv7 1000\r\n"; printf "EXEC\r\nPING\r\nQUIT\r\n" }' |
+    raw "$RESP_PORT" 30 | tr -d '\r')
+expect "EXEC of 30 NEXT uuidv7 1000 (1.3 MB of replies, past a batch): 30 arrays of 1000, then PONG" \
+    "$(grep -E '^[*+]' <<<"$out" | sort | uniq -c | awk '{ print $2 "x" $1 }' | sort | paste -sd ' ')" \
+    = '*1000x30 *30x1 +OKx2 +PONGx1 +QUEUEDx30'
+expect "... 30000 UUIDv7s, all distinct" "$(grep -E "^$UUID7\$" <<<"$out" | sort -u | wc -l)" = 30000
+
 # --- the queue's bounds --------------------------------------------------------------------
 
 # 4096 commands at most: the 4097th is refused and EXEC aborts.
