@@ -367,6 +367,8 @@ static void on_handle_closed(uv_handle_t *h)
     /* Four handles (the socket, the idle, park and deadline timers) share
      * the connection; the last one closed frees it. */
     if (--c->handles_open == 0) {
+        if (c->proto->session_free != NULL)
+            c->proto->session_free(c);
         idms_mint_job_free(&c->job);
         c->net->buffered_tls -= c->tls_held;
         idms_tls_free(c->tls);

@@ -85,6 +85,10 @@ typedef struct idms_proto {
      * an incomplete one is parsed again only once a line feed (or enough
      * more bytes) arrives, not per byte trickled in (conn.c). */
     bool head_ends_in_lf;
+    /* Frees what the session points to (RESP: a transaction's queue), once
+     * the connection is closed and before it is freed; NULL when the
+     * session holds no allocation. */
+    void (*session_free)(struct idms_conn *c);
 } idms_proto;
 
 /* Connections per listener beyond --max-connections that are read for a

@@ -1361,4 +1361,5 @@ const idms_proto idms_http_proto = {
     false, /* carries the token (Authorization: Bearer) */
     http_probe,
     true,
+    NULL, /* the session holds no allocation */
 };

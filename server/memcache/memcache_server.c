@@ -414,4 +414,5 @@ const idms_proto idms_memcache_proto = {
     true,  /* no token in the protocol: local listeners only with one */
     NULL,  /* no probes over the limit: refused at once */
     false, /* binary requests need no line feed */
+    NULL,  /* the session holds no allocation */
 };

@@ -16,6 +16,14 @@
  *   HLC [stamp]                   a new hybrid logical clock stamp, or one
  *                                 after the stamp given (merged; hlc.h), as
  *                                 a bulk string
+ *   MULTI, EXEC, DISCARD          a transaction, as Redis runs one: each
+ *                                 command after MULTI answered +QUEUED,
+ *                                 EXEC runs them in order and answers an
+ *                                 array of their replies (see "MULTI and
+ *                                 EXEC" below)
+ *   WATCH key..., UNWATCH         WATCH refused (nothing here can be
+ *                                 watched), UNWATCH +OK
+ *   DBSIZE                        the segment tags this server has loaded
  *   PING [message], ECHO message, INFO [section...], QUIT, RESET
  *   HELLO [2|3] [AUTH user pass] [SETNAME name]
  *   AUTH [user] pass              the token of --auth-token-file, for the
@@ -39,8 +47,42 @@
  * until it has given the token; the others, unknown commands included,
  * get Redis's -NOAUTH, and a wrong token its -WRONGPASS (auth.h).
  *
+ * MULTI and EXEC: the transaction is the session's (resp_session.h:
+ * idms_resp_multi). While queueing, a command is checked as Redis checks
+ * it before it queues (known, allowed, its number of arguments): one that
+ * fails gets its error and makes EXEC answer -EXECABORT; the other checks
+ * are the command's own and fail at EXEC, as one element of its array.
+ * EXEC, DISCARD, MULTI, WATCH, QUIT and RESET run at once, as in Redis. A
+ * command of the queue that waits (the ceiling, a segment tag, the next
+ * time unit) parks EXEC with it, as it parks on its own: the loop serves
+ * every other connection meanwhile, and EXEC goes on from the command's
+ * record (idms_resp_held), not from its bytes. The queue is bounded:
+ * IDMS_RESP_MULTI_MAX commands, and a quarter of the connection's share
+ * of --max-buffered in bytes (what a read or a batch of replies may take:
+ * conn.h); past either the command is refused with an error saying which
+ * bound, and EXEC aborts. There is no WATCH: a segment tag changes with
+ * every INCR of every server on the store, and IDs are never read back,
+ * so there is nothing a transaction here could check and retry on.
+ *
+ * INFO: Redis's sections and the fields of them that mean something here
+ * (cmd_info), so that redis-cli --stat, exporters and dashboards read real
+ * figures. redis_version is 7.2.0, the Redis whose replies idmintd follows
+ * (HELLO, CLIENT SETINFO, its error wording), so that a client or a job
+ * queue that checks the version before it uses a command accepts it, and
+ * none is told of a later Redis's commands; idmint_version is idmintd's
+ * own. The counts
+ * are the whole server's, every front end (core/counters.h, as /metrics
+ * shows them): one idmintd is one server whatever its clients speak.
+ *
+ * DBSIZE and INFO's keyspace: the segment tags with an allocator on this
+ * server (segments.h: the live table), not the store's rows: INFO is
+ * answered from memory on the loop (redis-cli --stat asks every second),
+ * while counting the store's rows would be a database call on the store
+ * thread for each, and DBSIZE must agree with INFO.
+ *
  * Left out: users other than "default" (ACLs), databases other than 0,
- * CLIENT LIST filters, COMMAND's subcommand entries and argument docs.
+ * CLIENT LIST filters, COMMAND's subcommand entries and argument docs,
+ * WATCH.
  */
 #include "resp/resp_server.h"
 #include "auth.h"
@@ -64,8 +106,13 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 /* The connection and command being answered. */
 typedef struct req {
@@ -76,12 +123,12 @@ typedef struct req {
     idms_buf *out;
 } req;
 
-/* What a command did: answered (maybe with an error), parked, or the
- * connection is to close after the replies so far. */
 /* What a command did: answered; not consumed (parked, or a reply in
  * parts: offered again on resume); answered and the connection closes;
- * a reply in parts cut short (mint.h): close after what was sent. */
-enum { RUN_DONE, RUN_PARKED, RUN_CLOSE, RUN_CUT };
+ * a reply in parts cut short (mint.h): close after what was sent;
+ * queued by MULTI (+QUEUED: answered, and counted only when EXEC runs
+ * it, as Redis counts a queued command). */
+enum { RUN_DONE, RUN_PARKED, RUN_CLOSE, RUN_CUT, RUN_QUEUED };
 
 typedef struct command {
     const char *name; /* lower case, as COMMAND reports it */
@@ -202,8 +249,8 @@ static void text_reply_buf(const req *r, idms_buf *text)
 {
     if (text->failed)
         errorf(r->out, "out of memory");
-    else
-        text_reply(r, text->data, text->len);
+    else /* an empty text (INFO of an unknown section) has no buffer */
+        text_reply(r, text->len > 0 ? text->data : "", text->len);
     idms_buf_free(text);
 }
 
@@ -338,6 +385,13 @@ static int hold(req *r, const idms_resp_held *h)
     if (h != &r->ss->held)
         r->ss->held = *h;
     return RUN_PARKED;
+}
+
+/* Ends the transaction, if any: its queue freed, out of MULTI. */
+static void multi_reset(idms_resp_multi *m)
+{
+    free(m->queue);
+    memset(m, 0, sizeof *m);
 }
 
 /* NEXT, parsed (h): mints, or goes on with what it minted. after only
@@ -622,6 +676,8 @@ static int cmd_reset(req *r)
     /* As Redis: back to the default user as it is configured, which with
      * a token means unauthenticated. */
     r->ss->authed = false;
+    /* ... and, as Redis's RESET, out of MULTI: the queue is dropped. */
+    multi_reset(&r->ss->multi);
     idms_buf_puts(r->out, "+RESET\r\n");
     return RUN_DONE;
 }
@@ -803,12 +859,15 @@ static void client_line(idms_buf *text, idms_conn *c)
     uint64_t now = uv_now(c->net->loop);
     idms_buf_printf(text,
                     "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRIu64 " idle=%" PRIu64
-                    " flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 watch=0 qbuf=%zu qbuf-free=0 "
-                    "argv-mem=0 multi-mem=0 rbs=%zu rbp=0 obl=0 oll=0 omem=0 tot-mem=%zu events=r "
-                    "cmd=%s user=default redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+                    " flags=%s db=0 sub=0 psub=0 ssub=0 multi=%" PRId64 " watch=0 qbuf=%zu "
+                    "qbuf-free=0 argv-mem=0 multi-mem=%zu rbs=%zu rbp=0 obl=0 oll=0 omem=0 "
+                    "tot-mem=%zu events=r cmd=%s user=default redir=-1 resp=%d lib-name=%s "
+                    "lib-ver=%s\n",
                     ss->id, addr, laddr, (int)fd, ss->name, (now - ss->start_ms) / 1000,
-                    (now - ss->last_ms) / 1000, c->in_len, c->in_cap, c->in_cap,
-                    ss->last_cmd ? ss->last_cmd : "NULL", ss->protocol, ss->lib_name, ss->lib_ver);
+                    (now - ss->last_ms) / 1000, ss->multi.open ? "x" : "N",
+                    ss->multi.open ? (int64_t)ss->multi.n : (int64_t)-1, c->in_len, ss->multi.cap,
+                    c->in_cap, c->in_cap + ss->multi.cap, ss->last_cmd ? ss->last_cmd : "NULL",
+                    ss->protocol, ss->lib_name, ss->lib_ver);
 }
 
 static int cmd_client(req *r)
@@ -889,34 +948,280 @@ static int cmd_client(req *r)
 
 /* --- INFO, CONFIG --------------------------------------------------------------------------- */
 
-static int cmd_info(req *r)
+/* The whole server's requests answered, every front end and route
+ * (core/counters.h): INFO's total_commands_processed. */
+static uint64_t commands_total(const idms_metrics *m)
+{
+    uint64_t n = 0;
+    for (int route = 0; route < IDMS_ROUTE_COUNT; route++) {
+        for (int cls = 0; cls < 6; cls++)
+            n += m->requests[route][cls];
+    }
+    return n;
+}
+
+/* instantaneous_ops_per_sec without a timer of its own: the readings of
+ * commands_total that INFO took (at most one per OPS_SPACING_MS, the
+ * last OPS_READINGS kept); the rate is taken from the newest reading at
+ * least OPS_WINDOW_MS old, or else the oldest at least OPS_SPACING_MS
+ * old, or 0 (the first reading). Read every second (redis-cli --stat),
+ * that is the last second's rate, as Redis's (its last 1.6 s); read less
+ * often, the rate since the previous reading. One server per process,
+ * loop thread only. */
+#define OPS_READINGS   16
+#define OPS_SPACING_MS 100
+#define OPS_WINDOW_MS  1000
+static struct {
+    uint64_t ms, total;
+} ops_readings[OPS_READINGS];
+static size_t ops_n, ops_newest;
+
+static uint64_t ops_per_sec(uint64_t now_ms, uint64_t total)
+{
+    size_t pick = OPS_READINGS;
+    for (size_t i = 0; i < ops_n; i++) {
+        size_t k = (ops_newest + OPS_READINGS - i) % OPS_READINGS;
+        uint64_t age = now_ms - ops_readings[k].ms;
+        if (age >= OPS_SPACING_MS)
+            pick = k;
+        if (age >= OPS_WINDOW_MS)
+            break;
+    }
+    uint64_t rate = 0;
+    if (pick != OPS_READINGS && total >= ops_readings[pick].total)
+        rate = (total - ops_readings[pick].total) * 1000 / (now_ms - ops_readings[pick].ms);
+    if (ops_n == 0 || now_ms - ops_readings[ops_newest].ms >= OPS_SPACING_MS) {
+        ops_newest = ops_n == 0 ? 0 : (ops_newest + 1) % OPS_READINGS;
+        ops_readings[ops_newest].ms = now_ms;
+        ops_readings[ops_newest].total = total;
+        if (ops_n < OPS_READINGS)
+            ops_n++;
+    }
+    return rate;
+}
+
+/* A byte count as Redis's bytesToHuman writes it: 1023B, 1.50K, 12.25M. */
+static void human_bytes(char *dst, size_t cap, uint64_t n)
+{
+    static const char units[] = "KMGTP";
+    if (n < 1024) {
+        snprintf(dst, cap, "%" PRIu64 "B", n);
+        return;
+    }
+    double v = (double)n / 1024;
+    size_t u = 0;
+    while (v >= 1024 && u + 1 < sizeof units - 1) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(dst, cap, "%.2f%c", v, units[u]);
+}
+
+/* The connection's local port (Redis's tcp_port: the port the client
+ * came to), 0 on a Unix socket. */
+static int local_port(idms_conn *c)
+{
+    if (c->listener->is_unix)
+        return 0;
+    struct sockaddr_storage sa;
+    int len = (int)sizeof sa;
+    if (uv_tcp_getsockname(&c->sock.tcp, (struct sockaddr *)&sa, &len) != 0)
+        return 0;
+    if (sa.ss_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)&sa)->sin_port);
+    if (sa.ss_family == AF_INET6)
+        return ntohs(((const struct sockaddr_in6 *)&sa)->sin6_port);
+    return 0;
+}
+
+static void info_server(req *r, idms_buf *text)
 {
     const idms_services *s = r->s;
-    idms_buf text;
-    idms_buf_init(&text);
+    uv_utsname_t u;
+    if (uv_os_uname(&u) != 0) {
+        memset(&u, 0, sizeof u);
+        snprintf(u.sysname, sizeof u.sysname, "?");
+    }
+    int64_t up = (int64_t)time(NULL) - s->start_ms / 1000;
+    if (up < 0)
+        up = 0;
+    idms_buf_printf(text,
+                    "redis_version:7.2.0\r\nserver_name:idmintd\r\nidmint_version:%s\r\n"
+                    "redis_mode:standalone\r\nos:%s %s %s\r\narch_bits:%d\r\nprocess_id:%d\r\n"
+                    "tcp_port:%d\r\nuptime_in_seconds:%" PRId64 "\r\nuptime_in_days:%" PRId64
+                    "\r\ntcp_port_http:%s\r\ntcp_port_resp:%s\r\n",
+                    idm_version(), u.sysname, u.release, u.machine, (int)(sizeof(void *) * 8),
+                    (int)uv_os_getpid(), local_port(r->c), up, up / 86400, s->opt->http,
+                    s->opt->resp);
+}
+
+/* connected_clients: the open connections of every front end;
+ * blocked_clients: the requests parked now (the ceiling, a segment tag,
+ * the next time unit), Redis's clients blocked on a key; maxclients:
+ * each port's limit. */
+static void info_clients(req *r, idms_buf *text)
+{
+    const idms_metrics *m = r->s->metrics;
+    idms_buf_printf(text,
+                    "connected_clients:%" PRIu64 "\r\nmaxclients:%" PRIu64
+                    "\r\nblocked_clients:%" PRIu64 "\r\n",
+                    m->connections_open, r->c->net->max_conns, m->parked);
+}
+
+/* used_memory: what the allocator has handed out and not had back
+ * (glibc's mallinfo2: the arenas' bytes in use and the mmap'd blocks);
+ * used_memory_rss: the resident set. */
+static void info_memory(req *r, idms_buf *text)
+{
+    (void)r;
+    size_t rss = 0;
+    if (uv_resident_set_memory(&rss) != 0)
+        rss = 0;
+    uint64_t used = rss;
+    const char *allocator = "libc";
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    struct mallinfo2 mi = mallinfo2();
+    if (mi.uordblks + mi.hblkhd > 0)
+        used = mi.uordblks + mi.hblkhd;
+    allocator = "glibc";
+#endif
+    char used_h[32], rss_h[32];
+    human_bytes(used_h, sizeof used_h, used);
+    human_bytes(rss_h, sizeof rss_h, rss);
+    idms_buf_printf(text,
+                    "used_memory:%" PRIu64 "\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
+                    "used_memory_rss_human:%s\r\nmem_allocator:%s\r\n",
+                    used, used_h, rss, rss_h, allocator);
+}
+
+/* Nothing is loaded or saved in the background: idmintd serves from its
+ * start (ioredis's ready check waits while loading is 1). */
+static void info_persistence(req *r, idms_buf *text)
+{
+    (void)r;
+    idms_buf_puts(text, "loading:0\r\nasync_loading:0\r\nrdb_bgsave_in_progress:0\r\n"
+                        "aof_enabled:0\r\naof_rewrite_in_progress:0\r\n");
+}
+
+static void info_stats(req *r, idms_buf *text)
+{
+    const idms_metrics *m = r->s->metrics;
+    uint64_t minted = 0;
+    for (int f = 0; f < IDMX_FMT_COUNT; f++)
+        minted += m->minted[f];
+    uint64_t total = commands_total(m);
+    idms_buf_printf(text,
+                    "total_connections_received:%" PRIu64 "\r\ntotal_commands_processed:%" PRIu64
+                    "\r\ninstantaneous_ops_per_sec:%" PRIu64 "\r\nrejected_connections:%" PRIu64
+                    "\r\nids_minted:%" PRIu64 "\r\nhlc_stamps:%" PRIu64
+                    "\r\nhlc_offset_refusals:%" PRIu64 "\r\n",
+                    m->connections_total, total, ops_per_sec(uv_now(r->c->net->loop), total),
+                    m->connections_rejected, minted, m->hlc_stamps, m->hlc_offset_refusals);
+}
+
+static void info_replication(req *r, idms_buf *text)
+{
+    (void)r;
+    idms_buf_puts(text, "role:master\r\nconnected_slaves:0\r\n");
+}
+
+static void info_cpu(req *r, idms_buf *text)
+{
+    (void)r;
+    uv_rusage_t ru;
+    if (uv_getrusage(&ru) != 0)
+        memset(&ru, 0, sizeof ru);
+    idms_buf_printf(text, "used_cpu_sys:%ld.%06ld\r\nused_cpu_user:%ld.%06ld\r\n",
+                    (long)ru.ru_stime.tv_sec, (long)ru.ru_stime.tv_usec, (long)ru.ru_utime.tv_sec,
+                    (long)ru.ru_utime.tv_usec);
+}
+
+/* idmintd's own: the snowflake generator and readiness. */
+static void info_generator(req *r, idms_buf *text)
+{
+    const idms_services *s = r->s;
     char why[256];
     bool ready = idms_ready(s->status, why, sizeof why);
-    uint64_t total = 0;
-    for (int f = 0; f < IDMX_FMT_COUNT; f++)
-        total += s->metrics->minted[f];
-    idms_buf_printf(
-        &text,
-        "# Server\r\nidmint_version:%s\r\nprocess_id:%d\r\ntcp_port_http:%s\r\ntcp_port_resp:%s\r\n"
-        "\r\n# Generator\r\nnode:%" PRId64 "\r\nnode_coord:%s\r\nnode_state:%s"
-        "\r\nnode_generation:%s\r\nnode_lease_ms_left:%" PRId64 "\r\nlayout:%s"
-        "\r\nmax_rewind_ms:%" PRId64 "\r\nmax_offset_ms:%" PRId64
-        "\r\nready:%d\r\n\r\n# Stats\r\nids_minted:%" PRIu64 "\r\nconnected_clients:%" PRIu64
-        "\r\n",
-        idm_version(), (int)uv_os_getpid(), s->opt->http, s->opt->resp,
-        s->node->held ? (int64_t)s->node->node : -1, idms_node_coord_name(s->node),
-        idms_node_state_name(s->node),
-        s->node->coord == IDMS_NODE_COORD && s->node->held ? s->node->generation : "",
-        s->node->coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node->lease) : (int64_t)-1,
-        s->layout_name, s->opt->max_rewind_ms, s->opt->max_offset_ms, ready ? 1 : 0, total,
-        s->metrics->connections_open);
-    idms_buf_printf(&text, "hlc_stamps:%" PRIu64 "\r\nhlc_offset_refusals:%" PRIu64 "\r\n",
-                    s->metrics->hlc_stamps, s->metrics->hlc_offset_refusals);
+    idms_buf_printf(text,
+                    "node:%" PRId64 "\r\nnode_coord:%s\r\nnode_state:%s\r\nnode_generation:%s"
+                    "\r\nnode_lease_ms_left:%" PRId64 "\r\nlayout:%s\r\nmax_rewind_ms:%" PRId64
+                    "\r\nmax_offset_ms:%" PRId64 "\r\nready:%d\r\n",
+                    s->node->held ? (int64_t)s->node->node : -1, idms_node_coord_name(s->node),
+                    idms_node_state_name(s->node),
+                    s->node->coord == IDMS_NODE_COORD && s->node->held ? s->node->generation : "",
+                    s->node->coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node->lease)
+                                                      : (int64_t)-1,
+                    s->layout_name, s->opt->max_rewind_ms, s->opt->max_offset_ms, ready ? 1 : 0);
+}
+
+/* The segment tags this server has loaded (DBSIZE's count), in Redis's
+ * db0 line; no line while there are none, as Redis leaves out an empty
+ * database. */
+static uint64_t tags_live(const req *r)
+{
+    const idms_segments *g = r->s->segments;
+    return g != NULL && g->enabled ? (uint64_t)g->live : 0;
+}
+
+static void info_keyspace(req *r, idms_buf *text)
+{
+    uint64_t keys = tags_live(r);
+    if (keys > 0)
+        idms_buf_printf(text, "db0:keys=%" PRIu64 ",expires=0,avg_ttl=0\r\n", keys);
+}
+
+/* Redis's sections in its order, with idmintd's own before the keyspace.
+ * Every one is in the default set (idmintd has none of Redis's costly
+ * ones: commandstats, latencystats). */
+static const struct {
+    const char *name, *title;
+    void (*fn)(req *r, idms_buf *text);
+} info_sections[] = {
+    {"server", "Server", info_server},
+    {"clients", "Clients", info_clients},
+    {"memory", "Memory", info_memory},
+    {"persistence", "Persistence", info_persistence},
+    {"stats", "Stats", info_stats},
+    {"replication", "Replication", info_replication},
+    {"cpu", "CPU", info_cpu},
+    {"generator", "Generator", info_generator},
+    {"keyspace", "Keyspace", info_keyspace},
+};
+#define N_INFO_SECTIONS (sizeof info_sections / sizeof info_sections[0])
+
+/* INFO [section ...]: the sections named (any case), or every one without
+ * a name or with all, everything or default; an unknown name adds
+ * nothing (Redis answers an empty string for it). Sections are separated
+ * by an empty line, as Redis's. */
+static int cmd_info(req *r)
+{
+    const idms_resp_command *cmd = r->cmd;
+    bool every = cmd->argc == 1;
+    for (size_t j = 1; j < cmd->argc; j++) {
+        if (is(&cmd->argv[j], "all") || is(&cmd->argv[j], "everything") ||
+            is(&cmd->argv[j], "default"))
+            every = true;
+    }
+    idms_buf text;
+    idms_buf_init(&text);
+    size_t shown_n = 0;
+    for (size_t k = 0; k < N_INFO_SECTIONS; k++) {
+        bool want = every;
+        for (size_t j = 1; j < cmd->argc && !want; j++)
+            want = is(&cmd->argv[j], info_sections[k].name);
+        if (!want)
+            continue;
+        idms_buf_printf(&text, "%s# %s\r\n", shown_n++ ? "\r\n" : "", info_sections[k].title);
+        info_sections[k].fn(r, &text);
+    }
     text_reply_buf(r, &text);
+    return RUN_DONE;
+}
+
+/* DBSIZE: the segment tags this server has loaded (see above). */
+static int cmd_dbsize(req *r)
+{
+    integer(r->out, (int64_t)tags_live(r));
     return RUN_DONE;
 }
 
@@ -937,12 +1242,238 @@ static int cmd_config(req *r)
     }
     /* redis-benchmark asks CONFIG GET save and appendonly before it starts
      * (any reply will do): each parameter with an empty value, as a Redis
-     * without persistence answers. */
+     * without persistence answers, but databases. */
     map_header(r, cmd->argc - 2);
     for (size_t k = 2; k < cmd->argc; k++) {
         bulk(r->out, cmd->argv[k].ptr, cmd->argv[k].len);
-        idms_buf_puts(r->out, "$0\r\n\r\n");
+        /* databases: 1 (database 0 only). redis-cli --stat sums the keys
+         * of db0 up to this count. */
+        if (is(&cmd->argv[k], "databases"))
+            bulk_str(r->out, "1");
+        else
+            idms_buf_puts(r->out, "$0\r\n\r\n");
     }
+    return RUN_DONE;
+}
+
+/* --- MULTI, EXEC, DISCARD, WATCH, UNWATCH ------------------------------------------------ */
+
+static int dispatch(req *r);
+static void count(idms_conn *c, int status);
+
+/* The queue holds each command as its argument count, each argument's
+ * length, then the arguments' bytes (size_t words, copied with memcpy:
+ * the queue has no alignment). */
+static size_t queued_size(const idms_resp_command *cmd)
+{
+    size_t n = sizeof(size_t) * (1 + cmd->argc);
+    for (size_t i = 0; i < cmd->argc; i++)
+        n += cmd->argv[i].len;
+    return n;
+}
+
+/* The command at p of the queue, its arguments pointing into the queue;
+ * returns the bytes it takes there. */
+static size_t unqueue(const char *p, idms_resp_command *cmd)
+{
+    size_t argc, off = sizeof argc;
+    memcpy(&argc, p, sizeof argc);
+    const char *lens = p + off;
+    off += argc * sizeof(size_t);
+    for (size_t i = 0; i < argc; i++) {
+        size_t len;
+        memcpy(&len, lens + i * sizeof len, sizeof len);
+        cmd->argv[i].ptr = p + off;
+        cmd->argv[i].len = len;
+        off += len;
+    }
+    cmd->argc = argc;
+    return off;
+}
+
+/* A command refused while queueing (unknown, not allowed, the wrong number
+ * of arguments, past the queue's bounds): EXEC will abort, so the queue
+ * is dropped now, as nothing of it will run. */
+static void multi_flag(idms_resp_multi *m)
+{
+    if (!m->open)
+        return;
+    free(m->queue);
+    m->queue = NULL;
+    m->len = m->cap = 0;
+    m->dirty = true;
+}
+
+/* Queues r's command (checked: known, allowed, its arity) and answers
+ * +QUEUED, or refuses it past the bounds. */
+static int multi_queue(req *r)
+{
+    idms_resp_multi *m = &r->ss->multi;
+    if (m->dirty) {
+        /* EXEC will abort: answered as Redis does, kept nowhere. */
+        idms_buf_puts(r->out, "+QUEUED\r\n");
+        return RUN_QUEUED;
+    }
+    if (m->n >= IDMS_RESP_MULTI_MAX) {
+        errorf(r->out, "transaction too large: at most %d commands can be queued (MULTI ... EXEC)",
+               IDMS_RESP_MULTI_MAX);
+        multi_flag(m);
+        return RUN_DONE;
+    }
+    /* The share shrinks as connections open: a queue may be past it now. */
+    size_t need = queued_size(r->cmd), bound = idms_conn_share(r->c) / 4;
+    if (m->len > bound || need > bound - m->len) {
+        errorf(r->out,
+               "transaction too large: the queued commands would take more than %zu bytes (a "
+               "quarter of this connection's share of --max-buffered)",
+               bound);
+        multi_flag(m);
+        return RUN_DONE;
+    }
+    if (m->len + need > m->cap) {
+        size_t cap = m->cap ? m->cap : 256;
+        while (cap < m->len + need)
+            cap *= 2;
+        if (cap > bound)
+            cap = bound;
+        char *q = realloc(m->queue, cap);
+        if (q == NULL) {
+            errorf(r->out, "out of memory");
+            multi_flag(m);
+            return RUN_DONE;
+        }
+        m->queue = q;
+        m->cap = cap;
+    }
+    char *p = m->queue + m->len;
+    size_t argc = r->cmd->argc;
+    memcpy(p, &argc, sizeof argc);
+    p += sizeof argc;
+    for (size_t i = 0; i < argc; i++) {
+        memcpy(p, &r->cmd->argv[i].len, sizeof(size_t));
+        p += sizeof(size_t);
+    }
+    for (size_t i = 0; i < argc; i++) {
+        memcpy(p, r->cmd->argv[i].ptr, r->cmd->argv[i].len);
+        p += r->cmd->argv[i].len;
+    }
+    m->len += need;
+    m->n++;
+    idms_buf_puts(r->out, "+QUEUED\r\n");
+    return RUN_QUEUED;
+}
+
+static int cmd_multi(req *r)
+{
+    idms_resp_multi *m = &r->ss->multi;
+    if (m->open) {
+        errorf(r->out, "MULTI calls can not be nested");
+        return RUN_DONE;
+    }
+    m->open = true;
+    idms_buf_puts(r->out, "+OK\r\n");
+    return RUN_DONE;
+}
+
+static int cmd_discard(req *r)
+{
+    if (!r->ss->multi.open) {
+        errorf(r->out, "DISCARD without MULTI");
+        return RUN_DONE;
+    }
+    multi_reset(&r->ss->multi);
+    idms_buf_puts(r->out, "+OK\r\n");
+    return RUN_DONE;
+}
+
+/* A command of EXEC's queue completed: counted (route="resp", as on its
+ * own), and EXEC goes on with the next. before: where its reply began. */
+static void exec_done_one(req *r, size_t before)
+{
+    idms_resp_multi *m = &r->ss->multi;
+    idms_resp_command cmd;
+    bool error = r->out->len > before && r->out->data[before] == '-';
+    count(r->c, error ? 400 : 200);
+    m->at += unqueue(m->queue + m->at, &cmd);
+    m->next++;
+}
+
+/* Runs EXEC's queue from m->next: each command as it runs on its own.
+ * One that parks parks EXEC (its record in held, as on its own); a full
+ * batch of replies holds EXEC (IDMS_RESP_HELD_EXEC) until the next turn;
+ * after the last, the transaction ends. */
+static int exec_go(req *r)
+{
+    idms_resp_multi *m = &r->ss->multi;
+    while (m->next < m->n) {
+        if (r->out->len >= idms_conn_part(r->c)) {
+            r->c->more = true;
+            r->ss->held.kind = IDMS_RESP_HELD_EXEC;
+            return RUN_PARKED;
+        }
+        idms_resp_command cmd;
+        unqueue(m->queue + m->at, &cmd);
+        req inner = *r;
+        inner.cmd = &cmd;
+        size_t before = r->out->len;
+        r->ss->held.kind = IDMS_RESP_HELD_NONE;
+        int rc = dispatch(&inner);
+        if (rc == RUN_PARKED) {
+            /* A command that keeps no record (none does today: a segment
+             * tag too long to hold is refused before it could park) runs
+             * again from the queue. */
+            if (r->ss->held.kind == IDMS_RESP_HELD_NONE)
+                r->ss->held.kind = IDMS_RESP_HELD_EXEC;
+            return RUN_PARKED;
+        }
+        if (rc == RUN_CUT) {
+            count(r->c, 503);
+            multi_reset(m);
+            return RUN_CUT;
+        }
+        exec_done_one(r, before);
+    }
+    multi_reset(m);
+    return RUN_DONE;
+}
+
+/* EXEC: aborts after a refused command (Redis's EXECABORT), else one
+ * array of the queued commands' replies, in order. */
+static int cmd_exec(req *r)
+{
+    idms_resp_multi *m = &r->ss->multi;
+    if (!m->open) {
+        errorf(r->out, "EXEC without MULTI");
+        return RUN_DONE;
+    }
+    if (m->dirty) {
+        multi_reset(m);
+        error_code(r->out, "EXECABORT", "Transaction discarded because of previous errors.");
+        return RUN_DONE;
+    }
+    m->open = false;
+    m->running = true;
+    idms_buf_printf(r->out, "*%zu\r\n", m->n);
+    return exec_go(r);
+}
+
+/* WATCH: refused (see the top of this file); inside MULTI, Redis's own
+ * error comes first. UNWATCH: nothing is watched, so +OK. */
+static int cmd_watch(req *r)
+{
+    if (r->ss->multi.open)
+        errorf(r->out, "WATCH inside MULTI is not allowed");
+    else
+        errorf(r->out,
+               "WATCH is not supported by idmintd (a segment tag changes with every INCR of "
+               "every server, so nothing watched would stay unchanged; MULTI ... EXEC runs "
+               "its commands in order without it)");
+    return RUN_DONE;
+}
+
+static int cmd_unwatch(req *r)
+{
+    idms_buf_puts(r->out, "+OK\r\n");
     return RUN_DONE;
 }
 
@@ -963,6 +1494,18 @@ static const command commands[] = {
      "The segment tag's next ID (--segments)", cmd_incr},
     {"incrby", 3, 3, "INCRBY tag n", "write fast", "@write @fast", "idmint",
      "Reserves n consecutive IDs of the tag and returns the last (--segments)", cmd_incrby},
+    {"dbsize", 1, 1, "DBSIZE", "readonly fast", "@keyspace @read @fast", "server",
+     "The segment tags this server has loaded (--segments)", cmd_dbsize},
+    {"multi", 1, 1, "MULTI", "noscript loading stale fast allow_busy", "@fast @transaction",
+     "transactions", "Starts a transaction: the commands after it are queued", cmd_multi},
+    {"exec", 1, 1, "EXEC", "noscript loading stale skip_slowlog", "@slow @transaction",
+     "transactions", "Runs the queued commands, in order: an array of their replies", cmd_exec},
+    {"discard", 1, 1, "DISCARD", "noscript loading stale fast allow_busy", "@fast @transaction",
+     "transactions", "Drops the queued commands", cmd_discard},
+    {"watch", 2, 0, "WATCH key [key ...]", "noscript loading stale fast allow_busy",
+     "@fast @transaction", "transactions", "Refused: nothing here can be watched", cmd_watch},
+    {"unwatch", 1, 1, "UNWATCH", "noscript loading stale fast allow_busy", "@fast @transaction",
+     "transactions", "Nothing is watched: +OK", cmd_unwatch},
     {"ping", 1, 2, "PING [message]", "fast", "@fast @connection", "connection",
      "Returns PONG, or the message", cmd_ping},
     {"echo", 2, 2, "ECHO message", "fast", "@fast @connection", "connection", "Returns the message",
@@ -1152,7 +1695,7 @@ static void guard(idms_conn *c)
 
 static void unknown_command(idms_buf *out, const idms_resp_arg *a)
 {
-    char names[160], b[48];
+    char names[320], b[48];
     size_t used = 0;
     for (size_t k = 0; k < N_COMMANDS; k++) {
         int n =
@@ -1190,30 +1733,51 @@ static bool allowed(const req *r, const command *k)
            (k != NULL && has_word(k->flags, "no_auth"));
 }
 
-/* Runs one command; RUN_* as its handler says. */
-static int run(idms_conn *c, const idms_resp_command *cmd, idms_buf *out)
+/* Whether k runs at once inside MULTI instead of being queued: Redis's
+ * list (processCommand). */
+static bool runs_in_multi(const command *k)
 {
-    idms_net *s = c->net;
-    req r = {c, idms_conn_services(c), session(c), cmd, out};
+    return k->run == cmd_exec || k->run == cmd_discard || k->run == cmd_multi ||
+           k->run == cmd_watch || k->run == cmd_quit || k->run == cmd_reset;
+}
+
+/* Runs (or, inside MULTI, queues) r's command; RUN_* as its handler says.
+ * A command refused before it runs - not allowed, unknown, the wrong
+ * number of arguments - makes a transaction abort, as Redis's
+ * rejectCommand does. */
+static int dispatch(req *r)
+{
+    const idms_resp_command *cmd = r->cmd;
     const command *k = find_command(&cmd->argv[0]);
-    r.ss->last_ms = uv_now(s->loop);
+    r->ss->last_ms = uv_now(r->c->net->loop);
     /* Before the name or the arguments are looked at: a connection
      * without the token learns nothing but that one is needed. */
-    if (!allowed(&r, k)) {
-        error_code(out, "NOAUTH", "Authentication required.");
-        idms_auth_failed(c->net->auth, c, IDMS_AUTH_MISSING);
+    if (!allowed(r, k)) {
+        error_code(r->out, "NOAUTH", "Authentication required.");
+        idms_auth_failed(r->c->net->auth, r->c, IDMS_AUTH_MISSING);
+        multi_flag(&r->ss->multi);
         return RUN_DONE;
     }
     if (k == NULL) {
-        unknown_command(out, &cmd->argv[0]);
+        unknown_command(r->out, &cmd->argv[0]);
+        multi_flag(&r->ss->multi);
         return RUN_DONE;
     }
-    r.ss->last_cmd = k->name;
+    r->ss->last_cmd = k->name;
     if (cmd->argc < k->min_argc || (k->max_argc != 0 && cmd->argc > k->max_argc)) {
-        errorf(out, "wrong number of arguments for '%s' command (%s)", k->name, k->usage);
+        errorf(r->out, "wrong number of arguments for '%s' command (%s)", k->name, k->usage);
+        multi_flag(&r->ss->multi);
         return RUN_DONE;
     }
-    return k->run(&r);
+    if (r->ss->multi.open && !runs_in_multi(k))
+        return multi_queue(r);
+    return k->run(r);
+}
+
+static int run(idms_conn *c, const idms_resp_command *cmd, idms_buf *out)
+{
+    req r = {c, idms_conn_services(c), session(c), cmd, out};
+    return dispatch(&r);
 }
 
 /* Whether buf[0..len) starts with another command (complete or malformed). */
@@ -1232,14 +1796,34 @@ static int resume_held(idms_conn *c, idms_buf *out)
     idms_resp_session *ss = session(c);
     req r = {c, idms_conn_services(c), ss, NULL, out};
     idms_resp_held *h = &ss->held;
+    if (h->kind == IDMS_RESP_HELD_EXEC) {
+        h->kind = IDMS_RESP_HELD_NONE;
+        return exec_go(&r);
+    }
+    size_t before = out->len;
+    int rc;
     switch (h->kind) {
     case IDMS_RESP_HELD_NEXT:
-        return go_next(&r, h, NULL);
+        rc = go_next(&r, h, NULL);
+        break;
     case IDMS_RESP_HELD_HLC:
-        return go_hlc(&r, h);
+        rc = go_hlc(&r, h);
+        break;
     default:
-        return go_segment(&r, h, h->text, h->text_len);
+        rc = go_segment(&r, h, h->text, h->text_len);
+        break;
     }
+    if (!ss->multi.running || rc == RUN_PARKED)
+        return rc;
+    /* A command of EXEC's queue completed: EXEC goes on after it. */
+    if (rc == RUN_CUT) {
+        count(c, 503);
+        multi_reset(&ss->multi);
+        return RUN_CUT;
+    }
+    h->kind = IDMS_RESP_HELD_NONE;
+    exec_done_one(&r, before);
+    return exec_go(&r);
 }
 
 static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *out)
@@ -1294,7 +1878,8 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         }
         used += (size_t)n;
         bool error = out->len > before && out->data[before] == '-';
-        count(c, error ? 400 : 200);
+        if (rc != RUN_QUEUED)
+            count(c, error ? 400 : 200);
         if (idms_conn_close_after(c, rc == RUN_CLOSE, another_command, buf + used, len - used))
             return (ptrdiff_t)used;
     }
@@ -1305,6 +1890,12 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
 static void resp_too_slow(idms_buf *out, uint32_t ms)
 {
     idms_buf_printf(out, "-ERR Protocol error: request incomplete after %" PRIu32 " ms\r\n", ms);
+}
+
+/* The connection is closed: a transaction's queue goes with it. */
+static void resp_session_free(idms_conn *c)
+{
+    multi_reset(&((idms_resp_session *)idms_conn_session(c))->multi);
 }
 
 const idms_proto idms_resp_proto = {
@@ -1320,4 +1911,5 @@ const idms_proto idms_resp_proto = {
     false, /* carries the token (AUTH) */
     NULL,  /* no probes over the limit: refused at once */
     false,
+    resp_session_free,
 };

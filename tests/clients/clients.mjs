@@ -76,6 +76,27 @@ async function common(call) {
     return id;
 }
 
+// The replies of a transaction of NEXT snowflake 2, INCR orders, NEXT
+// uuidv7, INCR orders, INCRBY orders 3, PING (each library's multi()).
+function transaction(res) {
+    const ok = Array.isArray(res) && res.length === 6;
+    check('multi().exec() gives 6 replies', ok, show(res));
+    if (!ok) return;
+    const [ids, a, u, b, c, pong] = res;
+    check(
+        '... NEXT snowflake 2: an array of 2 increasing snowflakes',
+        Array.isArray(ids) && ids.length === 2 && ids.every((s) => SNOWFLAKE.test(String(s))) && BigInt(ids[0]) < BigInt(ids[1]),
+        show(ids)
+    );
+    check(
+        '... INCR, INCR, INCRBY 3: integers, consecutive',
+        [a, b, c].every((x) => Number.isInteger(x)) && b === a + 1 && c === b + 3,
+        show([a, b, c])
+    );
+    check('... NEXT uuidv7: a string', typeof u === 'string' && UUID7.test(u), show(u));
+    check('... PING: PONG', pong === 'PONG', show(pong));
+}
+
 async function nodeRedis(pkg, extra) {
     const { createClient } = await import(pkg);
     const auth = password === undefined ? {} : { password };
@@ -97,6 +118,28 @@ async function nodeRedis(pkg, extra) {
     check('info() holds ready:1', /(^|\n)ready:1\r?$/m.test(text), show(text.slice(0, 200)));
     const n = await c.commandCount();
     check('commandCount() is a positive integer', Number.isInteger(n) && n > 0, show(n));
+    // multi().exec(): MULTI, the commands, EXEC; each command's reply in order.
+    const res = await c
+        .multi()
+        .addCommand(['NEXT', 'snowflake', '2'])
+        .incr('orders')
+        .addCommand(['NEXT', 'uuidv7'])
+        .incr('orders')
+        .incrBy('orders', 3)
+        .ping()
+        .exec();
+    transaction(res);
+    let abort = null;
+    try {
+        await c.multi().incr('orders').addCommand(['NOSUCH']).exec();
+    } catch (e) {
+        abort = e;
+    }
+    check(
+        'multi() with an unknown command rejects (EXECABORT)',
+        abort !== null && /EXECABORT|NOSUCH/.test(`${abort.message} ${JSON.stringify(abort.replies ?? '')}`),
+        abort === null ? 'no error' : abort.message
+    );
     if (typeof c.close === 'function') await c.close();
     else await c.quit();
 }
@@ -119,6 +162,29 @@ async function ioredis() {
     const info = await r.info();
     check('info() holds ready:1', /(^|\n)ready:1\r?$/m.test(info));
     check('client("ID") again gives the same id', (await r.client('ID')) === id);
+    // multi().exec(): [[err, reply], ...] in order.
+    const res = await r
+        .multi()
+        .call('NEXT', 'snowflake', '2')
+        .incr('orders')
+        .call('NEXT', 'uuidv7')
+        .incr('orders')
+        .incrby('orders', 3)
+        .ping()
+        .exec();
+    check('multi().exec(): no error in any reply', Array.isArray(res) && res.every(([e]) => e === null), show(res));
+    transaction(Array.isArray(res) ? res.map(([, v]) => v) : res);
+    let abort = null;
+    try {
+        await r.multi().incr('orders').call('NOSUCH').exec();
+    } catch (e) {
+        abort = e;
+    }
+    check(
+        'multi() with an unknown command rejects with EXECABORT',
+        abort !== null && /EXECABORT/.test(abort.message),
+        abort === null ? 'no error' : abort.message
+    );
     await r.quit();
 }
 

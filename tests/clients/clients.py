@@ -55,7 +55,54 @@ def main(port, password):
     check("info() parses, with ready 1", r.info().get("ready") == 1, r.info())
     n = r.command_count()
     check("command_count() is a positive int", isinstance(n, int) and n > 0, n)
+    transaction(r)
     r.close()
+
+
+def transaction(r):
+    """pipeline() with its default transaction=True: MULTI, the commands,
+    EXEC in one write; execute() gives each command's reply in order."""
+    p = r.pipeline()
+    p.execute_command("NEXT", "snowflake", "2")
+    p.incr("orders")
+    p.execute_command("NEXT", "uuidv7")
+    p.incr("orders")
+    p.incrby("orders", 3)
+    p.ping()
+    res = p.execute()
+    ok = isinstance(res, list) and len(res) == 6
+    check("pipeline().execute() gives 6 replies", ok, res)
+    if not ok:
+        return
+    ids, a, u, b, c, pong = res
+    check("... NEXT snowflake 2: a list of 2 increasing snowflakes",
+          isinstance(ids, list) and len(ids) == 2 and all(SNOWFLAKE.match(s) for s in ids)
+          and int(ids[0]) < int(ids[1]), ids)
+    check("... INCR, INCR, INCRBY 3: ints, consecutive", all(isinstance(x, int) for x in (a, b, c))
+          and b == a + 1 and c == b + 3, (a, b, c))
+    check("... NEXT uuidv7: bytes", isinstance(u, bytes) and UUID7.match(u), u)
+    check("... PING: True", pong is True, pong)
+    # A command refused while queueing makes EXEC abort (EXECABORT); redis-py
+    # then raises the refused command's error, as it does against Redis,
+    # and nothing ran.
+    p = r.pipeline()
+    p.incr("orders")
+    p.execute_command("NOSUCH")
+    try:
+        p.execute()
+        check("a pipeline with an unknown command raises", False, "no error")
+    except redis.exceptions.ResponseError as e:
+        check("a pipeline with an unknown command raises its error", "Command # 2 (NOSUCH)" in str(e)
+              and "unknown command 'NOSUCH'" in str(e), "%s: %s" % (type(e).__name__, e))
+    check("... and its INCR did not run", r.incr("orders") == c + 1)
+    # An error at run time is an element of the result (raise_on_error=False).
+    p = r.pipeline()
+    p.execute_command("NEXT", "uuidv9")
+    p.ping()
+    res = p.execute(raise_on_error=False)
+    check("an error at run time is one element of the replies; the rest run",
+          isinstance(res, list) and len(res) == 2 and isinstance(res[0], redis.exceptions.ResponseError)
+          and res[1] is True, res)
 
 
 try:

@@ -131,7 +131,10 @@ stop_server
 
 # --- HTTP ------------------------------------------------------------------------------
 
-start_server --auth-token-file "$TOK" --log-level debug
+# A segment tag for the client libraries' transactions (tests/clients:
+# INCR orders inside MULTI ... EXEC).
+"$IDMINT" segment create orders --store "sqlite:$T_DIR/seg.db" || start_failed "segment create orders failed"
+start_server --auth-token-file "$TOK" --log-level debug --segments "sqlite:$T_DIR/seg.db"
 AUTH=(-H "Authorization: Bearer $TOKEN")
 # ametric NAME: a /metrics sample, as lib.sh's metric, with the token.
 ametric() {

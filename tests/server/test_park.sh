@@ -54,6 +54,14 @@ fetch() {
     FETCH_PID=$!
     track "$FETCH_PID"
 }
+# send_bg PORT OUT FORMAT: FORMAT's bytes (printf) on a connection of
+# their own in the background, the replies into OUT; its PID in BG_PID.
+send_bg() {
+    # shellcheck disable=SC2059
+    printf "$3" | raw "$1" 60 >"$2" &
+    BG_PID=$!
+    track "$BG_PID"
+}
 # fetched PID: the background client has finished (its PID is gone).
 fetched() {
     ! running "$1"
@@ -99,14 +107,39 @@ expect "idmint inspect agrees on the time of the last" "$(inspect_ms twitter "${
 expect "the parked gauge is back to 0 once it completed" "$(metric idmint_requests_parked)" = 0
 expect "the park was counted (idmint_parks_total)" "$(metric idmint_parks_total)" -ge 1
 
+# --- a transaction whose command waits: EXEC parked, the loop free -----------------------
+
+T=$(now_ms)
+freeze_clock "$T"
+send_bg "$RESP_PORT" "$T_DIR/tx.out" 'MULTI\r\nNEXT uuidv7\r\nNEXT snowflake 5000\r\nNEXT snowflake 1\r\nEXEC\r\nPING\r\nQUIT\r\n'
+tx=$BG_PID
+wait_until 15 parked
+expect "EXEC whose NEXT snowflake 5000 needs the next ms, clock frozen: parked (idmint_requests_parked >= 1)" \
+    "$(metric idmint_requests_parked)" -ge 1
+check "while EXEC is parked: another RESP connection is answered" -o PONG -- redis-cli -p "$RESP_PORT" PING
+check "... INFO counts the parked request in blocked_clients" -o 1 \
+    --sh "redis-cli -p $RESP_PORT INFO clients | tr -d '\r' | sed -n 's/^blocked_clients://p'"
+other=$(printf 'MULTI\r\nNEXT uuidv7\r\nEXEC\r\nQUIT\r\n' | raw "$RESP_PORT" 5 | tr -d '\r' | paste -sd ' ')
+expect "... another transaction on another connection runs" "$other" =~ "^\\+OK \\+QUEUED \\*1 \\\$36 $UUID7 \\+OK\$"
+expect "... and the parked transaction's connection has had its +QUEUED replies, not the 5000 snowflakes" \
+    "$(tr -d '\r' <"$T_DIR/tx.out" | grep -c -e '^+QUEUED$'):$(tr -d '\r' <"$T_DIR/tx.out" | grep -c -e '^\*5000$')" = 3:0
+step_clock +0
+wait_until 30 fetched "$tx"
+wait "$tx" 2>/dev/null
+tr -d '\r' <"$T_DIR/tx.out" >"$T_DIR/tx.txt"
+expect "when the clock moves on, EXEC completes: an array of 3 (a UUIDv7, 5000 and 1 snowflakes), then PONG" \
+    "$(grep -E '^[*+]' "$T_DIR/tx.txt" | paste -sd ' ')" = '+OK +QUEUED +QUEUED +QUEUED *3 *5000 *1 +PONG +OK'
+grep -E "^$SNOWFLAKE\$" "$T_DIR/tx.txt" >"$T_DIR/tx.ids"
+check "... 5001 snowflakes, increasing through the array" -o 5001 \
+    --sh "sort -c -u -n '$T_DIR/tx.ids' && wc -l <'$T_DIR/tx.ids'"
+expect "the parked gauge is back to 0" "$(metric idmint_requests_parked)" = 0
+
 # --- replies on one connection stay in request order behind a parked one -------------
 
 T=$(now_ms)
 freeze_clock "$T"
-printf 'GET /v1/ids/snowflake?count=5000 HTTP/1.1\r\nHost: t\r\n\r\nGET /v1/ids/snowflake?count=1 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n' |
-    raw "$HTTP_PORT" 30 >"$T_DIR/pipe.out" &
-pipe=$!
-track $pipe
+send_bg "$HTTP_PORT" "$T_DIR/pipe.out" 'GET /v1/ids/snowflake?count=5000 HTTP/1.1\r\nHost: t\r\n\r\nGET /v1/ids/snowflake?count=1 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n'
+pipe=$BG_PID
 wait_until 15 parked
 expect "pipelined behind a parked request: parked (idmint_requests_parked >= 1)" "$(metric idmint_requests_parked)" -ge 1
 expect "... nothing answered on that connection while the clock is frozen" \

@@ -5,7 +5,10 @@
 # service is called again. idmintd runs under valgrind's callgrind, which
 # counts the calls of each parser and of the mint service; a layout of 16
 # IDs per 10 ms (seq=4) makes a request for 200 snowflakes wait a dozen
-# times whatever the machine's speed. Not in the sanitizer builds
+# times whatever the machine's speed; inside a RESP transaction (MULTI,
+# NEXT, EXEC) the same: the command is parsed when it is queued, and EXEC
+# runs it from the queue and resumes it from its record. Not in the
+# sanitizer builds
 # (valgrind cannot run their runtimes).
 # Usage: bash tests/server/test_parse_once.sh IDMINTD IDMINT LOADCLIENT
 . "$(dirname "$0")/lib.sh"
@@ -46,6 +49,9 @@ check "HTTP: 200 snowflakes on a layout of 16 per 10 ms (the request waits a doz
     -L "$SNOWFLAKE" -n 200 -- curl -fsS -m 60 "$BASE/v1/ids/snowflake?count=200"
 check "RESP: NEXT snowflake 200, the same" -L "$SNOWFLAKE" -n 200 --sh \
     "redis-cli -p '$RESP_PORT' NEXT snowflake 200"
+tx=$(printf 'MULTI\r\nNEXT snowflake 200\r\nEXEC\r\nQUIT\r\n' | raw "$RESP_PORT" 60 | tr -d '\r')
+expect "RESP: MULTI, NEXT snowflake 200, EXEC: 200 snowflakes in EXEC's array" \
+    "$(grep -cE "^$SNOWFLAKE\$" <<<"$tx"):$(grep -E '^[*+]' <<<"$tx" | paste -sd ' ')" = '200:+OK +QUEUED *1 *200 +OK'
 mc=$(printf 'get%s\r\nquit\r\n' "$keys" | raw "$MC_PORT" 60 | grep -c '^VALUE k')
 expect "memcached: a get of 100 keys, each a snowflake, then quit" "$mc" = 100
 stop_server TERM
@@ -54,16 +60,18 @@ expect "idmintd stops (exit 0) and callgrind writes its counts" "$SRV_STATUS:$(t
 counts=$(calls idms_http_parse_request idms_resp_parse idms_mc_parse idms_mint_after)
 count_of() { printf '%s\n' "$counts" | awk -v n="$1" '$1 == n { print $2 }'; }
 mints=$(count_of idms_mint_after)
-# Four minting requests (the three above and the /healthz start_server
-# waits for is not one): every call past four is a resumed one.
-expect "the mint service was called again for the waiting requests ($mints calls for 4 requests)" \
-    "${mints:-0}" -ge 20
+# Five minting requests (the four above and the /healthz start_server
+# waits for is not one): every call past five is a resumed one.
+expect "the mint service was called again for the waiting requests ($mints calls for 5 requests)" \
+    "${mints:-0}" -ge 25
 # HTTP: the /healthz of start_server (and a retry of it, if its curl gave
 # up under valgrind's pace) and the request: at most three parses.
 n=$(count_of idms_http_parse_request)
 expect "HTTP: the request was parsed once, not again on each resume ($n parses)" "${n:-0}" -le 3
 n=$(count_of idms_resp_parse)
-expect "RESP: NEXT was parsed once ($n parses)" "${n:-0}" = 1
+# NEXT on its own, then MULTI, NEXT (parsed once, when queued: EXEC runs
+# it from the queue and resumes it from its record), EXEC and QUIT.
+expect "RESP: NEXT was parsed once, also inside EXEC ($n parses)" "${n:-0}" = 5
 n=$(count_of idms_mc_parse)
 expect "memcached: the get and the quit after it were parsed once each ($n parses)" "${n:-0}" = 2
 finish

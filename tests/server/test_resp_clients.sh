@@ -3,8 +3,10 @@
 # RESP3 after HELLO 3), node-redis 6 (HELLO 3 by default), ioredis and
 # redis-py. Each connects, pings, mints (NEXT snowflake 3 is an array of 3,
 # NEXT uuidv7 a string, NEXT uuidv7 1 an array of 1), gets an error reply,
-# asks CLIENT ID, GETNAME, SETNAME, INFO, INFO and COMMAND COUNT, and
-# disconnects (tests/clients/clients.mjs and clients.py do the work).
+# asks CLIENT ID, GETNAME, SETNAME, INFO, INFO and COMMAND COUNT, runs a
+# transaction with the library's own MULTI (redis-py's default pipeline(),
+# node-redis's and ioredis's multi().exec(): NEXT, INCR, INCRBY, PING, and
+# one that EXEC aborts), and disconnects (tests/clients/clients.mjs and clients.py do the work).
 #
 # Needs node with tests/clients/node_modules and Debian's python3-redis,
 # which scripts/test.sh installs. A missing one FAILS its case, with the
@@ -17,7 +19,10 @@ CLIENTS=$(cd "$(dirname "$0")/../clients" && pwd)
 PYTHON=/usr/bin/python3
 [ -x "$PYTHON" ] || PYTHON=$(type -P python3)
 
-start_server
+# A segment tag for the transactions' INCR (tests/clients: "orders").
+STORE="sqlite:$T_DIR/seg.db"
+"$IDMINT" segment create orders --store "$STORE" || start_failed "segment create orders failed"
+start_server --segments "$STORE"
 
 # node_ok PACKAGE: whether node and the pinned package are installed (a
 # failed case naming the fix when not).
