@@ -45,7 +45,12 @@
  *
  * A route answers 400 for a query parameter it does not take, or one given
  * twice. Absolute-form targets ("GET http://host/v1/ids/ulid") are routed
- * by their path (RFC 9112 section 3.2.2). HEAD is answered like GET without
+ * by their path (RFC 9112 section 3.2.2), in which escapes of unreserved
+ * characters are decoded first (idms_http_path_unreserved: "uuid%76%37"
+ * is "uuidv7"; other escapes are the route's to decode, once). "Accept:
+ * application/json" stands for whatever Accept ranks JSON first
+ * (idms_http_accepts_json: q-values, application/STAR). The HTTP/2
+ * connection preface is refused in HTTP/2's framing (h2_refusal). HEAD is answered like GET without
  * a body; on the minting routes it makes the checks a GET would make and
  * mints nothing (head_of_mint); on /v1/hlc it answers a GET's headers
  * without touching the clock. Other methods get 405, but for POST on
@@ -1138,6 +1143,17 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
         return IDMS_ROUTE_OTHER;
     }
     idms_http_split_target(target, target_len, &path, &path_len, &query, &query_len);
+    /* Escapes of unreserved characters are the characters (RFC 3986
+     * section 6.2.2.2): decoded before routing, every other escape left for
+     * the route's own decoder (idms_http_path_unreserved). A path with a
+     * malformed escape is routed as sent. */
+    char unreserved[IDMS_HTTP_MAX_TARGET + 1];
+    ptrdiff_t unreserved_len =
+        idms_http_path_unreserved(path, path_len, unreserved, sizeof unreserved);
+    if (unreserved_len >= 0) {
+        path = unreserved;
+        path_len = (size_t)unreserved_len;
+    }
     int rt = route_of(path, path_len, &seg);
     if (!authorized(c, req, rt, query, query_len, r))
         return rt;
@@ -1206,6 +1222,25 @@ static int resume_held(idms_conn *c, http_held *h, response *r)
     return h->route;
 }
 
+/* The answer to the HTTP/2 connection preface (idms_http_h2_preface): a
+ * client with prior knowledge (curl --http2-prior-knowledge, gRPC) reads
+ * only HTTP/2 frames, so an HTTP/1.1 505 would be garbage to it. RFC 9113's
+ * clean refusal instead: the server's connection preface, an empty
+ * SETTINGS frame (section 3.4), then GOAWAY (section 6.8) for last stream
+ * 0 with HTTP_1_1_REQUIRED (0xd, section 7) and a text for the debug data;
+ * then the connection closes. A frame header is the payload's length (24
+ * bits), the type, the flags and the stream (31 bits). */
+#define H2_DEBUG "idmintd speaks HTTP/1.1 only"
+/* clang-format off */
+static const char h2_refusal[] =
+    "\x00\x00\x00" "\x04" "\x00" "\x00\x00\x00\x00" /* SETTINGS, empty */
+    "\x00\x00\x24" "\x07" "\x00" "\x00\x00\x00\x00" /* GOAWAY, 8 + 28 bytes */
+    "\x00\x00\x00\x00"                             /* last stream: none */
+    "\x00\x00\x00\x0d"                             /* HTTP_1_1_REQUIRED */
+    H2_DEBUG;
+/* clang-format on */
+_Static_assert(sizeof H2_DEBUG - 1 == 0x24 - 8, "GOAWAY's length");
+
 static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *out)
 {
     idms_metrics *m = idms_conn_services(c)->metrics;
@@ -1232,6 +1267,18 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             content_length = held->content_length;
             rt = resume_held(c, held, &r);
         } else {
+            int h2 = idms_http_h2_preface(buf + used, len - used);
+            if (h2 == IDMS_HTTP_INCOMPLETE) {
+                idms_buf_free(&r.body);
+                break;
+            }
+            if (h2 == 1) {
+                m->protocol_errors++;
+                idms_buf_append(out, h2_refusal, sizeof h2_refusal - 1);
+                idms_buf_free(&r.body);
+                idms_metrics_count_request(m, IDMS_ROUTE_OTHER, 505);
+                return -1;
+            }
             idms_http_request req;
             int status = 400;
             const char *why = "bad request";
