@@ -15,7 +15,6 @@
 #include "optparse.h"
 #include "optvalue.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -263,96 +262,6 @@ static int parse_flag(const char *name, const char *v, bool *out, char *err, siz
     return -1;
 }
 
-/* The scheme's default port, which browsers leave out of Origin (RFC 6454
- * section 6.2), or 0 when it has none idmintd knows of. */
-static unsigned long default_port(const char *scheme, size_t len)
-{
-    if (len == 4 && memcmp(scheme, "http", 4) == 0)
-        return 80;
-    if (len == 5 && memcmp(scheme, "https", 5) == 0)
-        return 443;
-    return 0;
-}
-
-/* One origin of --cors-origin, v[0..len), checked and put in lower case
- * into dst (IDMS_CORS_ORIGIN_CAP bytes): "*", or an origin serialized as a
- * browser's Origin header has it (RFC 6454 section 6.2): scheme "://"
- * host [":" port], the host a name or an IPv6 literal in brackets, no
- * path, user or query, and no default port (a browser never sends one, so
- * the entry could match nothing). "null" is refused: sandboxed frames,
- * file: pages and redirects all send it, so allowing it would allow any
- * of them. Returns 0 or -1 with err set. */
-static int check_origin(const char *name, const char *v, size_t len, char *dst, char *err,
-                        size_t err_cap)
-{
-    if (len == 1 && v[0] == '*') {
-        snprintf(dst, IDMS_CORS_ORIGIN_CAP, "*");
-        return 0;
-    }
-    if (len >= IDMS_CORS_ORIGIN_CAP) {
-        snprintf(err, err_cap, "%s: an origin of at most %d bytes, got %zu", name,
-                 IDMS_CORS_ORIGIN_CAP - 1, len);
-        return -1;
-    }
-    for (size_t i = 0; i < len; i++)
-        dst[i] = (char)tolower((unsigned char)v[i]);
-    dst[len] = '\0';
-    if (strcmp(dst, "null") == 0) {
-        snprintf(err, err_cap,
-                 "%s: 'null' is refused: sandboxed pages, file: URLs and redirects all send "
-                 "Origin: null, so it would let any of them in (list their real origins, or *)",
-                 name);
-        return -1;
-    }
-    /* scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 3.1) */
-    size_t i = 0;
-    while (i < len && (isalpha((unsigned char)dst[i]) ||
-                       (i > 0 && (isdigit((unsigned char)dst[i]) || strchr("+-.", dst[i])))))
-        i++;
-    size_t scheme_len = i;
-    bool ok = scheme_len > 0 && len - i > 3 && memcmp(dst + i, "://", 3) == 0;
-    size_t host = i + 3;
-    i = host;
-    if (ok && dst[i] == '[') {
-        while (i < len && (isxdigit((unsigned char)dst[i]) || dst[i] == ':' || dst[i] == '.' ||
-                           (i == host && dst[i] == '[')))
-            i++;
-        ok = i < len && dst[i] == ']' && i > host + 1;
-        i++;
-    } else if (ok) {
-        while (i < len && (isalnum((unsigned char)dst[i]) || strchr("-._", dst[i])))
-            i++;
-        ok = i > host;
-    }
-    unsigned long port = 0;
-    if (ok && i < len && dst[i] == ':') {
-        size_t p = ++i;
-        while (i < len && i - p < 6 && isdigit((unsigned char)dst[i]))
-            port = port * 10 + (unsigned long)(dst[i++] - '0');
-        ok = i > p;
-        if (ok && i == len && (port == 0 || port > 65535 || i - p > 5 || dst[p] == '0')) {
-            snprintf(err, err_cap, "%s: '%s': the port must be 1 to 65535, without leading zeros",
-                     name, dst);
-            return -1;
-        }
-    }
-    if (!ok || i != len) {
-        snprintf(err, err_cap,
-                 "%s: '%.*s' is not an origin: scheme://host[:port] as a browser's Origin "
-                 "header has it (no path, no user, nothing after the port), or * for any",
-                 name, (int)len, v);
-        return -1;
-    }
-    if (port != 0 && port == default_port(dst, scheme_len)) {
-        snprintf(err, err_cap,
-                 "%s: '%s': browsers leave the default port out of Origin, so this would match "
-                 "nothing: leave the default port out (%.*s)",
-                 name, dst, (int)(strrchr(dst, ':') - dst), dst);
-        return -1;
-    }
-    return 0;
-}
-
 /* --cors-origin: "none" empties the list; otherwise each origin of a
  * comma list (spaces around the commas allowed) is checked and added
  * once. */
@@ -378,7 +287,7 @@ static int add_cors_origins(idms_options *o, const char *name, const char *v, ch
             return -1;
         }
         char origin[IDMS_CORS_ORIGIN_CAP];
-        if (check_origin(name, p, len, origin, err, err_cap) != 0)
+        if (idmx_parse_origin(name, p, len, origin, sizeof origin, err, err_cap) != 0)
             return -1;
         size_t k = 0;
         while (k < o->n_cors_origins && strcmp(o->cors_origins[k], origin) != 0)
