@@ -239,7 +239,7 @@ static void write_response(idms_buf *out, response *r, bool head_only, bool keep
     else if (r->http10)
         idms_buf_puts(out, "Connection: keep-alive\r\n");
     idms_buf_puts(out, "\r\n");
-    if (!head_only)
+    if (!head_only && r->body.len > 0) /* a 204's body has no data at all */
         idms_buf_append(out, r->body.data, r->body.len);
 }
 
