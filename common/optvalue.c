@@ -8,6 +8,7 @@
 #include "optparse.h"
 
 #include <assert.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -334,4 +335,99 @@ void idmx_layout_name(const idm_sf_layout *l, char *dst, size_t cap)
     if (idm_sf_layout_format(l, dst, cap) != IDM_OK) {
         snprintf(dst, cap, "%s", "(unprintable layout)");
     }
+}
+
+/* The scheme's default port, which browsers leave out of Origin, or 0
+ * when it has none known here. */
+static unsigned long default_port(const char *scheme, size_t len)
+{
+    if (len == 4 && memcmp(scheme, "http", 4) == 0)
+        return 80;
+    if (len == 5 && memcmp(scheme, "https", 5) == 0)
+        return 443;
+    return 0;
+}
+
+/* The end of the host that starts at o[i] (a name, or an IPv6 literal in
+ * brackets), or i when there is none. */
+static size_t origin_host_end(const char *o, size_t len, size_t i)
+{
+    size_t start = i;
+    if (i < len && o[i] == '[') {
+        i++;
+        while (i < len && (isxdigit((unsigned char)o[i]) || o[i] == ':' || o[i] == '.'))
+            i++;
+        return i < len && o[i] == ']' && i > start + 1 ? i + 1 : start;
+    }
+    while (i < len && (isalnum((unsigned char)o[i]) || strchr("-._", o[i]) != NULL))
+        i++;
+    return i;
+}
+
+int idmx_parse_origin(const char *name, const char *text, size_t len, char *dst, size_t cap,
+                      char *msg, size_t msg_cap)
+{
+    char o[256];
+    int shown = len > 64 ? 64 : (int)len;
+    if (len >= cap || len >= sizeof o) {
+        set_msg(msg, msg_cap, "%s: an origin of at most %zu bytes, got %zu ('%.*s...')", name,
+                (cap < sizeof o ? cap : sizeof o) - 1, len, shown, text);
+        return -1;
+    }
+    for (size_t i = 0; i < len; i++)
+        o[i] = (char)tolower((unsigned char)text[i]);
+    o[len] = '\0';
+    if (strcmp(o, "*") == 0) {
+        memcpy(dst, o, 2);
+        return 0;
+    }
+    if (strcmp(o, "null") == 0) {
+        set_msg(msg, msg_cap,
+                "%s: 'null' is refused: sandboxed pages, file: URLs and redirects all send "
+                "Origin: null, so it would let any of them in (list their real origins, or *)",
+                name);
+        return -1;
+    }
+    /* scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 3.1) */
+    size_t i = 0;
+    while (i < len && (isalpha((unsigned char)o[i]) ||
+                       (i > 0 && (isdigit((unsigned char)o[i]) || strchr("+-.", o[i]) != NULL))))
+        i++;
+    size_t scheme_len = i;
+    int ok = scheme_len > 0 && len - i > 3 && memcmp(o + i, "://", 3) == 0;
+    if (ok) {
+        size_t host = i + 3;
+        i = origin_host_end(o, len, host);
+        ok = i > host;
+    }
+    unsigned long port = 0;
+    size_t digits = 0;
+    if (ok && i < len && o[i] == ':') {
+        size_t p = ++i;
+        while (i < len && isdigit((unsigned char)o[i]) && i - p < 6)
+            port = port * 10 + (unsigned long)(o[i++] - '0');
+        digits = i - p;
+        ok = digits > 0;
+        if (ok && i == len && (port == 0 || port > 65535 || digits > 5 || o[p] == '0')) {
+            set_msg(msg, msg_cap, "%s: '%.*s': the port must be 1 to 65535, without leading zeros",
+                    name, shown, text);
+            return -1;
+        }
+    }
+    if (!ok || i != len) {
+        set_msg(msg, msg_cap,
+                "%s: '%.*s' is not an origin: scheme://host[:port] as a browser's Origin header "
+                "has it (no path, no user, nothing after the port), or * for any",
+                name, shown, text);
+        return -1;
+    }
+    if (digits > 0 && port == default_port(o, scheme_len)) {
+        set_msg(msg, msg_cap,
+                "%s: '%.*s': browsers leave the default port out of Origin, so this would match "
+                "nothing: leave the default port out (%.*s)",
+                name, shown, text, (int)(strrchr(o, ':') - o), o);
+        return -1;
+    }
+    memcpy(dst, o, len + 1);
+    return 0;
 }

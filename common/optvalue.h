@@ -10,6 +10,7 @@
  *                 ("-1000"), or an RFC 3339 time
  *   layout        --layout (both): a preset or a spec, then --epoch
  *   node          --node (both): 0 to the layout's largest node
+ *   origin        idmintd --cors-origin: a browser's Origin, or *
  *
  * Every parser returns 0, or -1 with msg set to one sentence that names
  * the option, quotes the value and gives the reason, without a prefix:
@@ -106,6 +107,20 @@ int idmx_parse_node(const char *name, const char *text, const idm_sf_layout *l, 
  * check. */
 int idmx_parse_node_range(const char *name, const char *text, uint64_t *lo, uint64_t *hi,
                           char *msg, size_t cap);
+
+/* Parses text[0..len) as a web origin, for idmintd's --cors-origin: "*"
+ * (any origin), or an origin as a browser's Origin header serializes it
+ * (RFC 6454 section 6.2): scheme "://" host [":" port], the host a name
+ * (letters, digits, '-', '.', '_') or an IPv6 literal in brackets, the
+ * port 1 to 65535 without leading zeros and not the scheme's default
+ * (http 80, https 443: browsers leave it out, so the entry would match
+ * nothing), and nothing else - no path (not even "/"), user or query. The
+ * result, in lower case as browsers send it, goes into dst (cap bytes, a
+ * NUL after it) on success. "null" is refused: sandboxed frames, file:
+ * pages and some redirects all send it, so allowing it would allow any of
+ * them. Each refusal says why, with the value quoted. */
+int idmx_parse_origin(const char *name, const char *text, size_t len, char *dst, size_t cap,
+                      char *msg, size_t msg_cap);
 
 /* Writes the layout's preset name or spec and a NUL, for messages and
  * logs (idm_sf_layout_format), or "(unprintable layout)" when that fails.

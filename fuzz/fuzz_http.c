@@ -14,10 +14,14 @@
  *  - a prefix gives INCOMPLETE or the whole input's answer;
  *  - the input read as a pipeline (head, Content-Length bytes of body, next
  *    head) holds all of the above for each request;
- *  - split_target, target_form, query_get, query_check and percent_decode
- *    agree with simple reference versions written here and never write past
- *    their capacity (each output buffer is an allocation of exactly cap
- *    bytes); accepts_json is 0 or 1.
+ *  - split_target, target_form, query_get, query_check, percent_decode,
+ *    path_unreserved, accepts_json and h2_preface agree with simple
+ *    reference versions written here and never write past their capacity
+ *    (each output buffer is an allocation of exactly cap bytes);
+ *  - path_unreserved changes no escape but those of unreserved characters:
+ *    fully decoding its result gives what fully decoding its input gives;
+ *  - h2_preface: a prefix of the input gives INCOMPLETE or the whole
+ *    input's answer.
  */
 #include "harness.h"
 
@@ -181,21 +185,79 @@ static ptrdiff_t ref_decode(const char *src, size_t len, int plus, char *out)
     return (ptrdiff_t)n;
 }
 
-/* Checks idms_http_percent_decode(src) with a dst of exactly cap bytes. */
-static void check_decode(const char *src, size_t len, size_t cap)
+static int ref_unreserved(int c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c != 0 && strchr("-._~", c) != NULL);
+}
+
+/* The reference path_unreserved: an escape of an unreserved character
+ * becomes that character, any other escape and byte stays; -1 for a
+ * malformed escape. out has room for len bytes. */
+static ptrdiff_t ref_path_unreserved(const char *src, size_t len, char *out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (src[i] != '%') {
+            out[n++] = src[i];
+            continue;
+        }
+        if (i + 2 >= len || !fuzz_is_hex((unsigned char)src[i + 1]) ||
+            !fuzz_is_hex((unsigned char)src[i + 2])) {
+            return -1;
+        }
+        char hex[3] = {src[i + 1], src[i + 2], 0};
+        int c = (int)strtoul(hex, NULL, 16);
+        if (ref_unreserved(c)) {
+            out[n++] = (char)c;
+        } else {
+            memcpy(out + n, src + i, 3);
+            n += 3;
+        }
+        i += 2;
+    }
+    return (ptrdiff_t)n;
+}
+
+/* A path decoder under test, and its reference (out has room for len
+ * bytes). */
+typedef ptrdiff_t (*path_fn)(const char *src, size_t len, char *dst, size_t cap);
+typedef ptrdiff_t (*ref_fn)(const char *src, size_t len, char *out);
+
+static ptrdiff_t ref_path_decode(const char *src, size_t len, char *out)
+{
+    return ref_decode(src, len, 0, out);
+}
+
+/* Checks f(src) against ref with a dst of exactly cap bytes; with
+ * same_full, also that fully decoding f's result gives what fully decoding
+ * src gives (path_unreserved decodes nothing a second decoding would
+ * see differently). */
+static void check_path_fn(path_fn f, ref_fn ref, const char *src, size_t len, size_t cap,
+                          int same_full)
 {
     char *want = malloc(len + 1);
     FUZZ_CHECK(want != NULL);
-    ptrdiff_t wn = ref_decode(src, len, 0, want);
+    ptrdiff_t wn = ref(src, len, want);
     char *dst = malloc(cap > 0 ? cap : 1);
     FUZZ_CHECK(dst != NULL);
-    ptrdiff_t n = idms_http_percent_decode(src, len, cap > 0 ? dst : NULL, cap);
+    ptrdiff_t n = f(src, len, cap > 0 ? dst : NULL, cap);
     if (wn < 0 || (size_t)wn + 1 > cap) {
         FUZZ_CHECK(n == -1);
         FUZZ_CHECK(cap == 0 || dst[0] == '\0');
     } else {
-        FUZZ_CHECK(n == wn);
+        FUZZ_CHECK(n == wn && (size_t)n <= len);
         FUZZ_CHECK(memcmp(dst, want, (size_t)n) == 0 && dst[n] == '\0');
+    }
+    if (same_full && n >= 0) {
+        char *full_src = malloc(len + 1);
+        char *full_dst = malloc(len + 1);
+        FUZZ_CHECK(full_src != NULL && full_dst != NULL);
+        ptrdiff_t a = ref_decode(src, len, 0, full_src);
+        ptrdiff_t b = ref_decode(dst, (size_t)n, 0, full_dst);
+        FUZZ_CHECK(a == b && (a < 0 || memcmp(full_src, full_dst, (size_t)a) == 0));
+        free(full_src);
+        free(full_dst);
     }
     free(dst);
     free(want);
@@ -341,6 +403,174 @@ static void check_target_form(const char *t, size_t len)
     FUZZ_CHECK(rest == t + e && rest_len == len - e);
 }
 
+/* ---- reference Accept negotiation ---------------------------------------- */
+
+/* The parts of a list or a parameter list, split at sep outside
+ * quoted-strings (a backslash in one escapes the next byte): the end of
+ * the part that starts at i. */
+static size_t ref_part_end(const char *s, size_t len, size_t i, char sep)
+{
+    int quoted = 0;
+    for (; i < len; i++) {
+        if (quoted && s[i] == '\\' && i + 1 < len) {
+            i++;
+        } else if (s[i] == '"') {
+            quoted = !quoted;
+        } else if (!quoted && s[i] == sep) {
+            break;
+        }
+    }
+    return i;
+}
+
+static int ref_ows(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* qvalue in thousandths, -1 when it is not "0[.ddd]" or "1[.000]". */
+static int ref_qvalue(const char *s, size_t len)
+{
+    char buf[8];
+    if (len == 0 || len > 5) {
+        return -1;
+    }
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    if (strcmp(buf, "1") == 0 || strcmp(buf, "1.") == 0 || strcmp(buf, "1.0") == 0 ||
+        strcmp(buf, "1.00") == 0 || strcmp(buf, "1.000") == 0) {
+        return 1000;
+    }
+    if (buf[0] != '0' || (len > 1 && buf[1] != '.')) {
+        return -1;
+    }
+    int q = 0;
+    int scale = 100;
+    for (size_t i = 2; i < len; i++) {
+        if (buf[i] < '0' || buf[i] > '9') {
+            return -1;
+        }
+        q += (buf[i] - '0') * scale;
+        scale /= 10;
+    }
+    return q;
+}
+
+/* 1 when s[0..len) is a token, case-insensitively equal to word when word
+ * is given. */
+static int ref_token(const char *s, size_t len, const char *word)
+{
+    if (len == 0) {
+        return 0;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (!is_tchar((unsigned char)s[i])) {
+            return 0;
+        }
+    }
+    return word == NULL || eq_nocase(s, len, word);
+}
+
+/* accepts_json by RFC 9110 section 12.5.1's rule, as the header states
+ * it: per offer the q of the most specific range (highest q among equals),
+ * JSON when its q is above 0 and above text's, or equal with a range as
+ * specific, not the full wildcard. */
+static int ref_accepts_json(const char *s, size_t len)
+{
+    static const char *const types[2] = {"application", "text"};
+    static const char *const subs[2] = {"json", "plain"};
+    int kind[2] = {0, 0};
+    int qs[2] = {0, 0};
+    for (size_t i = 0; i <= len;) {
+        size_t e = ref_part_end(s, len, i, ',');
+        size_t a = i;
+        size_t b = e;
+        i = e + 1;
+        while (a < b && ref_ows(s[a])) {
+            a++;
+        }
+        while (b > a && ref_ows(s[b - 1])) {
+            b--;
+        }
+        if (a == b) {
+            continue;
+        }
+        /* The range: up to the first ';', OWS before it dropped; no other
+         * OWS in it. */
+        size_t r = ref_part_end(s, b, a, ';');
+        size_t re = r;
+        while (re > a && ref_ows(s[re - 1])) {
+            re--;
+        }
+        const char *slash = memchr(s + a, '/', re - a);
+        if (slash == NULL) {
+            continue;
+        }
+        size_t tl = (size_t)(slash - (s + a));
+        const char *sub = slash + 1;
+        size_t sl = re - a - tl - 1;
+        if (!ref_token(s + a, tl, NULL) || !ref_token(sub, sl, NULL)) {
+            continue;
+        }
+        int any_type = tl == 1 && s[a] == '*';
+        int any_sub = sl == 1 && sub[0] == '*';
+        if (any_type && !any_sub) {
+            continue;
+        }
+        /* The parameters: the last q counts; a malformed one drops the
+         * element. */
+        int q = 1000;
+        int bad = 0;
+        for (size_t p = r; p < b && !bad;) {
+            size_t pe = ref_part_end(s, b, p + 1, ';');
+            size_t pa = p + 1;
+            size_t pb = pe;
+            p = pe;
+            while (pa < pb && ref_ows(s[pa])) {
+                pa++;
+            }
+            while (pb > pa && ref_ows(s[pb - 1])) {
+                pb--;
+            }
+            if (pb - pa >= 2 && (s[pa] == 'q' || s[pa] == 'Q') && s[pa + 1] == '=') {
+                q = ref_qvalue(s + pa + 2, pb - pa - 2);
+                bad = q < 0;
+            }
+        }
+        if (bad) {
+            continue;
+        }
+        for (int o = 0; o < 2; o++) {
+            int k = any_type                          ? 1
+                    : !eq_nocase(s + a, tl, types[o]) ? 0
+                    : any_sub                         ? 2
+                    : eq_nocase(sub, sl, subs[o])     ? 3
+                                                      : 0;
+            if (k > kind[o] || (k > 0 && k == kind[o] && q > qs[o])) {
+                kind[o] = k;
+                qs[o] = q;
+            }
+        }
+    }
+    if (qs[0] == 0 || qs[0] < qs[1]) {
+        return 0;
+    }
+    return qs[0] > qs[1] || (kind[0] >= kind[1] && kind[0] > 1);
+}
+
+static void check_h2_preface(const char *t, size_t len)
+{
+    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    size_t n = len < 24 ? len : 24;
+    int want = memcmp(t, preface, n) != 0 ? 0 : n == 24 ? 1 : IDMS_HTTP_INCOMPLETE;
+    int got = idms_http_h2_preface(t, len);
+    FUZZ_CHECK(got == want);
+    for (size_t k = 0; k < len && k <= 24; k++) {
+        int p = idms_http_h2_preface(t, k);
+        FUZZ_CHECK(p == IDMS_HTTP_INCOMPLETE || p == got);
+    }
+}
+
 /* split_target, then the helpers on its parts, with several capacities. */
 static void check_helpers(const char *t, size_t len, uint32_t h)
 {
@@ -358,7 +588,8 @@ static void check_helpers(const char *t, size_t len, uint32_t h)
     }
     size_t caps[4] = {0, 1, h % (len + 2), len + 1};
     for (int i = 0; i < 4; i++) {
-        check_decode(path, path_len, caps[i]);
+        check_path_fn(idms_http_percent_decode, ref_path_decode, path, path_len, caps[i], 0);
+        check_path_fn(idms_http_path_unreserved, ref_path_unreserved, path, path_len, caps[i], 1);
         check_query(query, query_len, "count", caps[i]);
         check_query(query, query_len, "prefix", caps[i]);
     }
@@ -380,8 +611,8 @@ static void check_helpers(const char *t, size_t len, uint32_t h)
     check_query_check(query, query_len, none);
     check_query_check(query, query_len, mine);
     check_target_form(t, len);
-    int a = idms_http_accepts_json(t, len);
-    FUZZ_CHECK(a == 0 || a == 1);
+    FUZZ_CHECK(idms_http_accepts_json(t, len) == ref_accepts_json(t, len));
+    check_h2_preface(t, len);
 }
 
 /* All the properties for the request at data[0..size). Returns the head
@@ -422,8 +653,8 @@ static ptrdiff_t check_one(const char *data, size_t size, uint64_t *body)
         const char *accept = NULL;
         size_t accept_len = 0;
         if (idms_http_header_get(&again.req, "accept", &accept, &accept_len)) {
-            int a = idms_http_accepts_json(accept, accept_len);
-            FUZZ_CHECK(a == 0 || a == 1);
+            FUZZ_CHECK(idms_http_accepts_json(accept, accept_len) ==
+                       ref_accepts_json(accept, accept_len));
         }
         fuzz_input_free(&again_in);
     }

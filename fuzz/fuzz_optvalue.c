@@ -17,7 +17,11 @@
  *    the same value;
  *  - an accepted epoch, printed as Unix ms, is accepted again unchanged;
  *  - an accepted layout formats, and the formatted layout resolves to the
- *    same layout; a node accepted for it is at most its largest node.
+ *    same layout; a node accepted for it is at most its largest node;
+ *  - an accepted origin is "*" or "scheme://host[:port]", the text in
+ *    lower case, with no '/' after the "//", no '@', '?' or '#'; it is
+ *    accepted again as itself, and so is the text in upper case; a
+ *    refused one leaves the output alone.
  */
 #include "harness.h"
 #include "optvalue.h"
@@ -137,6 +141,34 @@ static void duration(const char *text)
                again == v);
 }
 
+static void origin(const char *text)
+{
+    char msg[IDMX_OPT_MSG_CAP];
+    size_t len = strlen(text);
+    char out[64], again[64], upper[64];
+    memset(out, 'x', sizeof out);
+    if (idmx_parse_origin("--cors-origin", text, len, out, sizeof out, msg, sizeof msg) != 0) {
+        check_msg(msg, sizeof msg);
+        FUZZ_CHECK(out[0] == 'x' && out[sizeof out - 1] == 'x');
+        return;
+    }
+    FUZZ_CHECK(len < sizeof out && strlen(out) == len);
+    for (size_t i = 0; i < len; i++) {
+        FUZZ_CHECK(out[i] == fuzz_lower((unsigned char)text[i]));
+        FUZZ_CHECK(strchr("@?#", out[i]) == NULL);
+    }
+    if (strcmp(out, "*") != 0) {
+        const char *sep = strstr(out, "://");
+        FUZZ_CHECK(sep != NULL && sep > out && strchr(sep + 3, '/') == NULL);
+    }
+    FUZZ_CHECK(idmx_parse_origin("o", out, len, again, sizeof again, msg, sizeof msg) == 0);
+    FUZZ_CHECK(strcmp(again, out) == 0);
+    for (size_t i = 0; i <= len; i++)
+        upper[i] = (char)(out[i] >= 'a' && out[i] <= 'z' ? out[i] - 'a' + 'A' : out[i]);
+    FUZZ_CHECK(idmx_parse_origin("o", upper, len, again, sizeof again, msg, sizeof msg) == 0);
+    FUZZ_CHECK(strcmp(again, out) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 4096)
@@ -162,6 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     epoch(a);
     layout(a, b[0] ? b : NULL, b);
     layout("twitter", a, b);
+    origin(a);
     free(a);
     return 0;
 }

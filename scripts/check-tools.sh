@@ -14,7 +14,9 @@
 #    through, so `bash -c '...'` is read too), after wrappers (env VAR=...,
 #    timeout N, nice, exec, command, xargs, setpriv ..., wait_until N).
 #    Shell builtins and keywords, and the functions the scripts define, are
-#    not commands. Here-documents are skipped.
+#    not commands. Here-documents are skipped, and so is a command run
+#    through a variable or a path ("$PG_BIN/psql"): list such a command by
+#    hand.
 # 2. Each command found that this machine has in /usr/bin, /usr/sbin, /bin
 #    or /sbin must be in scripts/test-tools.txt, with the Debian package
 #    that provides it (or "-": a word the scan takes for a command, which
@@ -93,7 +95,7 @@ words() {
         s/[\x27"]//g;                # look through quotes
         s/\s--sh\s/ ; /g;            # the DSL: --sh SNIPPET
         s/\s--\s/ ; /g;              # the DSL: -- COMMAND ARGS
-        for my $chunk (split /\|\||&&|\||;|\$\(|`|\(|\)|\{|\}|\bthen\b|\bdo\b|\belse\b|!/) {
+        for my $chunk (split /\|\||&&|\||;|\$\(|`|\(\s|\)|\{|\}|\bthen\b|\bdo\b|\belse\b|!/) {
             my @w = split " ", $chunk;
             while (@w) {
                 my $x = $w[0];

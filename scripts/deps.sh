@@ -75,6 +75,8 @@ IDM_BUILD_PACKAGES=(build-essential cmake pkg-config libssl-dev libuv1-dev
 # python3-dev and setuptools (and wheel) into a venv (python3-venv) and is
 # tested with python3-pytest and mypy (tests/bindings/test_python.sh).
 # ApacheBench (apache2-utils) checks HTTP/1.0 keep-alive (test_http.sh).
+# Prometheus's promtool (in Debian's prometheus package; its server is not
+# used) lints idmintd's /metrics (test_promtool.sh).
 # jq reads the CLI's and idmintd's JSON (test_hlc.sh, test_inspect.sh);
 # socat sends raw RESP frames (test_segments.sh); iproute2's ip sets up a
 # network namespace's loopback (test_node_ip.sh); git lists the tree's
@@ -85,7 +87,7 @@ IDM_BUILD_PACKAGES=(build-essential cmake pkg-config libssl-dev libuv1-dev
 # shellcheck disable=SC2034 # used by the scripts that source this file
 IDM_TEST_PACKAGES=(clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime
     universal-ctags libmemcached-tools python3-pymemcache valgrind
-    python3-dev python3-venv python3-setuptools python3-wheel python3-pytest mypy apache2-utils
+    python3-dev python3-venv python3-setuptools python3-wheel python3-pytest mypy apache2-utils prometheus
     openssl etcd-server etcd-client zookeeperd
     postgresql postgresql-server-dev-15 sqlite3 mariadb-server libmariadb-dev
     jq socat iproute2 git groff-base)

@@ -197,7 +197,9 @@ int idms_auth_bearer(const char *value, size_t len, const char **token, size_t *
 
 bool idms_auth_addr_local(const char *addr)
 {
-    /* Another engineer's unix sockets: only this host's users can reach them. */
+    /* A Unix socket is local: conn.c makes it with mode 0660, so only
+     * idmintd's user and group can connect, and that mode is its access
+     * control (idmintd(8), ACCESS CONTROL: protected mode). */
     if (strncmp(addr, "unix:", 5) == 0)
         return true;
     /* The host as conn.c's parse_addr takes it: before the last ':',

@@ -25,6 +25,17 @@ static const char *proto_name(const idms_server *s, int p)
 }
 static const char *const status_classes[6] = {"other", "1xx", "2xx", "3xx", "4xx", "5xx"};
 
+/* A duration or a Unix time kept in milliseconds, as Prometheus's base
+ * unit wants it: seconds, to the millisecond ("0.750", "1767225600.123").
+ * Every series of a time is named _seconds or _timestamp_seconds
+ * (promtool check metrics flags _ms as an abbreviated unit). */
+static void put_seconds(idms_buf *out, const char *name, int64_t ms)
+{
+    uint64_t mag = ms < 0 ? (uint64_t)0 - (uint64_t)ms : (uint64_t)ms;
+    idms_buf_printf(out, "%s %s%" PRIu64 ".%03u\n", name, ms < 0 ? "-" : "", mag / 1000,
+                    (unsigned)(mag % 1000));
+}
+
 void idms_metrics_render(idms_server *s, idms_buf *out)
 {
     const idms_metrics *m = &s->metrics;
@@ -150,15 +161,14 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     "did not answer.\n"
                     "# TYPE idmint_node_keepalive_failures_total counter\n"
                     "idmint_node_keepalive_failures_total %" PRIu64 "\n"
-                    "# HELP idmint_node_lease_ms_left Milliseconds before the lease's deadline "
-                    "(0 while none is held, and without a coordinator).\n"
-                    "# TYPE idmint_node_lease_ms_left gauge\n"
-                    "idmint_node_lease_ms_left %" PRId64 "\n",
+                    "# HELP idmint_node_lease_remaining_seconds Seconds before the lease's "
+                    "deadline (0 while none is held, and without a coordinator).\n"
+                    "# TYPE idmint_node_lease_remaining_seconds gauge\n",
                     s->node.held ? (int64_t)s->node.node : -1, s->node.claims,
                     s->node.lease.seen.losses, s->node.lease.expiries,
-                    s->node.lease.seen.keepalive_failures,
-                    s->node.coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node.lease)
-                                                     : (int64_t)0);
+                    s->node.lease.seen.keepalive_failures);
+    put_seconds(out, "idmint_node_lease_remaining_seconds",
+                s->node.coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node.lease) : 0);
     idms_buf_printf(out,
                     "# HELP idmint_connections_max Open connections each port takes at most "
                     "(--max-connections, or less if the open-file limit is lower).\n"
@@ -167,22 +177,24 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     s->net.max_conns);
     idms_segments_metrics(&s->segments, out);
     int64_t durable = idms_hwm_enabled(&s->hwm) ? idms_hwm_durable_ms(&s->hwm) : 0;
-    idms_buf_printf(out,
-                    "# HELP idmint_hwm_persisted_unix_ms The time high-water mark last made durable "
-                    "(Unix ms; 0 without a state directory): no ID handed out has a later time.\n"
-                    "# TYPE idmint_hwm_persisted_unix_ms gauge\n"
-                    "idmint_hwm_persisted_unix_ms %" PRId64 "\n"
-                    "# HELP idmint_requests_parked Requests waiting now (next time unit, a small "
-                    "rewind, or the mark).\n"
-                    "# TYPE idmint_requests_parked gauge\n"
-                    "idmint_requests_parked %" PRIu64 "\n"
-                    "# HELP idmint_parks_total Requests that were parked at least once.\n"
-                    "# TYPE idmint_parks_total counter\n"
-                    "idmint_parks_total %" PRIu64 "\n"
-                    "# HELP idmint_ceiling_waits_total Requests parked until the mark was durable.\n"
-                    "# TYPE idmint_ceiling_waits_total counter\n"
-                    "idmint_ceiling_waits_total %" PRIu64 "\n",
-                    durable, m->parked, m->parks, m->ceiling_waits);
+    idms_buf_puts(out, "# HELP idmint_hwm_persisted_timestamp_seconds The time high-water mark "
+                       "last made durable (Unix time in seconds, to the millisecond; 0 without a "
+                       "state directory): no ID handed out has a later time.\n"
+                       "# TYPE idmint_hwm_persisted_timestamp_seconds gauge\n");
+    put_seconds(out, "idmint_hwm_persisted_timestamp_seconds", durable);
+    idms_buf_printf(
+        out,
+        "# HELP idmint_requests_parked Requests waiting now (next time unit, a small "
+        "rewind, or the mark).\n"
+        "# TYPE idmint_requests_parked gauge\n"
+        "idmint_requests_parked %" PRIu64 "\n"
+        "# HELP idmint_parks_total Requests that were parked at least once.\n"
+        "# TYPE idmint_parks_total counter\n"
+        "idmint_parks_total %" PRIu64 "\n"
+        "# HELP idmint_ceiling_waits_total Requests parked until the mark was durable.\n"
+        "# TYPE idmint_ceiling_waits_total counter\n"
+        "idmint_ceiling_waits_total %" PRIu64 "\n",
+        m->parked, m->parks, m->ceiling_waits);
     idms_buf_printf(
         out,
         "# HELP idmint_observations_total IDs given as after= (HTTP) or AFTER (RESP) "
@@ -193,11 +205,11 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
         "ahead of the clock than --max-offset.\n"
         "# TYPE idmint_observations_refused_total counter\n"
         "idmint_observations_refused_total %" PRIu64 "\n"
-        "# HELP idmint_max_offset_ms --max-offset: how far ahead of the clock an after= "
-        "ID may be.\n"
-        "# TYPE idmint_max_offset_ms gauge\n"
-        "idmint_max_offset_ms %" PRId64 "\n",
-        m->observations, m->observations_refused, s->opt.max_offset_ms);
+        "# HELP idmint_max_offset_seconds --max-offset: how far ahead of the clock an after= "
+        "ID or a remote HLC stamp may be, in seconds.\n"
+        "# TYPE idmint_max_offset_seconds gauge\n",
+        m->observations, m->observations_refused);
+    put_seconds(out, "idmint_max_offset_seconds", s->opt.max_offset_ms);
     idms_buf_printf(out,
                     "# HELP idmint_tls_handshakes_total TLS handshakes completed (--tls-cert).\n"
                     "# TYPE idmint_tls_handshakes_total counter\n"

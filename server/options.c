@@ -56,7 +56,8 @@ enum {
     OPT_COORD,
     OPT_LEASE_TTL,
     OPT_SEGMENTS,
-    OPT_SEGMENT_TAGS
+    OPT_SEGMENT_TAGS,
+    OPT_CORS_ORIGIN
 };
 
 /* clang-format off */
@@ -94,6 +95,7 @@ static const idmx_option options[] = {
     {"segment-tags", 0, IDMX_REQUIRED_ARG, OPT_SEGMENT_TAGS},
     {"tls-cert", 0, IDMX_REQUIRED_ARG, OPT_TLS_CERT},
     {"tls-key", 0, IDMX_REQUIRED_ARG, OPT_TLS_KEY},
+    {"cors-origin", 0, IDMX_REQUIRED_ARG, OPT_CORS_ORIGIN},
     {NULL, 0, 0, 0},
 };
 /* clang-format on */
@@ -101,7 +103,8 @@ static const idmx_option options[] = {
 static const char help_text[] =
     "Usage: idmintd [OPTIONS]\n"
     "\n"
-    "Serve IDs over HTTP/1.1, the Redis protocol (RESP2) and, when asked, memcached's.\n"
+    "Serve IDs over HTTP/1.1, the Redis protocol (RESP2, and RESP3 after HELLO 3) and,\n"
+    "when asked, memcached's.\n"
     "Runs in the foreground and logs to stderr. See idmintd(8).\n"
     "\n"
     "  -c, --config FILE         read settings from FILE (key = value; flags win)\n"
@@ -159,7 +162,13 @@ static const char help_text_more[] =
     "                            owned by this user): HTTP Authorization: Bearer,\n"
     "                            RESP AUTH; /healthz and /readyz stay open\n"
     "      --allow-unauthenticated\n"
-    "                            listen beyond loopback without a token anyway\n"
+    "                            listen beyond loopback without a token anyway (a\n"
+    "                            unix: socket needs neither: its mode 0660 is its\n"
+    "                            access control)\n"
+    "      --cors-origin ORIGIN  let pages from ORIGIN (scheme://host[:port], or *\n"
+    "                            for any) call the HTTP API from a browser: CORS\n"
+    "                            headers and preflights; repeat it or give a comma\n"
+    "                            list (default: none)\n"
     "      --tls-cert FILE       serve every port over TLS 1.2+ with this PEM\n"
     "                            certificate chain (default: none; SIGHUP reloads)\n"
     "      --tls-key FILE        its PEM private key (given with --tls-cert)\n"
@@ -254,6 +263,51 @@ static int parse_flag(const char *name, const char *v, bool *out, char *err, siz
     }
     snprintf(err, err_cap, "%s: '%s' is not yes or no (or true, false, on, off, 1, 0)", name, v);
     return -1;
+}
+
+/* --cors-origin: "none" empties the list; otherwise each origin of a
+ * comma list (spaces around the commas allowed) is checked and added
+ * once. */
+static int add_cors_origins(idms_options *o, const char *name, const char *v, char *err,
+                            size_t err_cap)
+{
+    if (strcmp(v, "none") == 0) {
+        o->n_cors_origins = 0;
+        return 0;
+    }
+    const char *p = v;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma != NULL ? (size_t)(comma - p) : strlen(p);
+        while (len > 0 && (*p == ' ' || *p == '\t')) {
+            p++;
+            len--;
+        }
+        while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        if (len == 0) {
+            snprintf(err, err_cap, "%s: an empty origin in '%.200s'", name, v);
+            return -1;
+        }
+        char origin[IDMS_CORS_ORIGIN_CAP];
+        if (idmx_parse_origin(name, p, len, origin, sizeof origin, err, err_cap) != 0)
+            return -1;
+        size_t k = 0;
+        while (k < o->n_cors_origins && strcmp(o->cors_origins[k], origin) != 0)
+            k++;
+        if (k == o->n_cors_origins) {
+            if (k == IDMS_CORS_ORIGINS_MAX) {
+                snprintf(err, err_cap, "%s: at most %d origins (* allows any)", name,
+                         IDMS_CORS_ORIGINS_MAX);
+                return -1;
+            }
+            memcpy(o->cors_origins[k], origin, sizeof origin);
+            o->n_cors_origins++;
+        }
+        if (comma == NULL)
+            return 0;
+        p = comma + 1;
+    }
 }
 
 /* Applies one setting by option id. Returns 0 or -1 with err set. */
@@ -406,6 +460,8 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         return copy_text(o->tls_cert, sizeof o->tls_cert, name, v, err, err_cap);
     case OPT_TLS_KEY:
         return copy_text(o->tls_key, sizeof o->tls_key, name, v, err, err_cap);
+    case OPT_CORS_ORIGIN:
+        return add_cors_origins(o, name, v, err, err_cap);
     default:
         snprintf(err, err_cap, "%s cannot be set here", name);
         return -1;
@@ -524,7 +580,9 @@ int idms_options_load(idms_options *o, int argc, char **argv)
         if (rc != 0)
             return rc;
     }
-    /* Second pass: the flags, over the file's settings. */
+    /* Second pass: the flags, over the file's settings. --cors-origin adds
+     * to a list: the first on the command line replaces the file's. */
+    bool cors_flag = false;
     idmx_opt_init(&p, argc, argv, 1);
     for (;;) {
         int id = idmx_opt_next(&p, options);
@@ -532,6 +590,10 @@ int idms_options_load(idms_options *o, int argc, char **argv)
             break;
         if (id == OPT_CONFIG)
             continue;
+        if (id == OPT_CORS_ORIGIN && !cors_flag) {
+            o->n_cors_origins = 0;
+            cors_flag = true;
+        }
         char err[IDMX_OPT_MSG_CAP];
         if (apply(o, id, p.name, p.arg, err, sizeof err) != 0) {
             fprintf(stderr, "idmintd: %s\nTry 'idmintd --help' for more information.\n", err);

@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #define IDMS_SEG_TAGS_DEFAULT 4096 /* --segment-tags: live tags at most (segments.h) */
+#define IDMS_CORS_ORIGINS_MAX 16   /* --cors-origin: origins listed at most */
+#define IDMS_CORS_ORIGIN_CAP  256  /* an origin's bytes and its NUL */
 
 typedef struct idms_options {
     char http[128];          /* ADDR:PORT or unix:PATH, "" = off */
@@ -43,6 +45,11 @@ typedef struct idms_options {
     uint64_t max_buffered;   /* bytes buffered across connections (conn.c's shares) */
     char auth_token_file[1024]; /* "" = none: no token is asked for */
     bool allow_unauthenticated; /* listen beyond loopback without a token */
+    /* --cors-origin: the origins whose pages may call the HTTP API, each
+     * scheme://host[:port] in lower case as browsers send Origin, or "*"
+     * for any; n_cors_origins 0 (the default): no CORS at all. */
+    char cors_origins[IDMS_CORS_ORIGINS_MAX][IDMS_CORS_ORIGIN_CAP];
+    size_t n_cors_origins;
     char tls_cert[1024];     /* PEM certificate chain; "" = no TLS */
     char tls_key[1024];      /* PEM private key, given with tls_cert */
 } idms_options;

@@ -17,7 +17,10 @@
  *
  * Tags are bytes: every front end hands idms_segment_mint the tag as
  * (pointer, length) - RESP's bulk string, HTTP's path segment or bizType
- * percent-decoded with a %00 kept as a NUL byte - and idmseg_tag_valid checks
+ * percent-decoded with a %00 kept as a NUL byte (each escape once: the
+ * router decodes only those of unreserved characters before routing, and
+ * the rest are left for this decoding, http_parser.h's
+ * idms_http_path_unreserved) - and idmseg_tag_valid checks
  * each byte, so a NUL or any byte outside [a-z0-9_.-] is refused (400)
  * naming the byte and its position; the table compares length and bytes.
  *

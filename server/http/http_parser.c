@@ -704,6 +704,48 @@ int idms_http_query_check(const char *query, size_t len, const char *const *name
     return 0;
 }
 
+/* RFC 3986 section 2.3: unreserved = ALPHA / DIGIT / "-" / "." / "_" / "~". */
+static int is_unreserved(int ch)
+{
+    return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+           ch == '-' || ch == '.' || ch == '_' || ch == '~';
+}
+
+ptrdiff_t idms_http_path_unreserved(const char *src, size_t len, char *dst, size_t cap)
+{
+    if (cap == 0) {
+        return -1;
+    }
+    size_t n = 0;
+    size_t i = 0;
+    while (i < len) {
+        size_t at = i;
+        int b = decode_one(src, len, &i, 0);
+        if (b < 0 || n + (is_unreserved(b) ? 1 : i - at) >= cap) {
+            dst[0] = '\0';
+            return -1;
+        }
+        if (is_unreserved(b)) {
+            dst[n++] = (char)b;
+        } else {
+            /* An escape of anything else, or a byte as sent. */
+            memcpy(dst + n, src + at, i - at);
+            n += i - at;
+        }
+    }
+    dst[n] = '\0';
+    return (ptrdiff_t)n;
+}
+
+int idms_http_h2_preface(const char *buf, size_t len)
+{
+    size_t n = len < IDMS_HTTP_H2_PREFACE_LEN ? len : IDMS_HTTP_H2_PREFACE_LEN;
+    if (memcmp(buf, IDMS_HTTP_H2_PREFACE, n) != 0) {
+        return 0;
+    }
+    return n == IDMS_HTTP_H2_PREFACE_LEN ? 1 : IDMS_HTTP_INCOMPLETE;
+}
+
 static int query_get(const char *query, size_t len, const char *key, char *dst, size_t cap,
                      size_t *out_len, int nul_ok)
 {
@@ -823,10 +865,52 @@ static int element_q(const char *s, size_t a, size_t b)
     return q;
 }
 
+/* The offers a route chooses between, by idms_http_accepts_json. */
+enum { OFFER_JSON, OFFER_TEXT, OFFERS };
+static const char *const offer_type[OFFERS] = {"application", "text"};
+static const char *const offer_subtype[OFFERS] = {"json", "plain"};
+
+/* How specifically the media range s[0..len) matches an offer: 3 by type
+ * and subtype, 2 by the type's wildcard, 1 by the full wildcard, 0 not at
+ * all; -1 when s is not a media range: "STAR/STAR", type "/STAR" or type
+ * "/" subtype, each a non-empty token (RFC 9110 section 12.5.1). */
+static int range_match(const char *s, size_t len, int offer)
+{
+    size_t slash = 0;
+    while (slash < len && s[slash] != '/') {
+        slash++;
+    }
+    if (slash == 0 || slash + 1 >= len) {
+        return -1;
+    }
+    for (size_t i = 0; i < len; i++) {
+        if (i != slash && !is_tchar((unsigned char)s[i])) {
+            return -1;
+        }
+    }
+    const char *type = s;
+    size_t type_len = slash;
+    const char *sub = s + slash + 1;
+    size_t sub_len = len - slash - 1;
+    bool any_sub = sub_len == 1 && sub[0] == '*';
+    if (type_len == 1 && type[0] == '*') {
+        return any_sub ? 1 : -1;
+    }
+    if (!equals_nocase(type, type_len, offer_type[offer])) {
+        return 0;
+    }
+    if (any_sub) {
+        return 2;
+    }
+    return equals_nocase(sub, sub_len, offer_subtype[offer]) ? 3 : 0;
+}
+
 int idms_http_accepts_json(const char *accept, size_t len)
 {
-    int q_json = -1;
-    int q_text[4] = {-1, -1, -1, -1}; /* by specificity: 1 = * / *, 2 = text/ *, 3 = text/plain */
+    /* Per offer: the specificity of the best range that matched (0: none)
+     * and its q in thousandths. */
+    int kind[OFFERS] = {0, 0};
+    int q_of[OFFERS] = {0, 0};
     size_t i = 0;
     while (i < len) {
         size_t e = scan_to(accept, len, i, ',');
@@ -849,22 +933,21 @@ int idms_http_accepts_json(const char *accept, size_t len)
         if (q < 0) {
             continue;
         }
-        const char *range = accept + a;
-        size_t rlen = r - a;
-        int *slot = NULL;
-        if (equals_nocase(range, rlen, "application/json")) {
-            slot = &q_json;
-        } else if (equals_nocase(range, rlen, "text/plain")) {
-            slot = &q_text[3];
-        } else if (equals_nocase(range, rlen, "text/*")) {
-            slot = &q_text[2];
-        } else if (equals_nocase(range, rlen, "*/*")) {
-            slot = &q_text[1];
-        }
-        if (slot != NULL && q > *slot) {
-            *slot = q;
+        for (int o = 0; o < OFFERS; o++) {
+            int k = range_match(accept + a, r - a, o);
+            if (k < 0) {
+                break; /* not a media range: ignored */
+            }
+            if (k > kind[o] || (k == kind[o] && k > 0 && q > q_of[o])) {
+                kind[o] = k;
+                q_of[o] = q;
+            }
         }
     }
-    int text = q_text[3] >= 0 ? q_text[3] : q_text[2] >= 0 ? q_text[2] : q_text[1];
-    return q_json > 0 && q_json >= text;
+    int json = q_of[OFFER_JSON];
+    int text = q_of[OFFER_TEXT];
+    if (json == 0 || json < text) {
+        return 0;
+    }
+    return json > text || (kind[OFFER_JSON] >= kind[OFFER_TEXT] && kind[OFFER_JSON] > 1);
 }

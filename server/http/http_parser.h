@@ -222,22 +222,69 @@ ptrdiff_t idms_http_percent_decode_bytes(const char *src, size_t len, char *dst,
 
 /*
  * Decides between JSON and text/plain from an Accept header value
- * accept[0..len) (RFC 9110 section 12.5.1). Returns 1 when the value lists
- * application/json explicitly (media-type parameters other than q are
- * ignored) with a q above 0, and text/plain is not given a higher q by its
- * most specific matching range (text/plain, else the text wildcard, else the
- * full wildcard); returns 0 otherwise, so the full wildcard alone and an
- * absent header (len 0) give text/plain. Ranges with a malformed q are
- * ignored. With STAR standing for '*' (which cannot follow '/' in a
- * comment):
+ * accept[0..len) (RFC 9110 section 12.5.1), for a route that offers both.
+ * Each of the two offers takes the q of the most specific media range that
+ * matches it (application/json, else the application wildcard, else the
+ * full wildcard; text/plain, else the text wildcard, else the full
+ * wildcard), the highest q when that range is listed more than once; an
+ * offer no range matches has q 0 (not acceptable). Returns 1 when JSON's q
+ * is above 0 and above text's, or equal to text's with a range at least as
+ * specific as text's that is not the full wildcard (the client asked for
+ * JSON by name or by its type at least as precisely as for text); returns 0
+ * otherwise, so the full wildcard alone, an absent header (len 0) and a
+ * list that accepts neither give text/plain, idmintd's default (no 406).
+ * Media-type parameters other than q are ignored; an element that is not a
+ * media range (a type and a subtype, both tokens, or a wildcard: "STAR/json"
+ * is not one) or whose q is malformed is ignored. With STAR standing for '*'
+ * (which cannot follow '/' in a comment):
  *
  *   "application/json"                        -> 1
- *   "application/json, text/plain;q=0.5"      -> 1
+ *   "application/STAR"                        -> 1
+ *   "application/json;q=0.9, text/plain;q=0.1" -> 1
+ *   "STAR/STAR;q=0.1, text/plain;q=0"          -> 1 (text refused)
  *   "text/plain, application/json"            -> 1 (equal q: JSON was named)
+ *   "text/plain, application/STAR"            -> 0 (text named more precisely)
  *   "application/json;q=0.5, STAR/STAR"       -> 0
  *   "STAR/STAR"                               -> 0
  * Thread-safe: yes.
  */
 int idms_http_accepts_json(const char *accept, size_t len);
+
+/*
+ * Decodes, in a request path src[0..len), the escapes of unreserved
+ * characters (RFC 3986 section 2.3: ALPHA, DIGIT, '-', '.', '_' and '~'),
+ * which are the same as the characters themselves (section 6.2.2.2), so
+ * that "/v1/ids/uuid%76%37" routes as "/v1/ids/uuidv7". Every other escape
+ * is copied as sent: a reserved character keeps its meaning ("%2F" is not a
+ * '/', "%3F" not a '?'), and the route that decodes its segment (an ID, a
+ * segment tag: idms_http_percent_decode) decodes each escape once, since
+ * this step never makes a '%' of its own: fully decoding the result gives
+ * what fully decoding src gives. The result is never longer than src; it
+ * goes into dst (cap bytes, NUL-terminated when cap > 0).
+ *
+ * Returns the result's length, or -1 (dst "" when cap > 0) for a malformed
+ * escape ('%' not followed by two hex digits) or a result that does not
+ * fit in cap bytes with its NUL; the caller then routes the path as sent,
+ * and a route that decodes it refuses the escape as it would have.
+ * Never writes past dst[cap - 1]. Thread-safe: yes.
+ */
+ptrdiff_t idms_http_path_unreserved(const char *src, size_t len, char *dst, size_t cap);
+
+/* The connection preface of an HTTP/2 client with prior knowledge (RFC 9113
+ * section 3.4): 24 bytes, chosen so that an HTTP/1.1 server refuses them. */
+#define IDMS_HTTP_H2_PREFACE     "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+#define IDMS_HTTP_H2_PREFACE_LEN 24
+
+/*
+ * Returns 1 when buf[0..len) starts with the HTTP/2 connection preface,
+ * IDMS_HTTP_INCOMPLETE when it is a proper prefix of it (len < 24: wait
+ * for more, as for a head), 0 otherwise. idms_http_parse_request answers
+ * the preface's first line with 505, which an HTTP/2 client cannot read: a
+ * server that sees this answers in HTTP/2's own framing instead (a SETTINGS
+ * frame, then GOAWAY with HTTP_1_1_REQUIRED) and closes. The preface ends
+ * with LF, so a caller that waits for an LF after INCOMPLETE (see above)
+ * still sees it whole. Never reads buf[len] or beyond. Thread-safe: yes.
+ */
+int idms_http_h2_preface(const char *buf, size_t len);
 
 #endif

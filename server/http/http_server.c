@@ -42,10 +42,18 @@
  * access column): without it the answer is 401 with a Bearer challenge
  * (RFC 6750 section 3), before the method, the route or its parameters
  * are looked at, so that a client without the token learns nothing else.
+ * Only a CORS preflight from an origin --cors-origin lists comes before it
+ * (cors_reply): browsers send it without credentials, and its 204 is the
+ * same for every path.
  *
  * A route answers 400 for a query parameter it does not take, or one given
  * twice. Absolute-form targets ("GET http://host/v1/ids/ulid") are routed
- * by their path (RFC 9112 section 3.2.2). HEAD is answered like GET without
+ * by their path (RFC 9112 section 3.2.2), in which escapes of unreserved
+ * characters are decoded first (idms_http_path_unreserved: "uuid%76%37"
+ * is "uuidv7"; other escapes are the route's to decode, once). "Accept:
+ * application/json" stands for whatever Accept ranks JSON first
+ * (idms_http_accepts_json: q-values, application/STAR). The HTTP/2
+ * connection preface is refused in HTTP/2's framing (h2_refusal). HEAD is answered like GET without
  * a body; on the minting routes it makes the checks a GET would make and
  * mints nothing (head_of_mint); on /v1/hlc it answers a GET's headers
  * without touching the clock. Other methods get 405, but for POST on
@@ -91,6 +99,8 @@ static const char *reason_phrase(int status)
     switch (status) {
     case 200:
         return "OK";
+    case 204:
+        return "No Content";
     case 400:
         return "Bad Request";
     case 401:
@@ -167,16 +177,55 @@ typedef struct response {
     bool head_of_mint;
     bool length_known;
     uint64_t length;
+    /* CORS (--cors-origin): cors_on when origins are listed (every
+     * response says Vary: Origin), cors the Access-Control-Allow-Origin
+     * for the request's Origin (NULL when none matched; it points into
+     * the options), preflight a 204 answering a preflight (cors_reply). */
+    bool cors_on;
+    const char *cors;
+    bool preflight;
     idms_buf body;
 } response;
 
+/* The CORS headers of a response (Fetch standard, "CORS protocol"): a
+ * preflight's answer says what the request may be - the methods idmintd
+ * serves, Authorization for the token and Content-Type for POST /v1/hlc's
+ * body, for CORS_MAX_AGE_S seconds (Chromium keeps it at most 7200) - and
+ * any other response lets the page read Retry-After and WWW-Authenticate
+ * besides the safelisted headers. No Allow-Credentials: the token goes in
+ * Authorization, set by the page's script, and no cookie is ever asked
+ * for, so "*" works too. */
+#define CORS_MAX_AGE_S 600
+static void cors_headers(idms_buf *out, const response *r)
+{
+    if (!r->cors_on)
+        return;
+    idms_buf_puts(out, "Vary: Origin\r\n");
+    if (r->cors == NULL)
+        return;
+    idms_buf_printf(out, "Access-Control-Allow-Origin: %s\r\n", r->cors);
+    if (r->preflight)
+        idms_buf_printf(out,
+                        "Access-Control-Allow-Methods: GET, HEAD, POST\r\n"
+                        "Access-Control-Allow-Headers: Authorization, Content-Type\r\n"
+                        "Access-Control-Max-Age: %d\r\n",
+                        CORS_MAX_AGE_S);
+    else
+        idms_buf_puts(out, "Access-Control-Expose-Headers: Retry-After, WWW-Authenticate\r\n");
+}
+
 static void write_response(idms_buf *out, response *r, bool head_only, bool keep_alive)
 {
-    idms_buf_printf(out, "HTTP/1.1 %d %s\r\nServer: idmintd\r\nDate: %s\r\nContent-Type: %s\r\n",
-                    r->status, reason_phrase(r->status), http_date(), r->content_type);
-    if (!r->head_of_mint && !r->in_parts)
+    idms_buf_printf(out, "HTTP/1.1 %d %s\r\nServer: idmintd\r\nDate: %s\r\n", r->status,
+                    reason_phrase(r->status), http_date());
+    /* A 204 (a preflight's) has no content: neither a type nor a length
+     * (RFC 9110 section 8.6). */
+    bool content = r->status != 204;
+    if (content)
+        idms_buf_printf(out, "Content-Type: %s\r\n", r->content_type);
+    if (content && !r->head_of_mint && !r->in_parts)
         idms_buf_printf(out, "Content-Length: %zu\r\n", r->body.len);
-    else if (r->length_known)
+    else if (content && r->length_known)
         idms_buf_printf(out, "Content-Length: %" PRIu64 "\r\n", r->length);
     if (r->retry_after_s > 0)
         idms_buf_printf(out, "Retry-After: %" PRId64 "\r\n", r->retry_after_s);
@@ -184,12 +233,13 @@ static void write_response(idms_buf *out, response *r, bool head_only, bool keep
         idms_buf_puts(out, r->allow_post ? "Allow: GET, HEAD, POST\r\n" : "Allow: GET, HEAD\r\n");
     if (r->www_authenticate != NULL)
         idms_buf_printf(out, "WWW-Authenticate: %s\r\n", r->www_authenticate);
+    cors_headers(out, r);
     if (!keep_alive)
         idms_buf_puts(out, "Connection: close\r\n");
     else if (r->http10)
         idms_buf_puts(out, "Connection: keep-alive\r\n");
     idms_buf_puts(out, "\r\n");
-    if (!head_only)
+    if (!head_only && r->body.len > 0) /* a 204's body has no data at all */
         idms_buf_append(out, r->body.data, r->body.len);
 }
 
@@ -365,6 +415,7 @@ typedef struct http_held {
     uint64_t content_length; /* the body's, after the head (skipped) */
     bool keep_alive;         /* the request's own wish (version, Connection:) */
     bool http10;             /* an HTTP/1.0 request (response.http10) */
+    const char *cors;        /* response.cors */
     const char *type;        /* the Content-Type (static) */
     /* ids: the format, count and the reply's length when known; json
      * (a JSON array); leaf (Leaf's bare number: no line end) */
@@ -1138,6 +1189,17 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
         return IDMS_ROUTE_OTHER;
     }
     idms_http_split_target(target, target_len, &path, &path_len, &query, &query_len);
+    /* Escapes of unreserved characters are the characters (RFC 3986
+     * section 6.2.2.2): decoded before routing, every other escape left for
+     * the route's own decoder (idms_http_path_unreserved). A path with a
+     * malformed escape is routed as sent. */
+    char unreserved[IDMS_HTTP_MAX_TARGET + 1];
+    ptrdiff_t unreserved_len =
+        idms_http_path_unreserved(path, path_len, unreserved, sizeof unreserved);
+    if (unreserved_len >= 0) {
+        path = unreserved;
+        path_len = (size_t)unreserved_len;
+    }
     int rt = route_of(path, path_len, &seg);
     if (!authorized(c, req, rt, query, query_len, r))
         return rt;
@@ -1206,6 +1268,60 @@ static int resume_held(idms_conn *c, http_held *h, response *r)
     return h->route;
 }
 
+/* CORS (idmintd(8), HTTP, "Cross-origin requests"): r->cors is the
+ * Access-Control-Allow-Origin for the request's Origin - "*" when --cors-origin
+ * lists it, else the listed origin the Origin header names (compared
+ * without regard to case: browsers send it in lower case, as the list
+ * holds it), else NULL. A preflight (OPTIONS with Origin and
+ * Access-Control-Request-Method) from such an origin is answered here,
+ * 204 with cors_headers, before the route or the token is looked at: the
+ * Fetch standard sends a preflight without credentials, and the answer is
+ * the same for every path, so it tells nothing about the routes; the
+ * request that follows needs its token as any other. Returns true when r
+ * is that answer. A preflight from an origin not listed, and any OPTIONS
+ * when no origin is, is routed as before (401 without the token, else
+ * 405): the browser then refuses the call. */
+static bool cors_reply(const idms_options *o, const idms_http_request *req, response *r)
+{
+    const char *origin = NULL;
+    size_t origin_len = 0;
+    if (o->n_cors_origins == 0 || !idms_http_header_get(req, "Origin", &origin, &origin_len))
+        return false;
+    for (size_t i = 0; i < o->n_cors_origins && r->cors == NULL; i++) {
+        const char *allowed = o->cors_origins[i];
+        if (strcmp(allowed, "*") == 0 ||
+            (strlen(allowed) == origin_len && strncasecmp(allowed, origin, origin_len) == 0))
+            r->cors = allowed;
+    }
+    const char *method = NULL;
+    size_t method_len = 0;
+    if (r->cors == NULL || req->method_len != 7 || memcmp(req->method, "OPTIONS", 7) != 0 ||
+        !idms_http_header_get(req, "Access-Control-Request-Method", &method, &method_len))
+        return false;
+    r->status = 204;
+    r->preflight = true;
+    return true;
+}
+
+/* The answer to the HTTP/2 connection preface (idms_http_h2_preface): a
+ * client with prior knowledge (curl --http2-prior-knowledge, gRPC) reads
+ * only HTTP/2 frames, so an HTTP/1.1 505 would be garbage to it. RFC 9113's
+ * clean refusal instead: the server's connection preface, an empty
+ * SETTINGS frame (section 3.4), then GOAWAY (section 6.8) for last stream
+ * 0 with HTTP_1_1_REQUIRED (0xd, section 7) and a text for the debug data;
+ * then the connection closes. A frame header is the payload's length (24
+ * bits), the type, the flags and the stream (31 bits). */
+#define H2_DEBUG "idmintd speaks HTTP/1.1 only"
+/* clang-format off */
+static const char h2_refusal[] =
+    "\x00\x00\x00" "\x04" "\x00" "\x00\x00\x00\x00" /* SETTINGS, empty */
+    "\x00\x00\x24" "\x07" "\x00" "\x00\x00\x00\x00" /* GOAWAY, 8 + 28 bytes */
+    "\x00\x00\x00\x00"                             /* last stream: none */
+    "\x00\x00\x00\x0d"                             /* HTTP_1_1_REQUIRED */
+    H2_DEBUG;
+/* clang-format on */
+_Static_assert(sizeof H2_DEBUG - 1 == 0x24 - 8, "GOAWAY's length");
+
 static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *out)
 {
     idms_metrics *m = idms_conn_services(c)->metrics;
@@ -1222,6 +1338,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
         bool head = false, wants_keep_alive;
         uint64_t content_length;
         int rt;
+        r.cors_on = idms_conn_services(c)->opt->n_cors_origins > 0;
         if (used == 0 && held->kind != HELD_NONE) {
             /* A request held (it parked, or sent a part; never a HEAD):
              * still at the head of the buffer, it goes on from its record. */
@@ -1229,9 +1346,22 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             used += (size_t)n;
             wants_keep_alive = held->keep_alive;
             r.http10 = held->http10;
+            r.cors = held->cors;
             content_length = held->content_length;
             rt = resume_held(c, held, &r);
         } else {
+            int h2 = idms_http_h2_preface(buf + used, len - used);
+            if (h2 == IDMS_HTTP_INCOMPLETE) {
+                idms_buf_free(&r.body);
+                break;
+            }
+            if (h2 == 1) {
+                m->protocol_errors++;
+                idms_buf_append(out, h2_refusal, sizeof h2_refusal - 1);
+                idms_buf_free(&r.body);
+                idms_metrics_count_request(m, IDMS_ROUTE_OTHER, 505);
+                return -1;
+            }
             idms_http_request req;
             int status = 400;
             const char *why = "bad request";
@@ -1257,7 +1387,8 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
             r.req_body_len =
                 req.content_length < len - used ? (size_t)req.content_length : len - used;
             r.body_incomplete = req.content_length > len - used;
-            rt = route(c, &req, &r);
+            rt = cors_reply(idms_conn_services(c)->opt, &req, &r) ? IDMS_ROUTE_OTHER
+                                                                  : route(c, &req, &r);
         }
         /* Draining answers every request already received: the close goes
          * on the last complete one in the buffer (RFC 9112 section 9.6
@@ -1290,6 +1421,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
                 held->len = (size_t)n;
                 held->keep_alive = wants_keep_alive;
                 held->http10 = r.http10;
+                held->cors = r.cors;
                 held->content_length = content_length;
             }
             idms_buf_free(&r.body);

@@ -44,8 +44,9 @@
 #
 # Helpers: raw PORT SECONDS (a connection: stdin in one write, the reply
 # until close), send FD FORMAT... (one write on an open connection), metric
-# NAME (a /metrics sample), kv FILE KEY (a loadclient count), step_clock
-# OFFSET with FAKETIME_ENV (idmintd's libfaketime clock), freeze_clock
+# NAME (a /metrics sample), durable_ms (the durable mark from /metrics, in
+# ms), kv FILE KEY (a loadclient count), step_clock OFFSET with
+# FAKETIME_ENV (idmintd's libfaketime clock), freeze_clock
 # UNIX_MS (that clock stopped at a time), clock_at UNIX_MS (that clock
 # running from a time), now_ms (the real clock), hwm_mark DIR (the mark in a
 # state directory), wait_until SECONDS COMMAND... (a bounded poll),
@@ -290,6 +291,16 @@ kv() {
 # metric 'idmint_ids_minted_total{format="ulid"}').
 metric() {
     curl -s -m 5 "$BASE/metrics" | awk -v k="$1" '$1 == k { print $2 }'
+}
+
+# durable_ms: the time high-water mark last made durable, in Unix ms
+# (/metrics' idmint_hwm_persisted_timestamp_seconds: seconds to the ms);
+# nothing, and status 1, when the page does not have it in that form.
+durable_ms() {
+    local s
+    s=$(metric idmint_hwm_persisted_timestamp_seconds)
+    [[ $s =~ ^([0-9]+)\.([0-9]{3})$ ]] || return 1
+    echo $((10#${BASH_REMATCH[1]}${BASH_REMATCH[2]}))
 }
 
 # step_clock OFFSET: sets idmintd's libfaketime offset (seconds, e.g. -0.005),

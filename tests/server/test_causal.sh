@@ -214,7 +214,7 @@ check "NEXT snowflake AFTER an ID 2 s ahead: -ERR" \
     -O 'ERR the snowflake seen is [0-9]+ ms ahead of the local clock, more than the limit of 500 ms' \
     -- next "$SLOW_RESP" NEXT snowflake AFTER "$seen"
 expect "the refusals are counted" "$(metric idmint_observations_refused_total)" -ge 5
-expect "--max-offset in /metrics" "$(metric idmint_max_offset_ms)" = 500
+expect "--max-offset in /metrics, in seconds" "$(metric idmint_max_offset_seconds)" = 0.500
 check "--max-offset in INFO" -O '.*max_offset_ms:500.*' --sh "redis-cli -p $SLOW_RESP INFO | tr -d '\r' | paste -sd ' '"
 
 

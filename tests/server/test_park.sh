@@ -86,7 +86,7 @@ http "while a request is parked: /healthz answers on another connection" -- /hea
 http "while a request is parked: /metrics answers, with the parked request in idmint_requests_parked" \
     -O "(.*$NL)?idmint_requests_parked [1-9][0-9]*($NL.*)?" -- /metrics "${QUICK[@]}"
 http "while a request is parked: /metrics has idmint_parks_total" -O "(.*$NL)?idmint_parks_total [1-9][0-9]*($NL.*)?" -- /metrics "${QUICK[@]}"
-http "while a request is parked: /metrics has idmint_hwm_persisted_unix_ms" -O "(.*$NL)?idmint_hwm_persisted_unix_ms [1-9][0-9]*($NL.*)?" -- /metrics "${QUICK[@]}"
+http "while a request is parked: /metrics has idmint_hwm_persisted_timestamp_seconds" -O "(.*$NL)?idmint_hwm_persisted_timestamp_seconds [1-9][0-9]*\\.[0-9]{3}($NL.*)?" -- /metrics "${QUICK[@]}"
 http "while a request is parked: UUIDv7 requests are answered" -L "$UUID7" -n 3 \
     -- '/v1/ids/uuidv7?count=3' "${QUICK[@]}"
 check "while a request is parked: RESP PING answers" -o PONG -- redis-cli -p "$RESP_PORT" PING

@@ -103,7 +103,7 @@ SD=$T_DIR/state2
 start_server --state-dir "$SD"
 http "a fresh state directory: ready" -- /readyz
 http "... serves snowflakes" -L "$SNOWFLAKE" -n 1 -- /v1/ids/snowflake
-durable=$(metric idmint_hwm_persisted_unix_ms)
+durable=$(durable_ms)
 rm -rf "$SD"
 remade() { [ -s "$SD/mark" ] && [ -e "$SD/lock" ]; }
 wait_until 10 remade

@@ -59,7 +59,7 @@ load=$!
 track $load
 wait_until 10 grep -q . <(curl -s "$BASE/v1/ids/snowflake")
 rm "$SD/mark"
-durable=$(metric idmint_hwm_persisted_unix_ms)
+durable=$(durable_ms)
 wait_until 15 past $((durable + 2000))
 expect "(the checks below come more than 2 s past the mark durable at the removal: $(now_ms) > $durable + 2000)" \
     "$(now_ms)" -gt $((durable + 2000))
@@ -77,8 +77,8 @@ last_ms=$(sf_ms "${last:-0}")
 mark=$(hwm_mark "$SD")
 expect "... STATE_DIR/mark is back, with a mark not below what was handed out (${mark:-none} >= ${last_ms:-?})" \
     "${mark:-0}" -ge "${last_ms:-1}"
-expect "... and not below the durable mark (${mark:-none} >= $(metric idmint_hwm_persisted_unix_ms))" \
-    "${mark:-0}" -ge "$(metric idmint_hwm_persisted_unix_ms)"
+expect "... and not below the durable mark (${mark:-none} >= $(durable_ms))" \
+    "${mark:-0}" -ge "$(durable_ms)"
 check "... the log says it was made again (once)" -o 1 -- grep -c "$SD/mark was removed: made it again" "$SRV_LOG"
 check "... and never that another idmintd holds the directory" -o 0 -s 1 -- grep -ci 'another idmintd' "$SRV_LOG"
 stop_server TERM
@@ -91,7 +91,7 @@ start_server --reserve 1000 --state-dir "$SD" --node-registry "$T_DIR/nodes_lock
 first_pid=$SRV_PID
 http "a server for the lock case mints" -L "$SNOWFLAKE" -n 100 -- '/v1/ids/snowflake?count=100'
 # Idle now: the first writes a mark only when it mints.
-durable=$(metric idmint_hwm_persisted_unix_ms)
+durable=$(durable_ms)
 rm "$SD/lock"
 second_log=$T_DIR/second.log
 "$IDMINTD" --http "127.0.0.1:$(random_port)" --resp off --state-dir "$SD" --node-registry "$T_DIR/nodes_lock" \
@@ -111,7 +111,7 @@ expect "... the first's mark is not lowered by the attempt (${mark:-none} >= $du
 # that read the mark before would, at its stop, leave its own, lower.
 wait_until 5 past "$durable"
 http "... the first mints past its mark" -L "$SNOWFLAKE" -n 1 -- /v1/ids/snowflake
-durable2=$(metric idmint_hwm_persisted_unix_ms)
+durable2=$(durable_ms)
 expect "(... so its durable mark rose: $durable2 > $durable)" "${durable2:-0}" -gt "$durable"
 last=$(curl -s "$BASE/v1/ids/snowflake")
 last_ms=$(sf_ms "${last:-0}")
@@ -173,7 +173,7 @@ taken() {
     check "$1: ... logged" -O ".*$4.*" -- grep -m 1 'another idmintd' "$SRV_LOG"
     mark=$(hwm_mark "$SD")
     local durable
-    durable=$(metric idmint_hwm_persisted_unix_ms)
+    durable=$(durable_ms)
     wait_until 5 past "$durable"
     http "$1: past its durable mark, snowflakes get 503 naming it" -s 503 -O '.*another idmintd.*' -- /v1/ids/snowflake
     http "$1: ... and UUIDv7 too" -s 503 -O '.*another idmintd.*' -- /v1/ids/uuidv7

@@ -1,7 +1,10 @@
 # test_unix.sh - --http unix:PATH and --resp unix:PATH: both protocols on
-# Unix sockets (mode 0660, whatever the umask), for sidecars; a socket
-# left by a server that died is replaced, one a server answers on or a
-# file that is not a socket is refused; the sockets go when idmintd stops.
+# Unix sockets (mode 0660, whatever the umask), for sidecars; the mode is
+# their access control (idmintd(8), ACCESS CONTROL): they start without
+# --auth-token-file or --allow-unauthenticated, idmintd's user and group
+# may connect and other users may not; a socket left by a server that
+# died is replaced, one a server answers on or a file that is not a socket
+# is refused; the sockets go when idmintd stops.
 # Usage: bash tests/server/test_unix.sh IDMINTD IDMINT LOADCLIENT
 . "$(dirname "$0")/lib.sh"
 
@@ -30,6 +33,21 @@ check "RESP over the Unix socket (redis-cli -s)" -n 2 -L '[0-9a-f-]{36}' \
     -- redis-cli -s "$R" NEXT uuidv7 2
 check "CLIENT INFO names the socket as Redis does (addr=PATH:0)" -O ".*addr=$R:0 laddr=$R:0 .*" \
     -- redis-cli -s "$R" CLIENT INFO
+
+# The socket's mode is its access control: without a token (and without
+# --allow-unauthenticated) idmintd starts on it with no protected-mode
+# refusal or warning, and only its user and group may connect.
+check "unix: sockets without --auth-token-file: started, no protected-mode warning in the log" -o 0 \
+    --sh "grep -c -i 'refusing\|unauthenticated\|without --auth-token-file' '$UX_LOG' || :"
+check "the access case runs as root (id -u is 0), to connect as other users" -o 0 -- id -u
+chmod 0711 "$T_DIR" # others may traverse it: the socket's own mode decides
+check "a user in idmintd's group may connect (mode 0660: group rw)" -o ok -- \
+    setpriv --reuid=nobody "--regid=$(id -g)" --clear-groups -- curl -s --unix-socket "$H" http://localhost/healthz
+check "a user neither idmintd's nor in its group may not: connect is refused (curl exit 7)" -s 7 -o '' -- \
+    setpriv --reuid=nobody --regid=nogroup --clear-groups -- curl -s --unix-socket "$H" http://localhost/healthz
+check "... nor over RESP" -s 1 -O '.*[Pp]ermission denied.*' --sh \
+    "setpriv --reuid=nobody --regid=nogroup --clear-groups -- redis-cli -s '$R' PING 2>&1"
+chmod 0700 "$T_DIR"
 
 # A second idmintd on the same path (its own state directory) refuses.
 "$IDMINTD" --http "unix:$H" --resp off --state-dir "$T_DIR/state2" >"$T_DIR/second.log" 2>&1

@@ -639,18 +639,27 @@ static void http_query_get_refuses_bad_values(void)
     ASSERT_EQ_INT(query_get("b=", "a", NULL, 0, &n), 0);
 }
 
-static ptrdiff_t decode_exact(const char *src, char *dst, size_t cap)
+/* A path decoder (idms_http_percent_decode, idms_http_path_unreserved) on
+ * an exact copy of src into exactly cap bytes (ASan sees overruns), the
+ * result copied to dst. */
+static ptrdiff_t path_exact(ptrdiff_t (*fn)(const char *, size_t, char *, size_t), const char *src,
+                            char *dst, size_t cap)
 {
     char *copy = test_exact_copy(src, strlen(src));
-    char *out = malloc(cap ? cap : 1); /* exactly cap bytes: ASan sees overruns */
+    char *out = malloc(cap ? cap : 1);
     if (out == NULL)
         abort();
-    ptrdiff_t r = idms_http_percent_decode(copy, strlen(src), out, cap);
+    ptrdiff_t r = fn(copy, strlen(src), out, cap);
     if (cap > 0)
         memcpy(dst, out, cap);
     free(copy);
     free(out);
     return r;
+}
+
+static ptrdiff_t decode_exact(const char *src, char *dst, size_t cap)
+{
+    return path_exact(idms_http_percent_decode, src, dst, cap);
 }
 
 static void http_percent_decode_cases(void)
@@ -740,18 +749,118 @@ static void http_accepts_json_cases(void)
         {"application/json;q=1.001", 0},
         {"application/json;q=0.5555", 0},
         {"application/json;q=", 0},
-        {"application/*", 0},
+        {"application/*", 1},
         {"application/jsonx", 0},
         {"application/json x", 0},
         {"text/plain;x=\"a,application/json\"", 0},
         {"text/plain;x=\"a\\\",b\";q=0.1, application/json", 1},
         {"application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", 0},
         {",, application/json ,,", 1},
+        /* Each offer (application/json, text/plain) takes the q of its most
+         * specific matching range; a tie goes to JSON when its range is at
+         * least as specific as text's and is not the full wildcard. */
+        {"Application/*", 1},
+        {"application/* ;q=1", 1},
+        {"application/*, */*", 1},
+        {"*/*;q=0.5, application/*", 1},
+        {"*/*;q=0.8, application/json", 1},
+        {"application/json;q=0.9, text/plain;q=0.1", 1},
+        {"text/plain;q=0.9, */*;q=0.1", 0},
+        {"*/*;q=0.1, text/plain;q=0", 1},
+        {"*/*;q=0.1, text/*;q=0", 1},
+        {"application/*;q=0, */*", 0},
+        {"application/json;q=0, application/*", 0},
+        {"application/*;q=0.5, application/json;q=0", 0},
+        {"application/json;q=0.2, application/*;q=0.9, text/plain;q=0.5", 0},
+        {"text/*, application/*", 1},
+        {"text/plain, application/*", 0},
+        {"text/plain;q=0.5, application/*;q=0.6", 1},
+        {"*/*;q=0", 0},
+        {"*/json", 0},
+        {"application/", 0},
+        {"/json", 0},
+        {"application/json/x", 0},
+        {"image/png", 0},
+        {"application/xml, application/*;q=0.1", 1},
+        {"application/json;q=0.5;charset=utf-8, text/plain;q=0.4", 1},
+        {"application/json;Q=0.3, text/plain;q=0.4", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (accepts(cases[i].accept) != cases[i].json)
             TEST_FAIL_("\"%s\": want %d", cases[i].accept, cases[i].json);
     }
+}
+
+/* RFC 3986 section 2.3: escapes of ALPHA, DIGIT, '-', '.', '_' and '~' are
+ * decoded; every other escape is kept as sent, so that the route's own
+ * decoder (a tag, an ID) sees it once; a malformed escape gives -1. */
+static void http_path_unreserved_cases(void)
+{
+    static const struct {
+        const char *src;
+        size_t cap; /* 0: the whole buffer */
+        ptrdiff_t want_len;
+        const char *want; /* "" for -1 */
+    } cases[] = {
+        {"/v1/ids/uuid%76%37", 0, 14, "/v1/ids/uuidv7"},
+        {"%41%5a%61%7A%30%39%2D%2e%5F%7e", 0, 10, "AZaz09-._~"},
+        {"/a%2Fb%3F%25%20%00%2B%40%C3%A9", 0, 30, "/a%2Fb%3F%25%20%00%2B%40%C3%A9"},
+        /* %25 stays: "%2541" is never turned into "%41", then into "A". */
+        {"%2541", 0, 5, "%2541"},
+        {"plain", 0, 5, "plain"},
+        {"", 1, 0, ""},
+        {"%", 0, -1, ""},
+        {"a%4", 0, -1, ""},
+        {"%%34%31", 0, -1, ""},
+        {"%zz%41", 0, -1, ""},
+        /* capacity: the decoded length and its NUL */
+        {"ab%63", 4, 3, "abc"},
+        {"ab%63", 3, -1, ""},
+    };
+    char dst[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t cap = cases[i].cap > 0 ? cases[i].cap : sizeof dst;
+        ptrdiff_t n = path_exact(idms_http_path_unreserved, cases[i].src, dst, cap);
+        if (n != cases[i].want_len || strcmp(dst, cases[i].want) != 0)
+            TEST_FAIL_("\"%s\" (cap %zu): got %td \"%s\", want %td \"%s\"", cases[i].src, cap, n,
+                       dst, cases[i].want_len, cases[i].want);
+    }
+    char none[1] = {'#'};
+    ASSERT_EQ_INT(idms_http_path_unreserved("a", 1, none, 0), -1);
+    ASSERT_EQ_INT(none[0], '#');
+}
+
+static int h2(const char *text, size_t len)
+{
+    char *copy = test_exact_copy(text, len);
+    int r = idms_http_h2_preface(copy, len);
+    free(copy);
+    return r;
+}
+
+/* RFC 9113 section 3.4: the 24 bytes of the client's connection preface;
+ * every proper prefix of it is INCOMPLETE, anything else 0. */
+static void http_h2_preface_cases(void)
+{
+    static const char preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    ASSERT_EQ_INT(sizeof preface - 1, 24);
+    ASSERT_EQ_INT(h2(preface, 24), 1);
+    for (size_t k = 0; k < 24; k++)
+        ASSERT_EQ_INT(h2(preface, k), IDMS_HTTP_INCOMPLETE);
+    /* what follows (the client's SETTINGS frame) does not matter */
+    ASSERT_EQ_INT(h2("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\4", 28), 1);
+    ASSERT_EQ_INT(h2("PRI * HTTP/2.0\r\n\r\nSX\r\n\r\n", 24), 0);
+    ASSERT_EQ_INT(h2("PRI * HTTP/2.0\r\n\r\nS", 19), IDMS_HTTP_INCOMPLETE);
+    ASSERT_EQ_INT(h2("PRI / HTTP/1.1\r\n", 16), 0);
+    ASSERT_EQ_INT(h2("GET / HTTP/1.1\r\n", 16), 0);
+    ASSERT_EQ_INT(h2("pri", 3), 0);
+    /* The HTTP/1 parser keeps its answer for a request line of version 2 that
+     * is not the preface (505). */
+    idms_http_request req;
+    int status = 0;
+    ASSERT_EQ_INT(parse("PRI * HTTP/2.0\r\n\r\nSX\r\n\r\n", &req, &status, NULL),
+                  IDMS_HTTP_INVALID);
+    ASSERT_EQ_INT(status, 505);
 }
 
 static const struct test_case tests[] = {
@@ -776,6 +885,8 @@ static const struct test_case tests[] = {
     TEST(http_percent_decode_cases),
     TEST(http_decode_bytes_keeps_nul),
     TEST(http_accepts_json_cases),
+    TEST(http_path_unreserved_cases),
+    TEST(http_h2_preface_cases),
     {0},
 };
 
