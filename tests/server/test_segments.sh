@@ -177,6 +177,9 @@ dups=$(cat "$T_DIR/la.ids" "$T_DIR/lb.ids" | sort | uniq -d | wc -l)
 expect "... none issued twice across the two servers" "$dups" = 0
 
 # ---- kill -9 under load, twenty times ------------------------------------------------
+orders_served() {
+    [ "$(metric 'idmint_segment_ids_total{tag="orders"}')" -gt 0 ] 2>/dev/null
+}
 stop_server
 for i in $(seq 1 20); do
     start_server --segments "$STORE" --state-dir "$T_DIR/state.k"
@@ -184,7 +187,10 @@ for i in $(seq 1 20); do
         --duration-ms 2000 --ids "$T_DIR/k$i.ids" >"$T_DIR/k$i.out" 2>&1 &
     lk=$!
     track $lk
-    sleep 0.$((2 + RANDOM % 5))
+    # Killed at a random moment once it serves (a slow machine may take a
+    # while to get the client going).
+    wait_until 30 orders_served
+    sleep 0.$((1 + RANDOM % 5))
     kill -KILL "$SRV_PID"
     { wait "$SRV_PID"; } 2>/dev/null
     wait $lk 2>/dev/null
