@@ -38,6 +38,10 @@
 # "N passed, N failed" summed over the ctest runs and the smoke test. A build that fails
 # counts as one failed test. Exits non-zero when anything failed.
 #
+# --quick runs steps 1, 1b and 2 only (the plain build, its tests and
+# pg_idmint's): the everyday subset, about a third of the whole; the full
+# command, without it, is what CI runs.
+#
 # Runs from any directory; running it again reuses the build trees.
 set -uo pipefail
 
@@ -45,6 +49,21 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT" || exit 1
 # shellcheck source=scripts/deps.sh
 . "$ROOT/scripts/deps.sh"
+
+QUICK=0
+for arg in "$@"; do
+    case "$arg" in
+    --quick) QUICK=1 ;;
+    -h | --help)
+        sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "test.sh: unknown argument '$arg' (--quick, --help)" >&2
+        exit 2
+        ;;
+    esac
+done
 
 JOBS=$(nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS=${IDM_FUZZ_SECONDS:-30}
@@ -233,6 +252,8 @@ else
     record "gcc build + ctest (build/)" $((SECONDS - t0)) 0 1 "BUILD FAILED"
 fi
 
+# --quick stops here: the plain build and its tests (and pg_idmint's).
+if [ "$QUICK" = 0 ]; then
 # ---------------------------------------------------------------------------
 section "sanitizer build: clang, ASan+UBSan, -Werror (build-asan/)"
 t0=$SECONDS
@@ -377,12 +398,17 @@ else
     record "bench smoke (bench/bindings.sh --quick)" $((SECONDS - t0)) 0 1 "bench/bindings.sh --quick failed"
 fi
 
+fi # QUICK
+
 # ---------------------------------------------------------------------------
 section "summary"
 for line in "${SUMMARY[@]}"; do
     printf '%s\n' "$line"
 done
 printf '%-34s %5ss\n' "total" "$SECONDS"
+if [ "$QUICK" = 1 ]; then
+    echo "--quick: the sanitizer, TSan, no-server, fuzzing and benchmark phases were not run"
+fi
 if [ "${#FAILED_PHASES[@]}" -ne 0 ]; then
     printf 'FAILED: %s\n' "${FAILED_PHASES[@]}"
 fi
