@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+_Static_assert(IDMSEG_TAG_MAX <= IDMS_TAG_NAME_MAX, "the tag table holds every valid name");
+
 /* IDs taken from the allocator per call while a reply is assembled. */
 #define TAKE_CHUNK 512
 

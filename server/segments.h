@@ -18,7 +18,8 @@
  * Tags are bytes: every front end hands idms_segment_mint the tag as
  * (pointer, length) - RESP's bulk string, HTTP's path segment or bizType
  * percent-decoded with a %00 kept as a NUL byte - and idmseg_tag_valid checks
- * each byte, so a NUL or any byte outside [a-z0-9_.-] is refused (400)
+ * each byte, so a NUL or any byte outside the rule (<idmint/segstore.h>:
+ * A-Z a-z 0-9 _ . - : @ { } | + ~, 1 to 128 bytes) is refused (400)
  * naming the byte and its position; the table compares length and bytes.
  *
  * The tag table (tagtable.h), bounded two ways:

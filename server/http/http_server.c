@@ -356,7 +356,7 @@ static void head_of_mint(response *r, const char *content_type, bool length_know
  * whose route holds nothing (a POST /v1/hlc whose body is still coming)
  * is parsed again with the input that completes it. */
 enum { HELD_NONE, HELD_IDS, HELD_SEGMENT, HELD_HLC };
-#define HELD_TEXT 64 /* a held prefix (at most 63 bytes) or tag (64) */
+#define HELD_TEXT IDMSEG_TAG_MAX /* a held prefix (at most 63 bytes) or tag */
 
 typedef struct http_held {
     int kind;                /* HELD_* */
@@ -904,8 +904,9 @@ static int route_tinyid(idms_conn *c, bool head, const char *which, size_t which
     size_t tag_len = 0;
     int got = idms_http_query_get_bytes(query, query_len, "bizType", tag, sizeof tag, &tag_len);
     if (got <= 0) {
-        json_error(r, 400, got == 0 ? "bizType is needed (the segment tag)"
-                                    : "invalid bizType: at most 64 bytes of [a-z0-9_.-]");
+        json_error(r, 400,
+                   got == 0 ? "bizType is needed (the segment tag)"
+                            : "invalid bizType: a tag is 1 to 128 bytes");
         return IDMS_ROUTE_TINYID;
     }
     bool simple = which_len == 12 && memcmp(which, "nextIdSimple", 12) == 0;

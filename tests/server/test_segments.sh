@@ -86,8 +86,8 @@ http "count not a number: 400" -s 400 -- '/v1/segment/orders?count=ten'
 check "INCRBY 0: an error" -O 'ERR increment must be from 1 to.*' -- redis-cli -p "$RESP_PORT" INCRBY orders 0
 check "INCRBY not a number: Redis's error" -O 'ERR value is not an integer or out of range.*' \
     -- redis-cli -p "$RESP_PORT" INCRBY orders x
-http "An unsafe tag name: 400" -s 400 -O '.*invalid tag.*' -- /v1/segment/Orders
-http "... too long: 400" -s 400 -O '.*invalid tag.*' -- "/v1/segment/$(printf 'a%.0s' $(seq 65))"
+http "An unsafe tag name: 400" -s 400 -O '.*invalid tag.*byte 0x2c.*' -- /v1/segment/a,b
+http "... too long: 400" -s 400 -O '.*invalid tag.*at most 128 bytes, got 129.*' -- "/v1/segment/$(printf 'a%.0s' $(seq 129))"
 http "tinyid without bizType: 400" -s 400 -O '.*bizType is needed.*' -- '/tinyid/id/nextIdSimple?batchSize=2'
 http "An unknown parameter: 400" -s 400 -- '/v1/segment/orders?cuont=2'
 check "/metrics: leases and the step per tag" \
