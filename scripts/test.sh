@@ -150,9 +150,12 @@ t0=$SECONDS
 # python3-dev and setuptools (and wheel) into a venv (python3-venv) and is
 # tested with python3-pytest and mypy (tests/bindings/test_python.sh).
 # ApacheBench (apache2-utils) checks HTTP/1.0 keep-alive (test_http.sh).
+# A Java client of tinyid's routes (tests/server/TinyIdClient.java) is
+# compiled at test time with Debian's JDK (default-jdk-headless: javac).
 packages=("${IDM_BUILD_PACKAGES[@]}" clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime universal-ctags
     libmemcached-tools python3-pymemcache valgrind
     python3-dev python3-venv python3-setuptools python3-wheel python3-pytest mypy apache2-utils
+    default-jdk-headless
     openssl etcd-server etcd-client zookeeperd libzookeeper-mt-dev libcurl4-openssl-dev libjansson-dev
     postgresql postgresql-server-dev-15 sqlite3 mariadb-server libmariadb-dev)
 if ! command -v node >/dev/null 2>&1; then

@@ -43,6 +43,8 @@ typedef struct idms_options {
     uint64_t max_buffered;   /* bytes buffered across connections (conn.c's shares) */
     char auth_token_file[1024]; /* "" = none: no token is asked for */
     bool allow_unauthenticated; /* listen beyond loopback without a token */
+    bool tinyid_open;           /* --tinyid-open: tinyid's routes without a token */
+    bool seq_start_random;      /* --seq-start random (the default) or zero */
     char tls_cert[1024];     /* PEM certificate chain; "" = no TLS */
     char tls_key[1024];      /* PEM private key, given with tls_cert */
 } idms_options;
