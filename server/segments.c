@@ -868,6 +868,30 @@ bool idms_segments_ready(const idms_segments *g, char *why, size_t cap)
     return true;
 }
 
+void idms_segments_cache_json(const idms_segments *g, idms_buf *out)
+{
+    idms_buf_puts(out, "{");
+    bool first = true;
+    if (g->enabled) {
+        for (const idms_tag_entry *e = g->table.pinned.next; e != &g->table.pinned; e = e->next) {
+            const idms_seg_tag *t = (const idms_seg_tag *)e;
+            if (t->seg == NULL)
+                continue;
+            /* Tag names need no JSON escaping (<idmint/segstore.h>). */
+            idms_buf_printf(out,
+                            "%s\"%s\":{\"key\":\"%s\",\"initOk\":true,\"step\":%" PRIu64
+                            ",\"available\":%" PRIu64 ",\"fetching\":%s,\"leases\":%" PRIu64
+                            ",\"served\":%" PRIu64 "}",
+                            first ? "" : ",", name_of(t), name_of(t),
+                            (uint64_t)idm_segment_step(t->seg),
+                            (uint64_t)idm_segment_available(t->seg),
+                            idm_segment_fetching(t->seg) ? "true" : "false", t->leases, t->served);
+            first = false;
+        }
+    }
+    idms_buf_puts(out, "}");
+}
+
 void idms_segments_metrics(const idms_segments *g, idms_buf *out)
 {
     if (!g->enabled)

@@ -213,6 +213,12 @@ bool idms_segment_check(const idms_segments *g, const char *tag, size_t tag_len,
  * dry, or could not be looked up, while the store fails; or the table of
  * live tags is full and a tag was refused for it); why says why not. */
 bool idms_segments_ready(const idms_segments *g, char *why, size_t cap);
+/* Leaf's /cache, as far as it means something here: one JSON object,
+ * each tag with an allocator by its name: {"key", "initOk" (true),
+ * "step" (the next lease's, Leaf's dynamic step), "available" (IDs in
+ * memory), "fetching" (a lease for it is under way),
+ * "leases", "served"}; "{}" without a store. */
+void idms_segments_cache_json(const idms_segments *g, struct idms_buf *out);
 /* The /metrics lines. */
 void idms_segments_metrics(const idms_segments *g, struct idms_buf *out);
 

@@ -399,6 +399,65 @@ static void hold(idms_conn *c, const http_held *h, const char *text, size_t len)
     mine->text_len = len;
 }
 
+/* Spring Boot 1.5's error body, as Leaf's server (Spring Boot 1.5.18)
+ * answers its exceptions: DefaultErrorAttributes' members in their order,
+ * the time as epoch milliseconds (Jackson's default there), no line end.
+ * path is what Spring names: the route and the key (decoded). */
+static void spring_error(response *r, int status, const char *exception, const char *message,
+                         const char *route, const char *key, size_t key_len)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    r->status = status;
+    r->retry_after_s = 0;
+    r->content_type = "application/json;charset=UTF-8";
+    r->body.len = 0;
+    char mem[512];
+    idmx_outbuf ob;
+    idmx_outbuf_init(&ob, mem, sizeof mem, drain_to_body, &r->body);
+    char head[160];
+    snprintf(head, sizeof head, "{\"timestamp\":%" PRId64 ",\"status\":%d,\"error\":", now_ms,
+             status);
+    idmx_outbuf_puts(&ob, head);
+    const char *reason = reason_phrase(status);
+    idmx_json_string(&ob, reason, strlen(reason));
+    idmx_outbuf_puts(&ob, ",\"exception\":");
+    idmx_json_string(&ob, exception, strlen(exception));
+    idmx_outbuf_puts(&ob, ",\"message\":");
+    idmx_json_string(&ob, message, strlen(message));
+    idmx_outbuf_puts(&ob, ",\"path\":");
+    char path[96 + IDMSEG_TAG_MAX];
+    int n = snprintf(path, sizeof path, "%s", route);
+    size_t room = sizeof path - (size_t)n - 1;
+    size_t k = key_len < room ? key_len : room;
+    memcpy(path + n, key, k);
+    idmx_json_string(&ob, path, (size_t)n + k);
+    idmx_outbuf_puts(&ob, "}");
+    if (idmx_outbuf_flush(&ob) != 0)
+        r->body.failed = true;
+}
+
+/* Leaf's refusal of /api/segment/get/{key} or /api/snowflake/get/{key}:
+ * 500, LeafServerException with Leaf's Result{id=N, status=EXCEPTION}.
+ * Segments (SegmentIDGenImpl): -1 not initialised (no store, the tag
+ * could not be loaded, the table full), -2 no such key, -3 both buffers
+ * empty (the store fails and the IDs in memory are used up). Snowflakes
+ * (SnowflakeIDGenImpl): -3 the clock stepped back past --max-rewind (Leaf:
+ * more than 5 ms), -1 anything else (no node, the durable mark). */
+static void leaf_error(response *r, bool segment, int cause, const char *key, size_t key_len)
+{
+    int id = -1;
+    if (segment && cause == IDMS_CAUSE_NO_TAG)
+        id = -2;
+    else if ((segment && cause == IDMS_CAUSE_DRY) || (!segment && cause == IDMS_CAUSE_CLOCK))
+        id = -3;
+    char msg[64];
+    snprintf(msg, sizeof msg, "Result{id=%d, status=EXCEPTION}", id);
+    spring_error(r, 500, "com.sankuai.inf.leaf.server.exception.LeafServerException", msg,
+                 segment ? "/api/segment/get/" : "/api/snowflake/get/", key, key_len);
+}
+
 /* /v1/ids (and Leaf's snowflake route), parsed (h): mints, or goes on
  * with what it minted. after only when it starts (the service observes
  * it once). */
@@ -420,6 +479,8 @@ static void go_ids(idms_conn *c, const http_held *h, const char *after, response
         r->body.len--; /* Leaf answers the bare number, no newline */
     if (r->parked || r->part)
         hold(c, h, h->text, h->text_len);
+    else if (h->leaf && res.status != 200)
+        leaf_error(r, false, res.cause, h->text, h->text_len); /* the key, kept in text */
 }
 
 static int route_ids(idms_conn *c, const idms_http_request *req, bool head, const char *seg,
@@ -657,6 +718,10 @@ static int route_of(const char *path, size_t path_len, size_t *seg)
         return IDMS_ROUTE_NODE;
     if (path_len == 7 && memcmp(path, "/v1/hlc", 7) == 0)
         return IDMS_ROUTE_HLC;
+    if ((path_len == 18 && memcmp(path, "/decodeSnowflakeId", 18) == 0) ||
+        (path_len == 6 && memcmp(path, "/cache", 6) == 0) ||
+        (path_len == 3 && memcmp(path, "/db", 3) == 0))
+        return IDMS_ROUTE_LEAF_MONITOR;
     if (starts_with(path, path_len, "/v1/segment/", &rest) && path_len > rest &&
         memchr(path + rest, '/', path_len - rest) == NULL) {
         *seg = rest;
@@ -769,10 +834,11 @@ static bool authorized(idms_conn *c, const idms_http_request *req, int rt, respo
     return false;
 }
 
-static int route_leaf(idms_conn *c, bool head, const char *query, size_t query_len, response *r)
+/* Leaf's snowflake route: any method, query parameters ignored (Leaf's
+ * controller takes none), the key ignored too (Leaf's snowflake mode
+ * does), kept only to name the path in an error. */
+static int route_leaf(idms_conn *c, bool head, const char *key, size_t key_len, response *r)
 {
-    if (!query_ok(query, query_len, no_params, "no query parameters", r))
-        return IDMS_ROUTE_LEAF;
     if (head) {
         head_of_mint(r, "text/plain; charset=utf-8", false, 0);
         return IDMS_ROUTE_LEAF;
@@ -783,6 +849,8 @@ static int route_leaf(idms_conn *c, bool head, const char *query, size_t query_l
     h.format = IDMX_FMT_SNOWFLAKE;
     h.count = 1;
     h.leaf = true;
+    h.text_len = key_len < HELD_TEXT ? key_len : HELD_TEXT;
+    memcpy(h.text, key, h.text_len);
     go_ids(c, &h, NULL, r);
     return IDMS_ROUTE_LEAF;
 }
@@ -844,6 +912,8 @@ static void go_segment(idms_conn *c, const http_held *h, const char *tag, size_t
         hold(c, h, tag, tag_len);
     else if (res.status != 200 && (h->style == IDMS_SEG_COMMAS || h->style == IDMS_SEG_TINYID_JSON))
         tinyid_error(r, h->style == IDMS_SEG_COMMAS, TINYID_SYS_ERR, res.message);
+    else if (res.status != 200 && h->style == IDMS_SEG_BARE)
+        leaf_error(r, true, res.cause, tag, tag_len);
 }
 
 /* A segment route's reply: count IDs of tag in style (segments.h). HEAD
@@ -918,17 +988,90 @@ static int route_segment(idms_conn *c, const idms_http_request *req, bool head, 
                          json ? "application/json" : "text/plain; charset=utf-8", r);
 }
 
-/* Meituan Leaf's segment mode: one ID, the bare decimal. */
-static int route_segment_leaf(idms_conn *c, bool head, const char *seg, size_t seg_len,
-                              const char *query, size_t query_len, response *r)
+/* Meituan Leaf's segment mode: one ID, the bare decimal; any method,
+ * query parameters ignored; Leaf's errors (leaf_error), a HEAD's too. */
+static int route_segment_leaf(idms_conn *c, bool head, const char *seg, size_t seg_len, response *r)
 {
     char tag[IDMS_HTTP_MAX_TARGET + 1];
-    size_t tag_len;
-    if (!query_ok(query, query_len, no_params, "no query parameters", r) ||
-        !tag_segment(seg, seg_len, tag, &tag_len, r))
+    ptrdiff_t n = idms_http_percent_decode_bytes(seg, seg_len, tag, sizeof tag);
+    if (n < 0) {
+        /* No key Leaf could have. */
+        leaf_error(r, true, IDMS_CAUSE_NO_TAG, seg, seg_len);
         return IDMS_ROUTE_SEGMENT_LEAF;
-    return segment_reply(c, head, IDMS_ROUTE_SEGMENT_LEAF, tag, tag_len, 1, IDMS_SEG_BARE,
+    }
+    if (head) {
+        idms_mint_result res;
+        if (!idms_segment_check(idms_conn_services(c)->segments, tag, (size_t)n, 1, &res))
+            leaf_error(r, true, res.cause, tag, (size_t)n);
+        else
+            head_of_mint(r, "text/plain; charset=utf-8", false, 0);
+        return IDMS_ROUTE_SEGMENT_LEAF;
+    }
+    return segment_reply(c, false, IDMS_ROUTE_SEGMENT_LEAF, tag, (size_t)n, 1, IDMS_SEG_BARE,
                          "text/plain; charset=utf-8", r);
+}
+
+/* Leaf's monitor routes (its LeafMonitorController), any method (a HEAD
+ * answers the same headers), as far as they mean something here
+ * (docs/idmintd.md, "Leaf"):
+ *
+ *  /decodeSnowflakeId?snowflakeId=ID  Leaf's members, strings, in the
+ *      order Leaf's HashMap gives them: {"workerId", "sequenceId",
+ *      "timestamp": "MS(yyyy-MM-dd HH:mm:ss.SSS)" in local time}, decoded
+ *      by idmintd's layout (Leaf's is fixed: 41/10/12 bits, Twitter's
+ *      epoch); an ID that is not a non-negative Java long, or has bits
+ *      above the layout's fields, is {"errorMsg": Leaf's text}; without
+ *      the parameter, Spring's 400;
+ *  /cache  the segment tags in memory as JSON (idms_segments_cache_json;
+ *      Leaf renders its buffers as an HTML page);
+ *  /db     not served (404): the rows are the store's, read off the loop
+ *      only; `idmint segment list --store URL` shows them. */
+static int route_leaf_monitor(const idms_services *s, size_t path_len, const char *query,
+                              size_t query_len, response *r)
+{
+    if (path_len == 3) {
+        json_error(r, 404,
+                   "Leaf's /db is not served: list the store with idmint segment list "
+                   "--store URL");
+        return IDMS_ROUTE_LEAF_MONITOR;
+    }
+    r->status = 200;
+    r->content_type = "application/json;charset=UTF-8";
+    if (path_len == 6) {
+        idms_segments_cache_json(s->segments, &r->body);
+        return IDMS_ROUTE_LEAF_MONITOR;
+    }
+    char text[64];
+    size_t len = 0;
+    int got = idms_http_query_get(query, query_len, "snowflakeId", text, sizeof text, &len);
+    if (got == 0) {
+        spring_error(r, 400, "org.springframework.web.bind.MissingServletRequestParameterException",
+                     "Required String parameter 'snowflakeId' is not present", "/decodeSnowflakeId",
+                     "", 0);
+        return IDMS_ROUTE_LEAF_MONITOR;
+    }
+    /* Java's Long.parseLong: an optional '+' (a '-' is no ID), digits. */
+    uint64_t id = 0;
+    idm_error err = {0};
+    size_t skip = got == 1 && len > 0 && text[0] == '+';
+    idm_sf_parts parts;
+    if (got < 0 || len == skip || len - skip > 19 ||
+        idm_sf_parse_decimal(text + skip, len - skip, &id, &err) != IDM_OK || id > INT64_MAX ||
+        idm_sf_decode(s->mint->layout, id, &parts, &err) != IDM_OK) {
+        idms_buf_puts(&r->body, "{\"errorMsg\":\"snowflake Id\u53cd\u89e3\u6790\u53d1\u751f"
+                                "\u5f02\u5e38!\"}");
+        return IDMS_ROUTE_LEAF_MONITOR;
+    }
+    time_t secs = (time_t)(parts.unix_ms / 1000);
+    struct tm tm;
+    char when[40] = "";
+    if (localtime_r(&secs, &tm) != NULL)
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    idms_buf_printf(&r->body,
+                    "{\"workerId\":\"%" PRIu64 "\",\"sequenceId\":\"%" PRIu64
+                    "\",\"timestamp\":\"%" PRId64 "(%s.%03d)\"}",
+                    parts.node, parts.sequence, parts.unix_ms, when, (int)(parts.unix_ms % 1000));
+    return IDMS_ROUTE_LEAF_MONITOR;
 }
 
 /* Didi's tinyid, as its server (tinyid-server's IdContronller) and its
@@ -1370,8 +1513,8 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
         return route_hlc(c, req, head, get, query, query_len, r);
     /* tinyid's and Leaf's routes take any method, as their Spring
      * controllers' @RequestMapping without a method does. */
-    bool any_method =
-        rt == IDMS_ROUTE_TINYID || rt == IDMS_ROUTE_LEAF || rt == IDMS_ROUTE_SEGMENT_LEAF;
+    bool any_method = rt == IDMS_ROUTE_TINYID || rt == IDMS_ROUTE_LEAF ||
+                      rt == IDMS_ROUTE_SEGMENT_LEAF || rt == IDMS_ROUTE_LEAF_MONITOR;
     if (!get && !head && !any_method) {
         json_error(r, 405, "only GET and HEAD are served");
         r->allow = true;
@@ -1383,13 +1526,15 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
     case IDMS_ROUTE_INSPECT:
         return route_inspect(s, path + seg, path_len - seg, query, query_len, r);
     case IDMS_ROUTE_LEAF:
-        return route_leaf(c, head, query, query_len, r);
+        return route_leaf(c, head, path + seg, path_len - seg, r);
     case IDMS_ROUTE_SEGMENT:
         return route_segment(c, req, head, path + seg, path_len - seg, query, query_len, r);
     case IDMS_ROUTE_SEGMENT_LEAF:
-        return route_segment_leaf(c, head, path + seg, path_len - seg, query, query_len, r);
+        return route_segment_leaf(c, head, path + seg, path_len - seg, r);
     case IDMS_ROUTE_TINYID:
         return route_tinyid(c, req, head, path + seg, path_len - seg, query, query_len, r);
+    case IDMS_ROUTE_LEAF_MONITOR:
+        return route_leaf_monitor(s, path_len, query, query_len, r);
     case IDMS_ROUTE_OBFUSCATE:
     case IDMS_ROUTE_REVEAL:
         return route_keyed(c, req, rt, path + seg, path_len - seg, query, query_len, r);

@@ -34,6 +34,11 @@ javac -d "$JDIR" "$(dirname "$0")/TinyIdClient.java" || start_failed "javac fail
 jclient() {
     java -cp "$JDIR" TinyIdClient "$@"
 }
+# use PORT: the server http and BASE talk to.
+use() {
+    HTTP_PORT=$1
+    BASE=http://127.0.0.1:$1
+}
 
 # Two servers on the store with the token, one serving tinyid without a
 # token (--tinyid-open), one with neither (tinyid's routes refuse all).
@@ -48,8 +53,7 @@ C_LOG=$SRV_LOG
 start_server --segments "$STORE" --state-dir "$T_DIR/sd"
 D=$HTTP_PORT
 D_LOG=$SRV_LOG
-HTTP_PORT=$A
-BASE=http://127.0.0.1:$A
+use $A
 T="token=$TOKEN"
 TOKEN_ERR='\{"data":null,"code":5,"message":"token is error"\}'
 
@@ -100,13 +104,13 @@ check "a wrong token is counted as an authentication failure" -O '[1-9][0-9]*' \
     --sh "curl -s -H 'Authorization: Bearer $TOKEN' $BASE/metrics | sed -n 's/^idmint_auth_failures_total{protocol=\"http\"} //p'"
 http "no bizType: code 5 (tinyid's canVisit)" -O "$TOKEN_ERR" -- "/tinyid/id/nextId?$T"
 http "an empty bizType: code 5" -O "$TOKEN_ERR" -- "/tinyid/id/nextId?bizType=&$T"
-HTTP_PORT=$D
+use $D
 http "without a token file, the right token is refused too (code 5)" -O "$TOKEN_ERR" \
     -- "/tinyid/id/nextId?bizType=test&$T"
-HTTP_PORT=$C
+use $C
 http "--tinyid-open: served without a token" -O '[0-9]+,[0-9]+' -- '/tinyid/id/nextIdSimple?bizType=test&batchSize=2'
 http "... and with any token" -O '[0-9]+' -- '/tinyid/id/nextIdSimple?bizType=test&token=anything'
-HTTP_PORT=$A
+use $A
 
 # ---- failures, batchSize ---------------------------------------------------------
 http "an unknown tag: code 6 with the reason" \
@@ -221,5 +225,86 @@ check "... unique and within the store's range with idmintd's own" -o 420 \
     -- in_range open 1 "$T_DIR/java.open" "$T_DIR/own.open"
 check "a client without the token gets nothing: TinyIdClient fails on the empty body" -s 1 \
     --sh "java -cp '$JDIR' TinyIdClient mint test 1 - 127.0.0.1:$A >/dev/null 2>&1"
+
+# ---- Leaf ------------------------------------------------------------------------
+# A server without a token (Leaf has none), on the same store.
+start_server --segments "$STORE" --state-dir "$T_DIR/sl"
+L=$HTTP_PORT
+use $L
+SNOWFLAKE='[1-9][0-9]{0,18}'
+LEAF_ERR='\{"timestamp":[0-9]+,"status":500,"error":"Internal Server Error","exception":"com\.sankuai\.inf\.leaf\.server\.exception\.LeafServerException","message":"Result\{id=%s, status=EXCEPTION\}","path":"%s"\}'
+# shellcheck disable=SC2059 # LEAF_ERR is the format
+leaf_err() { printf "$LEAF_ERR" "$1" "$2"; }
+for m in GET POST PUT DELETE; do
+    http "Leaf's segment route with $m: the bare decimal" -O '[0-9]+' -- /api/segment/get/test -X "$m"
+    http "Leaf's snowflake route with $m" -O "$SNOWFLAKE" -- /api/snowflake/get/x -X "$m"
+done
+http "query parameters are ignored, as Leaf's controller takes none" -O '[0-9]+' -- '/api/segment/get/test?t=123&x'
+http "... on the snowflake route too" -O "$SNOWFLAKE" -- '/api/snowflake/get/x?t=123'
+http "an upper-case key (Leaf's biz_tag is a varchar(128))" -O '[5-9][0-9]{3}' -- /api/segment/get/Orders
+http "a key with ':'" -O '[7-9][0-9]{3}' -- /api/segment/get/order:id
+http "no such key: 500, Leaf's Result{id=-2} in Spring's error JSON" -s 500 \
+    -h 'Content-Type: application/json;charset=UTF-8' -O "$(leaf_err -2 /api/segment/get/nope)" -- /api/segment/get/nope
+http "... a name no key can have: -2 too" -s 500 -O "$(leaf_err -2 '/api/segment/get/a b')" -- '/api/segment/get/a%20b'
+http "... a POST gets the same" -s 500 -O "$(leaf_err -2 /api/segment/get/nope)" -- /api/segment/get/nope -X POST
+start_server --state-dir "$T_DIR/sn"
+http "no segment store: -1 (Leaf: not initialised)" -s 500 -O "$(leaf_err -1 /api/segment/get/test)" \
+    -- /api/segment/get/test
+use $L
+check "Java parses Leaf's segment body strictly (Long.parseLong)" -n 1 -L '[0-9]+' \
+    -- jclient parse long "$BASE/api/segment/get/test"
+check "... and the snowflake body" -n 1 -L '[0-9]+' -- jclient parse long "$BASE/api/snowflake/get/x" POST
+# Both buffers dry while the store fails: the store's file made unreadable
+# under the server (a tag with a step of 2, its two IDs taken first).
+seg create dry --step 2 --max-step 2 || start_failed "segment create failed"
+start_server --segments "sqlite:$T_DIR/dry.db" --state-dir "$T_DIR/sdry"
+"$IDMINT" segment create dry2 --step 1 --max-step 1 --store "sqlite:$T_DIR/dry.db" || start_failed "segment create failed"
+http "a tag with a step of 1: its first ID" -O '1' -- /api/segment/get/dry2
+check "... the store gone (its table dropped) and the ID in memory used" -o ok --sh "
+    curl -s $BASE/api/segment/get/dry2 >/dev/null
+    sqlite3 '$T_DIR/dry.db' 'DROP TABLE idmint_segments' && echo ok"
+wait_until 5 sh -c "curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$HTTP_PORT/api/segment/get/dry2 | grep -q 500"
+http "both buffers empty and the store failing: -3" -s 500 -O "$(leaf_err -3 /api/segment/get/dry2)" \
+    -- /api/segment/get/dry2
+use $L
+
+# decodeSnowflakeId, /cache, /db.
+ID=$(curl -s "$BASE/api/snowflake/get/x")
+check "decodeSnowflakeId: Leaf's members in Leaf's order, the node and the time of idmintd's layout" -o ok --sh "
+    curl -s '$BASE/decodeSnowflakeId?snowflakeId=$ID' | $PYTHON -c '
+import json, sys, time
+r = json.loads(sys.stdin.read())
+assert list(r) == [\"workerId\", \"sequenceId\", \"timestamp\"], r
+i = $ID
+assert r[\"workerId\"] == str((i >> 12) & 1023), r
+assert r[\"sequenceId\"] == str(i & 4095), r
+ms = (i >> 22) + 1288834974657
+local = time.strftime(\"%Y-%m-%d %H:%M:%S\", time.localtime(ms // 1000)) + \".%03d\" % (ms % 1000)
+assert r[\"timestamp\"] == \"%d(%s)\" % (ms, local), (r, local)
+print(\"ok\")'"
+http "decodeSnowflakeId of no number: Leaf's errorMsg" -O '\{"errorMsg":"snowflake Id.*"\}' \
+    -- '/decodeSnowflakeId?snowflakeId=abc'
+http "decodeSnowflakeId without the parameter: Spring's 400" -s 400 \
+    -O '\{"timestamp":[0-9]+,"status":400,"error":"Bad Request",.*"message":"Required String parameter .snowflakeId. is not present","path":"/decodeSnowflakeId"\}' \
+    -- /decodeSnowflakeId
+check "/cache: the tags in memory, by name (step, IDs available)" -o ok --sh "
+    curl -s -X POST '$BASE/cache' | $PYTHON -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+t = r[\"test\"]
+assert t[\"key\"] == \"test\" and t[\"initOk\"] is True and t[\"step\"] >= 10 and t[\"available\"] >= 0, t
+assert \"Orders\" in r and \"order:id\" in r, r
+print(\"ok\")'"
+http "/db: not served, saying where the rows are" -s 404 -O '.*idmint segment list --store URL.*' -- /db
+
+# --seq-start random (the default): at one ID per millisecond every
+# sequence starts afresh; 200 IDs are not all even.
+check "Leaf's snowflakes at low traffic spread: id % 2 over 200 IDs is not all even" -O '[1-9][0-9]*' --sh "
+    for i in \$(seq 200); do curl -s $BASE/api/snowflake/get/x; echo; sleep 0.001; done |
+        $PYTHON -c 'import sys; print(sum(int(x) % 2 for x in sys.stdin.read().split()))'"
+start_server --seq-start zero --state-dir "$T_DIR/szero"
+check "... with --seq-start zero every one of them is even (the sequence starts at 0)" -o 0 --sh "
+    for i in \$(seq 50); do curl -s $BASE/api/snowflake/get/x; echo; sleep 0.002; done |
+        $PYTHON -c 'import sys; print(sum(int(x) % 2 for x in sys.stdin.read().split()))'"
 
 finish

@@ -113,7 +113,8 @@ http "HTTP: the tag's path segment is percent-decoded (fr%65sh2 is fresh2)" -n 1
     -- /v1/segment/fr%65sh2
 http "... a %00 in it is refused the same way, naming the byte and its position" \
     -s 400 -O '.*invalid tag: .*byte 0x00 at 1 .*' -- /v1/segment/a%00b
-http "... on Leaf's route too" -s 400 -O '.*invalid tag: .*byte 0x00 at 1 .*' -- /api/segment/get/a%00b
+http "... on Leaf's route too, in Leaf's words (no such key: -2)" -s 500 \
+    -O '.*"message":"Result\{id=-2, status=EXCEPTION\}".*' -- /api/segment/get/a%00b
 http "... and in tinyid's bizType (tinyid's code 6)" -O '.*"code":6,.*invalid tag: .*byte 0x00 at 2 .*' \
     -- '/tinyid/id/nextId?bizType=ab%00'
 http "... any byte outside the rule is named with its position" -s 400 \
