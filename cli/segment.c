@@ -96,7 +96,7 @@ const char cli_segment_help[] =
     "                       updated\n"
     "  -h, --help           show this help and exit\n"
     "\n"
-    "Tags are 1 to 64 bytes of [a-z0-9_.-].\n"
+    "Tags are 1 to 128 bytes of A-Z a-z 0-9 _ . - : @ { } | + ~ (case-sensitive).\n"
     "Exit status: 0 done, 1 the store could not be read or written, the tag\n"
     "exists already (create) or does not exist (show), 2 a usage error (a bad\n"
     "tag name, option value or store URL).\n";
@@ -660,7 +660,9 @@ static int check_options(cli *c, seg_opts *o)
             display_text(o->tag, shown, sizeof shown);
             cli_escape(serr.msg, sizeof reason, reason, sizeof reason);
             return cli_usage(c, "invalid tag '%s': %s", shown,
-                             reason[0] != '\0' ? reason : "tags are 1 to 64 bytes of [a-z0-9_.-]");
+                             reason[0] != '\0'
+                                 ? reason
+                                 : "tags are 1 to 128 bytes of A-Z a-z 0-9 _ . - : @ { } | + ~");
         }
     }
     if (o->sub == SUB_CREATE) {

@@ -77,6 +77,8 @@ IDM_BUILD_PACKAGES=(build-essential cmake pkg-config libssl-dev libuv1-dev
 # ApacheBench (apache2-utils) checks HTTP/1.0 keep-alive (test_http.sh).
 # Prometheus's promtool (in Debian's prometheus package; its server is not
 # used) lints idmintd's /metrics (test_promtool.sh).
+# A Java client of tinyid's routes (tests/server/TinyIdClient.java) is
+# compiled at test time with Debian's JDK (default-jdk-headless: javac).
 # jq reads the CLI's and idmintd's JSON (test_hlc.sh, test_inspect.sh);
 # socat sends raw RESP frames (test_segments.sh); iproute2's ip sets up a
 # network namespace's loopback (test_node_ip.sh); git lists the tree's
@@ -90,6 +92,6 @@ IDM_TEST_PACKAGES=(clang libclang-rt-14-dev curl redis-tools python3-redis faket
     python3-dev python3-venv python3-setuptools python3-wheel python3-pytest mypy apache2-utils prometheus
     openssl etcd-server etcd-client zookeeperd
     postgresql postgresql-server-dev-15 sqlite3 mariadb-server libmariadb-dev
-    jq socat iproute2 git groff-base)
+    jq socat iproute2 git groff-base default-jdk-headless)
 # shellcheck disable=SC2034
 IDM_NODE_PACKAGES=(nodejs npm)

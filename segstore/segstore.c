@@ -48,7 +48,7 @@ const idmseg__ops *const idmseg__sqlite_ops = NULL;
 const idmseg__ops *const idmseg__pg_ops = NULL;
 #endif
 
-#define TAG_RULE "(only a-z, 0-9, '_', '.', '-')"
+#define TAG_RULE "(only A-Z, a-z, 0-9 and _ . - : @ { } | + ~)"
 
 void idmseg__msg(idmseg_error *err, const char *fmt, ...)
 {
@@ -90,6 +90,20 @@ static int finish(int rc, idmseg_error *mine, idmseg_error *err)
     return rc;
 }
 
+/* The tag rule (<idmint/segstore.h>): letters of either case (Leaf's
+ * biz_tag is a free varchar, "Orders" included), digits, and the
+ * punctuation Redis users put in keys ("order:id", "{user}:seq",
+ * "a|b", "v1.2~x"). Nothing that JSON, a Prometheus label value or a URL
+ * path segment would have to escape: no quote, backslash, '/', '?', '%',
+ * '#', space or control byte, so a tag is written back unescaped
+ * everywhere (/metrics, JSON replies, logs) and can be typed in a path. */
+static bool tag_byte_ok(unsigned char ch)
+{
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))
+        return true;
+    return ch != '\0' && strchr("_.-:@{}|+~", ch) != NULL;
+}
+
 static bool tag_check(const char *tag, size_t len, idmseg_error *err)
 {
     if (len == 0) {
@@ -104,8 +118,7 @@ static bool tag_check(const char *tag, size_t len, idmseg_error *err)
      * anything), only the first byte outside the rule and where it is. */
     for (size_t i = 0; i < len; i++) {
         unsigned char ch = (unsigned char)tag[i];
-        if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' ||
-            ch == '-')
+        if (tag_byte_ok(ch))
             continue;
         if (ch >= 0x21 && ch < 0x7f)
             idmseg__msg(err, "byte 0x%02x ('%c') at %zu is not allowed " TAG_RULE, ch, ch, i);

@@ -24,6 +24,9 @@ struct idms_listener;
 
 typedef struct idms_auth {
     bool required; /* a token was loaded: every request needs it */
+    /* --tinyid-open: tinyid's routes are served without a token (tinyid
+     * requires one; without this and a token file they refuse all). */
+    bool tinyid_open;
     unsigned char digest[IDMS_AUTH_DIGEST_LEN];
     int64_t logged_s;  /* the last second (loop time) a failure was logged; -1 never */
     uint64_t unlogged; /* failures since then, not logged one by one */
@@ -36,10 +39,10 @@ typedef struct idms_auth {
  * Without a flag a route needs "Authorization: Bearer TOKEN". */
 enum {
     IDMS_AUTH_OPEN = 1u << 0, /* served without a token: the probes /healthz, /readyz */
-    /* The token may come as the query parameter "token" instead, as
-     * tinyid's clients send it (its routes come with a later issue; they
-     * list "token" among their query parameters too). */
-    IDMS_AUTH_QUERY_TOKEN = 1u << 1,
+    /* The route checks the token itself and refuses in its protocol's
+     * words: tinyid's routes (its clients send the token as a parameter,
+     * and are told of a wrong one with a 200 and code 5). */
+    IDMS_AUTH_SELF = 1u << 1,
 };
 
 /* Why a request was refused (idms_auth_failed). */

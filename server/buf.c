@@ -51,6 +51,8 @@ char *idms_buf_reserve(idms_buf *b, size_t n)
 
 void idms_buf_append(idms_buf *b, const void *p, size_t n)
 {
+    if (n == 0)
+        return; /* an empty buffer's data may be NULL: nothing to copy */
     char *dst = idms_buf_reserve(b, n);
     if (dst != NULL) {
         memcpy(dst, p, n);

@@ -64,6 +64,7 @@ static int make_snowflake(void *ctx, uint64_t node)
     cfg.layout = s->layout;
     cfg.node = node;
     cfg.max_rewind_ms = s->opt.max_rewind_ms;
+    cfg.seq_start = s->opt.seq_start_random ? IDM_SF_SEQ_START_RANDOM : IDM_SF_SEQ_START_ZERO;
     cfg.resume_unix_ms = idms_hwm_resume_ms(&s->hwm, NULL);
     idm_error err = {0};
     idm_snowflake *sf = NULL;
@@ -291,6 +292,23 @@ static int setup_auth(idms_server *s)
                                  o->allow_unauthenticated, err, sizeof err) != 0) {
         fprintf(stderr, "idmintd: %s\n", err);
         return 2;
+    }
+    s->auth.tinyid_open = o->tinyid_open;
+    if (o->http[0] != '\0') {
+        /* tinyid always requires a token (docs/idmintd.md, "tinyid"). */
+        if (o->tinyid_open)
+            idms_log(IDMS_LOG_WARN, "tinyid's routes (/tinyid/id/...) are served without a "
+                                    "token (--tinyid-open)");
+        else if (s->auth.required)
+            idms_log(IDMS_LOG_INFO,
+                     "tinyid's routes (/tinyid/id/...) take the token of %s as "
+                     "their token parameter",
+                     o->auth_token_file);
+        else
+            idms_log(IDMS_LOG_INFO, "tinyid's routes (/tinyid/id/...) refuse every request "
+                                    "(code 5, token is error): tinyid requires a token; give "
+                                    "--auth-token-file, or --tinyid-open to serve them without "
+                                    "one");
     }
     if (s->auth.required) {
         idms_log(IDMS_LOG_INFO,

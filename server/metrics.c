@@ -13,9 +13,11 @@
 #include <inttypes.h>
 
 static const char *const route_names[IDMS_ROUTE_PROTO] = {
-    "/v1/ids", "/v1/inspect", "/api/snowflake/get", "/healthz", "/readyz", "/metrics", "/v1/node",
-    "/v1/segment", "/api/segment/get", "/tinyid/id", "/v1/obfuscate", "/v1/reveal", "/v1/hlc",
-    "other"};
+    "/v1/ids",    "/v1/inspect",   "/api/snowflake/get",
+    "/healthz",   "/readyz",       "/metrics",
+    "/v1/node",   "/v1/segment",   "/api/segment/get",
+    "/tinyid/id", "/v1/obfuscate", "/v1/reveal",
+    "/v1/hlc",    "leaf-monitor",  "other"};
 
 /* The name of front end p (the listener's slot), or NULL for a row main.c
  * does not fill. */

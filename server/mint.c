@@ -209,6 +209,7 @@ static bool waiting_for_resume(const idms_minter *m, const char **whose)
 static void refuse_rewind(idms_minter *m, const idm_error *err, int format, idms_mint_result *r)
 {
     r->status = 503;
+    r->cause = IDMS_CAUSE_CLOCK;
     r->retry_after_s = err->rewind_ms / 1000 + 1;
     const char *whose;
     if (waiting_for_resume(m, &whose)) {

@@ -87,8 +87,19 @@ void idms_mint_set_snowflake(idms_minter *m, idm_snowflake *sf);
 #define IDMS_MINT_PART 1
 #define IDMS_MINT_CUT 2
 
+/* What a refusal comes from, beside its status, for a front end whose
+ * protocol numbers its errors so (Leaf's -1, -2, -3: http_server.c). */
+enum {
+    IDMS_CAUSE_OTHER = 0,  /* anything else */
+    IDMS_CAUSE_NO_TAG,     /* segments: no such tag (or a name no tag can have) */
+    IDMS_CAUSE_NOT_LOADED, /* segments: no store, or the tag could not be loaded */
+    IDMS_CAUSE_DRY,        /* segments: the tag's IDs in memory are used up, the store fails */
+    IDMS_CAUSE_CLOCK       /* snowflakes: the clock stepped back past --max-rewind */
+};
+
 typedef struct idms_mint_result {
     int status;     /* 200, 400, 422, 500, 503, or IDMS_MINT_PARKED, _PART, _CUT */
+    int cause;      /* a refusal's IDMS_CAUSE_* */
     bool in_parts;  /* the reply is sent in parts: its length must be announced whole */
     bool continued; /* what was appended continues a reply begun by an earlier call */
     int64_t retry_after_s;

@@ -57,7 +57,9 @@ enum {
     OPT_LEASE_TTL,
     OPT_SEGMENTS,
     OPT_SEGMENT_TAGS,
-    OPT_CORS_ORIGIN
+    OPT_CORS_ORIGIN,
+    OPT_TINYID_OPEN,
+    OPT_SEQ_START
 };
 
 /* clang-format off */
@@ -93,6 +95,8 @@ static const idmx_option options[] = {
     {"lease-ttl", 0, IDMX_REQUIRED_ARG, OPT_LEASE_TTL},
     {"segments", 0, IDMX_REQUIRED_ARG, OPT_SEGMENTS},
     {"segment-tags", 0, IDMX_REQUIRED_ARG, OPT_SEGMENT_TAGS},
+    {"tinyid-open", 0, IDMX_NO_ARG, OPT_TINYID_OPEN},
+    {"seq-start", 0, IDMX_REQUIRED_ARG, OPT_SEQ_START},
     {"tls-cert", 0, IDMX_REQUIRED_ARG, OPT_TLS_CERT},
     {"tls-key", 0, IDMX_REQUIRED_ARG, OPT_TLS_KEY},
     {"cors-origin", 0, IDMX_REQUIRED_ARG, OPT_CORS_ORIGIN},
@@ -130,15 +134,21 @@ static const char help_text[] =
     "      --segments URL        serve dense per-tag sequences (INCR, /v1/segment/TAG)\n"
     "                            from a segment store: sqlite:PATH or postgresql://...\n"
     "      --segment-tags N      segment tags served at most (default 4096)\n"
+    "      --tinyid-open         serve tinyid's routes (/tinyid/id/...) without a\n"
+    "                            token (tinyid requires one: without this they take\n"
+    "                            the token of --auth-token-file, and refuse all\n"
+    "                            requests when there is none)\n"
     "      --layout L            snowflake layout: preset or spec (default twitter)\n"
     "      --epoch E             override the layout's epoch (Unix ms or RFC 3339)\n"
+    "      --seq-start S         random (default) or zero: where each time unit's\n"
+    "                            snowflake sequence starts (random: in its lower half,\n"
+    "                            so that id % N spreads at low traffic, as Leaf's)\n"
     "      --max-rewind MS       wait out clock steps back of up to MS ms; refuse\n"
     "                            beyond (default 10)\n"
     "      --max-offset MS       refuse HLC stamps and ?after= IDs more than MS ms\n"
     "                            ahead of this clock (default 500)\n"
     "      --key-file FILE       serve /v1/obfuscate and /v1/reveal under the key in\n"
-    "                            FILE (idmint keygen; mode 0600, owned by this user)\n"
-    ;
+    "                            FILE (idmint keygen; mode 0600, owned by this user)\n";
 /* The rest (one literal stays under C99's 4095 bytes). */
 static const char help_text_more[] =
     "      --state-dir DIR       where generator state and the time high-water mark\n"
@@ -187,6 +197,7 @@ static void defaults(idms_options *o)
     o->max_offset_ms = IDM_HLC_DEFAULT_MAX_OFFSET_MS;
     o->log_level = IDMS_LOG_INFO;
     o->max_connections = 10000;
+    o->seq_start_random = true; /* as Leaf's: docs/idmintd.md, "Leaf" */
     o->max_count = 10000;
     o->idle_timeout_ms = 60000;
     o->resp_idle_timeout_ms = 0;
@@ -410,6 +421,15 @@ static int apply(idms_options *o, int id, const char *name, const char *v, char 
         return copy_text(o->auth_token_file, sizeof o->auth_token_file, name, v, err, err_cap);
     case OPT_ALLOW_UNAUTHENTICATED:
         return parse_flag(name, v, &o->allow_unauthenticated, err, err_cap);
+    case OPT_TINYID_OPEN:
+        return parse_flag(name, v, &o->tinyid_open, err, err_cap);
+    case OPT_SEQ_START:
+        if (strcmp(v, "zero") == 0 || strcmp(v, "random") == 0) {
+            o->seq_start_random = v[0] == 'r';
+            return 0;
+        }
+        snprintf(err, err_cap, "%s: '%.64s' is not zero or random", name, v);
+        return -1;
     case OPT_NODE_RANGE:
         if (idmx_parse_node_range(name, v, &o->node_lo, &o->node_hi, err, err_cap) != 0)
             return -1;

@@ -50,6 +50,8 @@ typedef struct idms_options {
      * for any; n_cors_origins 0 (the default): no CORS at all. */
     char cors_origins[IDMS_CORS_ORIGINS_MAX][IDMS_CORS_ORIGIN_CAP];
     size_t n_cors_origins;
+    bool tinyid_open;           /* --tinyid-open: tinyid's routes without a token */
+    bool seq_start_random;      /* --seq-start random (the default) or zero */
     char tls_cert[1024];     /* PEM certificate chain; "" = no TLS */
     char tls_key[1024];      /* PEM private key, given with tls_cert */
 } idms_options;

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+_Static_assert(IDMSEG_TAG_MAX <= IDMS_TAG_NAME_MAX, "the tag table holds every valid name");
+
 /* IDs taken from the allocator per call while a reply is assembled. */
 #define TAKE_CHUNK 512
 
@@ -58,10 +60,39 @@ static idms_seg_tag *pop_job(idms_seg_queue *q)
     return t;
 }
 
-/* One job, outside mu: look the tag up (want 0) and lease its first range
- * (unless probe: the table has no room for it), or lease want IDs. */
-static void run_job(idms_segments *g, idms_seg_tag *t, uint64_t want, bool probe, idms_seg_tag *res)
+/* A job as it left the loop (under mu): what the thread does for it. */
+typedef struct job_spec {
+    bool lookup, probe;
+    uint64_t want, grant_step;
+    uint32_t grants;
+} job_spec;
+
+/* The job's grants, after the rest of it went well: one lease of grants
+ * segments of step IDs (fewer segments when that many would not fit a
+ * BIGINT: the requests left without one ask again). */
+static void run_grants(idms_segments *g, idms_seg_tag *t, const job_spec *js, uint64_t step,
+                       idms_seg_tag *res)
 {
+    uint32_t n = js->grants;
+    while (n > 1 && step > (uint64_t)INT64_MAX / n)
+        n--;
+    idmseg_error e;
+    res->res_grants = n;
+    res->res_grant_size = step;
+    res->grant_rc = idmseg_store_lease(g->store, name_of(t), step * n, &res->res_grant_first,
+                                       &res->res_grant_stride, &e);
+    if (res->grant_rc != 0)
+        snprintf(res->msg, sizeof res->msg, "%s", e.msg);
+}
+
+/* One job, outside mu: look the tag up and lease its first range (unless
+ * probe: the table has no room for it), or lease want IDs; then the
+ * clients' grants (js->grants). */
+static void run_job(idms_segments *g, idms_seg_tag *t, const job_spec *js, idms_seg_tag *res)
+{
+    uint64_t want = js->want;
+    bool probe = js->probe;
+    uint64_t grant_step = js->grant_step;
     idmseg_error e;
     if (g->store == NULL) {
         if (idmseg_store_open(g->url, &g->store, &e) != 0) {
@@ -70,7 +101,7 @@ static void run_job(idms_segments *g, idms_seg_tag *t, uint64_t want, bool probe
             return;
         }
     }
-    if (want == 0) {
+    if (js->lookup) {
         idmseg_tag_info info;
         res->rc = idmseg_store_show(g->store, name_of(t), &info, &e);
         if (res->rc != 0) {
@@ -82,11 +113,18 @@ static void run_job(idms_segments *g, idms_seg_tag *t, uint64_t want, bool probe
         if (probe)
             return;
         want = info.step;
+        grant_step = info.step;
     }
-    res->count = want;
-    res->rc = idmseg_store_lease(g->store, name_of(t), want, &res->first, &res->got_stride, &e);
-    if (res->rc != 0)
-        snprintf(res->msg, sizeof res->msg, "%s", e.msg);
+    if (want > 0) {
+        res->count = want;
+        res->rc = idmseg_store_lease(g->store, name_of(t), want, &res->first, &res->got_stride, &e);
+        if (res->rc != 0) {
+            snprintf(res->msg, sizeof res->msg, "%s", e.msg);
+            return;
+        }
+    }
+    if (js->grants > 0 && grant_step > 0)
+        run_grants(g, t, js, grant_step, res);
 }
 
 static void thread_main(void *arg)
@@ -103,13 +141,12 @@ static void thread_main(void *arg)
             uv_cond_wait(&g->cv, &g->mu);
             continue;
         }
-        uint64_t want = t->want;
-        bool probe = t->probe;
+        job_spec js = {t->lookup, t->probe, t->want, t->job_step, t->job_grants};
         uv_mutex_unlock(&g->mu);
         idms_seg_tag res;
         memset(&res, 0, sizeof res);
-        run_job(g, t, want, probe, &res);
-        if (res.rc == IDMSEG_EDB && g->store != NULL) {
+        run_job(g, t, &js, &res);
+        if ((res.rc == IDMSEG_EDB || res.grant_rc == IDMSEG_EDB) && g->store != NULL) {
             /* The next job reconnects (a fresh handle: whatever state the
              * old connection was left in goes with it). */
             idmseg_store_close(g->store);
@@ -123,6 +160,11 @@ static void thread_main(void *arg)
         t->step = res.step;
         t->max_step = res.max_step;
         t->got_stride = res.got_stride;
+        t->grant_rc = res.grant_rc;
+        t->res_grants = res.res_grants;
+        t->res_grant_first = res.res_grant_first;
+        t->res_grant_stride = res.res_grant_stride;
+        t->res_grant_size = res.res_grant_size;
         snprintf(t->msg, sizeof t->msg, "%s", res.msg);
         t->qnext = g->results;
         g->results = t;
@@ -139,20 +181,27 @@ static void repin(idms_segments *g, idms_seg_tag *t)
     idms_tagtable_pin(&g->table, &t->entry, t->seg != NULL || t->queued);
 }
 
-static void queue(idms_segments *g, idms_seg_tag *t, uint64_t want)
+/* A job for t: a lookup (lookup: the tag's row, and its first range), a
+ * range of want IDs for its allocator (0: none), and the grants asked for
+ * since the last job (grant_want). */
+static void queue_job(idms_segments *g, idms_seg_tag *t, bool lookup, uint64_t want)
 {
     if (t->queued)
         return;
     t->queued = true;
+    t->lookup = lookup;
     t->want = want;
-    t->probe = want == 0 && g->live >= g->live_max;
-    if (want == 0)
+    t->probe = lookup && g->live >= g->live_max;
+    t->job_grants = t->probe ? 0 : t->grant_want;
+    t->job_step = t->store_step;
+    t->grant_want = 0;
+    if (lookup)
         g->lookups_total++;
-    if (t->seg != NULL)
+    if (t->seg != NULL && want > 0)
         idm_segment_fetch_started(t->seg);
     repin(g, t);
     uv_mutex_lock(&g->mu);
-    push_job(want == 0 ? &g->lookups : &g->leases, t);
+    push_job(lookup ? &g->lookups : &g->leases, t);
     uv_cond_signal(&g->cv);
     uv_mutex_unlock(&g->mu);
 }
@@ -165,7 +214,7 @@ static void fetch(idms_segments *g, idms_seg_tag *t, bool retry)
     uint64_t want = 0;
     if (t->state == IDMS_TAG_READY && !t->queued && (!t->failing || retry) &&
         idm_segment_wants(t->seg, &want))
-        queue(g, t, want);
+        queue_job(g, t, false, want);
 }
 
 /* The retry list: READY tags whose last fetch failed. */
@@ -253,6 +302,35 @@ static void supplied(idms_segments *g, idms_seg_tag *t)
     g->metrics->segment_leases++;
 }
 
+/* The grants of a job whose lookup or refill (if any) went well: ready
+ * for the requests about to be woken, or the failure they are told of
+ * until IDMS_SEG_RETRY_MS has passed. Grants of an earlier job not handed
+ * out (their requests went away) are dropped: never handed out. */
+static void granted(idms_segments *g, idms_seg_tag *t)
+{
+    if (t->res_grants == 0)
+        return;
+    uint32_t n = t->res_grants;
+    t->res_grants = 0;
+    if (t->grant_rc != 0) {
+        g->metrics->segment_store_errors++;
+        idms_log(IDMS_LOG_ERROR, "segment tag %s: a whole segment for a client: %s", name_of(t),
+                 t->msg);
+        t->grant_failed_ms = (int64_t)uv_now(g->loop);
+        if (t->grant_failed_ms == 0)
+            t->grant_failed_ms = 1;
+        snprintf(t->grant_why, sizeof t->grant_why, "%.290s", t->msg);
+        return;
+    }
+    t->grant_failed_ms = 0;
+    t->grant_first = t->res_grant_first;
+    t->grant_stride = t->res_grant_stride;
+    t->grant_size = t->res_grant_size;
+    t->grant_left = n;
+    t->leases++;
+    g->metrics->segment_leases++;
+}
+
 static void on_async(uv_async_t *a)
 {
     idms_segments *g = a->data;
@@ -273,13 +351,18 @@ static void on_async(uv_async_t *a)
         t->done = false;
         uv_mutex_unlock(&g->mu);
         t->queued = false;
+        bool supplies = t->lookup || t->want > 0;
+        if (t->lookup && rc == 0)
+            t->store_step = t->step;
         if (rc == 0 || rc == IDMSEG_ENOTAG) {
             /* The store answers. */
             g->store_failing = false;
             g->lookup_failed[0] = '\0';
         }
         if (rc == 0) {
-            supplied(g, t);
+            if (supplies)
+                supplied(g, t);
+            granted(g, t);
         } else if (rc == IDMSEG_ENOTAG && t->seg != NULL) {
             /* Deleted from the store while in use: what is in memory is
              * still ours to hand out; no more comes. */
@@ -291,6 +374,9 @@ static void on_async(uv_async_t *a)
         } else {
             failed(g, t, t->msg);
         }
+        /* Every grant request of the tag is woken now: the ones left
+         * without a grant ask again. */
+        t->grant_want = 0;
         fetch(g, t, false);
         repin(g, t);
         idms_waitq_move(&woken, &t->waiters);
@@ -317,7 +403,7 @@ static void on_retry(uv_timer_t *timer)
         if (t == NULL || t->state != IDMS_TAG_LOADING)
             g->lookup_failed[0] = '\0';
         else
-            queue(g, t, 0);
+            queue_job(g, t, true, 0);
     }
 }
 
@@ -446,7 +532,7 @@ static void render(idms_buf *out, int style, const uint64_t *ids, size_t n, bool
     if (style == IDMS_SEG_JSON)
         idms_buf_puts(out, "]\n");
     else if (style == IDMS_SEG_TINYID_JSON)
-        idms_buf_puts(out, "],\"code\":200,\"message\":\"\"}\n");
+        idms_buf_puts(out, "],\"code\":200,\"message\":\"\"}");
     /* IDMS_SEG_COMMAS ends without a line feed, as tinyid's body does: its
      * clients split on commas and parse the last part strictly (Java's
      * Long.parseLong("1576\n") throws). */
@@ -495,11 +581,13 @@ bool idms_segment_check(const idms_segments *g, const char *tag, size_t tag_len,
     if (!g->enabled) {
         refuse(r, 404, "no segment store: start idmintd with --segments URL (sqlite:PATH or "
                        "postgresql://...)");
+        r->cause = IDMS_CAUSE_NOT_LOADED;
         return false;
     }
     idmseg_error why;
     if (!idmseg_tag_valid(tag, tag_len, &why)) {
         refuse(r, 400, "invalid tag: %s", why.msg);
+        r->cause = IDMS_CAUSE_NO_TAG;
         return false;
     }
     if (count == 0 || count > g->max_count) {
@@ -566,6 +654,107 @@ static void refuse_full(idms_segments *g, idms_seg_tag *t, idms_mint_result *r)
                    "is not served", g->live, g->live_max, name_of(t));
 }
 
+/* The tag named for q, READY (with an allocator), or NULL with r a park
+ * (its lookup queued or under way, a grant asked for with it when grant)
+ * or a refusal (404 no such tag, 503 the table full or the store
+ * unreachable). */
+static idms_seg_tag *ready_tag(const idms_req *q, const char *tag, size_t tag_len, bool grant,
+                               idms_mint_result *r)
+{
+    idms_segments *g = q->svc->segments;
+    int64_t now = (int64_t)uv_now(g->loop);
+    idms_seg_tag *t = (idms_seg_tag *)idms_tagtable_find(&g->table, tag, tag_len);
+    if (t == NULL || needs_lookup(t, now)) {
+        if (!lookup_allowed(q, now, r))
+            return NULL;
+        if (t == NULL) {
+            t = calloc(1, sizeof *t);
+            if (t == NULL) {
+                refuse(r, 503, "out of memory for segment tag %.64s", tag);
+                r->cause = IDMS_CAUSE_NOT_LOADED;
+                return NULL;
+            }
+            idms_waitq_init(&t->waiters);
+            idms_tagtable_add(&g->table, &t->entry, tag, tag_len);
+        }
+        t->state = IDMS_TAG_LOADING;
+        if (grant)
+            t->grant_want++;
+        queue_job(g, t, true, 0);
+        park_for(t, r);
+        return NULL;
+    }
+    const char *name = name_of(t);
+    if (t->state == IDMS_TAG_MISSING) {
+        refuse(r, 404, "no tag '%s' in the segment store (create it with idmint segment "
+                       "create %s --store ...)", name, name);
+        r->cause = IDMS_CAUSE_NO_TAG;
+        return NULL;
+    }
+    if (t->state == IDMS_TAG_FULL) {
+        refuse_full(g, t, r);
+        r->cause = IDMS_CAUSE_NOT_LOADED;
+        return NULL;
+    }
+    if (t->state == IDMS_TAG_LOADING) {
+        if (t->queued) {
+            if (grant)
+                t->grant_want++;
+            park_for(t, r);
+            return NULL;
+        }
+        refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s is not loaded",
+               t->why, name);
+        r->cause = IDMS_CAUSE_NOT_LOADED;
+        return NULL;
+    }
+    return t;
+}
+
+void idms_segment_grant(const idms_req *q, const char *tag, size_t tag_len, idms_seg_grant *out,
+                        idms_mint_result *r)
+{
+    idms_segments *g = q->svc->segments;
+    if (!idms_segment_check(g, tag, tag_len, 1, r))
+        return;
+    idms_seg_tag *t = ready_tag(q, tag, tag_len, true, r);
+    if (t == NULL)
+        return;
+    if (t->grant_left > 0) {
+        out->first = t->grant_first;
+        out->count = t->grant_size;
+        out->stride = t->grant_stride;
+        t->grant_first += t->grant_size * t->grant_stride;
+        t->grant_left--;
+        t->served += t->grant_size;
+        g->grants++;
+        return;
+    }
+    int64_t now = (int64_t)uv_now(g->loop);
+    if (t->grant_failed_ms != 0 && now - t->grant_failed_ms < IDMS_SEG_RETRY_MS) {
+        refuse(r, 503, "tag %s: no segment could be leased for the client: %s", name_of(t),
+               t->grant_why);
+        return;
+    }
+    if (t->failing) {
+        refuse(r, 503,
+               "the segment store cannot be reached (%.400s): no segment of tag %s "
+               "for the client",
+               t->why, name_of(t));
+        r->cause = IDMS_CAUSE_DRY;
+        return;
+    }
+    t->grant_want++;
+    if (!t->queued) {
+        /* With a range for the allocator, if it wants one now. */
+        uint64_t want = 0;
+        if (!idm_segment_wants(t->seg, &want))
+            want = 0;
+        queue_job(g, t, false, want);
+    }
+    park_for(t, r);
+}
+
 void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint64_t count,
                        int style, idms_buf *out, idms_mint_result *r)
 {
@@ -573,44 +762,10 @@ void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint6
     idms_mint_job *j = q->job;
     if (!idms_segment_check(g, tag, tag_len, count, r))
         return;
-    int64_t now = (int64_t)uv_now(g->loop);
-    idms_seg_tag *t = (idms_seg_tag *)idms_tagtable_find(&g->table, tag, tag_len);
-    if (t == NULL || needs_lookup(t, now)) {
-        if (!lookup_allowed(q, now, r))
-            return;
-        if (t == NULL) {
-            t = calloc(1, sizeof *t);
-            if (t == NULL) {
-                refuse(r, 503, "out of memory for segment tag %.64s", tag);
-                return;
-            }
-            idms_waitq_init(&t->waiters);
-            idms_tagtable_add(&g->table, &t->entry, tag, tag_len);
-        }
-        t->state = IDMS_TAG_LOADING;
-        queue(g, t, 0);
-        park_for(t, r);
+    idms_seg_tag *t = ready_tag(q, tag, tag_len, false, r);
+    if (t == NULL)
         return;
-    }
     const char *name = name_of(t);
-    if (t->state == IDMS_TAG_MISSING) {
-        refuse(r, 404, "no tag '%s' in the segment store (create it with idmint segment "
-                       "create %s --store ...)", name, name);
-        return;
-    }
-    if (t->state == IDMS_TAG_FULL) {
-        refuse_full(g, t, r);
-        return;
-    }
-    if (t->state == IDMS_TAG_LOADING) {
-        if (t->queued) {
-            park_for(t, r);
-            return;
-        }
-        refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s is not loaded",
-               t->why, name);
-        return;
-    }
     if (style == IDMS_SEG_RESP_INCRBY) {
         uint64_t last = 0, stride = 1;
         idm_error err = {0};
@@ -628,6 +783,7 @@ void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint6
         if (t->failing) {
             refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s has no run of "
                            "that many IDs left in memory", t->why, name);
+            r->cause = IDMS_CAUSE_DRY;
             return;
         }
         park_for(t, r);
@@ -671,6 +827,7 @@ void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint6
         if (t->failing) {
             refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s has no IDs left "
                            "in memory", t->why, name);
+            r->cause = IDMS_CAUSE_DRY;
             idms_mint_job_free(j);
             return;
         }
@@ -709,6 +866,30 @@ bool idms_segments_ready(const idms_segments *g, char *why, size_t cap)
             return false;
         }
     return true;
+}
+
+void idms_segments_cache_json(const idms_segments *g, idms_buf *out)
+{
+    idms_buf_puts(out, "{");
+    bool first = true;
+    if (g->enabled) {
+        for (const idms_tag_entry *e = g->table.pinned.next; e != &g->table.pinned; e = e->next) {
+            const idms_seg_tag *t = (const idms_seg_tag *)e;
+            if (t->seg == NULL)
+                continue;
+            /* Tag names need no JSON escaping (<idmint/segstore.h>). */
+            idms_buf_printf(out,
+                            "%s\"%s\":{\"key\":\"%s\",\"initOk\":true,\"step\":%" PRIu64
+                            ",\"available\":%" PRIu64 ",\"fetching\":%s,\"leases\":%" PRIu64
+                            ",\"served\":%" PRIu64 "}",
+                            first ? "" : ",", name_of(t), name_of(t),
+                            (uint64_t)idm_segment_step(t->seg),
+                            (uint64_t)idm_segment_available(t->seg),
+                            idm_segment_fetching(t->seg) ? "true" : "false", t->leases, t->served);
+            first = false;
+        }
+    }
+    idms_buf_puts(out, "}");
 }
 
 void idms_segments_metrics(const idms_segments *g, idms_buf *out)
@@ -773,7 +954,11 @@ void idms_segments_metrics(const idms_segments *g, idms_buf *out)
         "# HELP idmint_segment_tags_refused_total Requests refused because the table of live "
         "tags was full.\n"
         "# TYPE idmint_segment_tags_refused_total counter\n"
-        "idmint_segment_tags_refused_total %" PRIu64 "\n",
+        "idmint_segment_tags_refused_total %" PRIu64 "\n"
+        "# HELP idmint_segment_grants_total Whole segments leased for clients that mint from "
+        "them (tinyid's nextSegmentId).\n"
+        "# TYPE idmint_segment_grants_total counter\n"
+        "idmint_segment_grants_total %" PRIu64 "\n",
         g->live, g->table.n_pinned - g->live, g->table.n_cached, g->live_max, g->lookups_total,
-        g->lookup_waits, g->table.evicted, g->refused_full);
+        g->lookup_waits, g->table.evicted, g->refused_full, g->grants);
 }

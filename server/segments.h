@@ -21,7 +21,8 @@
  * router decodes only those of unreserved characters before routing, and
  * the rest are left for this decoding, http_parser.h's
  * idms_http_path_unreserved) - and idmseg_tag_valid checks
- * each byte, so a NUL or any byte outside [a-z0-9_.-] is refused (400)
+ * each byte, so a NUL or any byte outside the rule (<idmint/segstore.h>:
+ * A-Z a-z 0-9 _ . - : @ { } | + ~, 1 to 128 bytes) is refused (400)
  * naming the byte and its position; the table compares length and bytes.
  *
  * The tag table (tagtable.h), bounded two ways:
@@ -96,8 +97,25 @@ typedef struct idms_seg_tag {
     struct idm_segment *seg;   /* READY */
     uint64_t stride;
     bool queued;               /* a job for it is with the store thread */
-    uint64_t want;             /* the job's lease size (0: look the tag up first) */
+    bool lookup;               /* the job looks the tag up first (and leases its first range) */
+    uint64_t want;             /* the job's lease size for the allocator (0: none) */
     bool probe;                /* the job only looks the tag up (the table was full) */
+    /* Whole segments leased for clients that mint from them themselves
+     * (tinyid's nextSegmentId: idms_segment_grant), never minted here. A
+     * job leases the grants asked for since the last job was queued, one
+     * range of job_grants * store_step IDs, cut into segments of
+     * store_step; they wait in the tag (grant_left from grant_first) for
+     * the requests woken by the result. Every result wakes every waiter of
+     * the tag, and a grant request that finds none left asks again, so
+     * grant_want is set back to 0 before the waiters are woken. */
+    uint64_t store_step; /* the store's step: a grant's size (from the lookup) */
+    uint32_t grant_want; /* grant requests parked since the last job was queued */
+    uint32_t job_grants; /* the job's grants */
+    uint64_t job_step;   /* the job's grant size (0: the lookup's step) */
+    uint64_t grant_first, grant_stride, grant_size;
+    uint32_t grant_left;     /* grants leased and not handed out */
+    int64_t grant_failed_ms; /* loop ms of the last grant lease that failed (0: none) */
+    char grant_why[300];
     bool failing;              /* the last job for it failed */
     char why[600];
     struct idms_seg_tag *fail_prev, *fail_next; /* READY and failing: the retry list */
@@ -107,6 +125,9 @@ typedef struct idms_seg_tag {
     int rc;
     uint64_t first, count, step, max_step, got_stride;
     char msg[600];
+    int grant_rc; /* the job's grants: 0 and the range, or why not */
+    uint64_t res_grant_first, res_grant_stride, res_grant_size;
+    uint32_t res_grants;
     struct idms_seg_tag *qnext; /* in the job or result queue */
     idms_waitq waiters;         /* the requests parked until its next result */
 } idms_seg_tag;
@@ -147,6 +168,7 @@ typedef struct idms_segments {
     char store_why[600];
     char lookup_failed[IDMS_TAG_NAME_MAX + 1]; /* a tag whose lookup failed since (readyz) */
     uint64_t lookups_total, lookup_waits, refused_full;
+    uint64_t grants; /* whole segments handed to clients (idms_segment_grant) */
 } idms_segments;
 
 /* Before the loop runs: opens the store (its table made when missing).
@@ -168,6 +190,24 @@ void idms_segments_close(idms_segments *g);
 void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint64_t count,
                        int style, struct idms_buf *out, struct idms_mint_result *r);
 
+/* A whole segment of a tag, given to a client that mints from it itself
+ * (tinyid's client): first, first + stride, ..., first + (count - 1) *
+ * stride are the client's, leased from the store for it alone, so that
+ * neither idmintd nor another client (of this or another server on the
+ * store) ever hands one of them out, whatever crashes. */
+typedef struct idms_seg_grant {
+    uint64_t first, count, stride;
+} idms_seg_grant;
+
+/* Leases a whole segment of tag (the store's step of it) through the
+ * store thread for q: *out and r->status 200; a park on the tag's list
+ * until the lease is done (r->status IDMS_MINT_PARKED; offer the request
+ * again when woken: the park is the request's whole state); or a refusal
+ * as idms_segment_mint's (400, 404, 503, with the store's reason when the
+ * lease itself failed: a tag used up, the store unreachable). */
+void idms_segment_grant(const idms_req *q, const char *tag, size_t tag_len, idms_seg_grant *out,
+                        struct idms_mint_result *r);
+
 /* The checks idms_segment_mint makes before it mints (a store, the tag's
  * name, the count's range): true, or false with r's 404/400 (HEAD). */
 bool idms_segment_check(const idms_segments *g, const char *tag, size_t tag_len, uint64_t count,
@@ -176,6 +216,12 @@ bool idms_segment_check(const idms_segments *g, const char *tag, size_t tag_len,
  * dry, or could not be looked up, while the store fails; or the table of
  * live tags is full and a tag was refused for it); why says why not. */
 bool idms_segments_ready(const idms_segments *g, char *why, size_t cap);
+/* Leaf's /cache, as far as it means something here: one JSON object,
+ * each tag with an allocator by its name: {"key", "initOk" (true),
+ * "step" (the next lease's, Leaf's dynamic step), "available" (IDs in
+ * memory), "fetching" (a lease for it is under way),
+ * "leases", "served"}; "{}" without a store. */
+void idms_segments_cache_json(const idms_segments *g, struct idms_buf *out);
 /* The /metrics lines. */
 void idms_segments_metrics(const idms_segments *g, struct idms_buf *out);
 

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IDMS_TAG_NAME_MAX 64 /* bytes of a name (IDMC_TAG_MAX) */
+#define IDMS_TAG_NAME_MAX 128 /* bytes of a name (IDMSEG_TAG_MAX) */
 
 typedef struct idms_tag_entry {
     struct idms_tag_entry *hnext;       /* in its bucket */

@@ -40,8 +40,11 @@
  * one store never get overlapping ranges, and what was leased but not
  * handed out before a crash is simply never used.
  *
- * Tag names are safe identifiers: [a-z0-9_.-], 1 to 64 bytes (idmseg_tag_valid);
- * the calls below take them as C strings.
+ * Tag names are 1 to IDMSEG_TAG_MAX (128) bytes of A-Z, a-z, 0-9 and
+ * _ . - : @ { } | + ~ (idmseg_tag_valid), case-sensitive: Leaf's
+ * varchar(128) biz_tag ("Orders") and Redis-style keys ("order:id",
+ * "{user}:seq") fit, and nothing that JSON, a Prometheus label or a URL
+ * path segment must escape does. The calls below take them as C strings.
  *
  * Calls block on the database (each bounded: a connect timeout, SQLite's
  * busy timeout): callers run them off any event loop. One store handle is
@@ -88,7 +91,7 @@ typedef struct idmseg_error {
  * static. Thread-safe: yes (pure function). */
 const char *idmseg_strerror(int code);
 
-#define IDMSEG_TAG_MAX 64
+#define IDMSEG_TAG_MAX 128
 
 typedef struct idmseg_store idmseg_store;
 
@@ -123,7 +126,7 @@ typedef struct idmseg_tag_info {
  * NUL is a byte like any other, refused: "a\0b" is not "a"); when not, err
  * (NULL allowed) gets IDMSEG_EUSAGE and says why: the first byte outside
  * the rule and its position, e.g. "byte 0x00 at 1 is not allowed (only
- * a-z, 0-9, '_', '.', '-')", never the name itself. Every front end (the
+ * A-Z, a-z, 0-9 and _ . - : @ { } | + ~)", never the name itself. Every front end (the
  * CLI, the stores, idmintd's RESP and HTTP routes) checks with this one
  * rule. */
 bool idmseg_tag_valid(const char *tag, size_t len, idmseg_error *err);

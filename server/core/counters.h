@@ -27,6 +27,7 @@ enum {
     IDMS_ROUTE_OBFUSCATE,
     IDMS_ROUTE_REVEAL,
     IDMS_ROUTE_HLC,
+    IDMS_ROUTE_LEAF_MONITOR, /* Leaf's /decodeSnowflakeId, /cache, /db */
     IDMS_ROUTE_OTHER,
     IDMS_ROUTE_PROTO
 };

@@ -784,6 +784,58 @@ int idms_http_query_get_bytes(const char *query, size_t len, const char *key, ch
     return query_get(query, len, key, dst, cap, out_len, 1);
 }
 
+/* ---- form fields -------------------------------------------------------- */
+
+/* One pair's value into its field: the first pair named key is decoded
+ * (a %00 kept as a byte), every later one only counted. */
+static void take_pairs(const char *src, size_t len, idms_http_field *fields, size_t n)
+{
+    size_t i = 0, start, eq, end;
+    while (next_pair(src, len, &i, &start, &eq, &end)) {
+        for (size_t k = 0; k < n; k++) {
+            idms_http_field *f = &fields[k];
+            if (!name_matches(src + start, eq - start, f->key)) {
+                continue;
+            }
+            if (f->given++ == 0) {
+                size_t vstart = eq < end ? eq + 1 : end;
+                ptrdiff_t got = decode(src + vstart, end - vstart, f->dst, f->cap, 1, 1);
+                f->bad = got < 0;
+                f->len = got < 0 ? 0 : (size_t)got;
+            }
+            if (f->given == UINT32_MAX) {
+                f->given--; /* saturates: "more than once" is all a caller asks */
+            }
+            break;
+        }
+    }
+}
+
+void idms_http_form_fields(const char *query, size_t query_len, const char *body, size_t body_len,
+                           idms_http_field *fields, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        fields[k].len = 0;
+        fields[k].given = 0;
+        fields[k].bad = 0;
+        if (fields[k].cap > 0) {
+            fields[k].dst[0] = '\0';
+        }
+    }
+    take_pairs(query, query_len, fields, n);
+    take_pairs(body, body_len, fields, n);
+}
+
+int idms_http_is_form(const char *value, size_t len)
+{
+    static const char type[] = "application/x-www-form-urlencoded";
+    size_t e = 0;
+    while (e < len && value[e] != ';' && value[e] != ' ' && value[e] != '\t') {
+        e++;
+    }
+    return equals_nocase(value, e, type);
+}
+
 /* ---- Accept ------------------------------------------------------------ */
 
 /* One past the end of the list element or parameter that starts at s[i]:

@@ -203,6 +203,42 @@ int idms_http_query_get_bytes(const char *query, size_t len, const char *key, ch
                               size_t cap, size_t *out_len);
 
 /*
+ * One parameter of a route that reads its parameters as a Java servlet's
+ * getParameter does (tinyid's routes): from the query and from an
+ * application/x-www-form-urlencoded body together. The caller sets key
+ * (NUL-terminated, compared with the decoded names), dst and cap;
+ * idms_http_form_fields sets the rest.
+ */
+typedef struct idms_http_field {
+    const char *key;
+    char *dst;      /* the first value, decoded as idms_http_query_get_bytes does */
+    size_t cap;     /* dst's bytes, its NUL included */
+    size_t len;     /* the first value's decoded length */
+    uint32_t given; /* pairs named key, the query's then the body's (saturating) */
+    int bad;        /* the first value has a malformed escape or does not fit in cap */
+} idms_http_field;
+
+/*
+ * Collects fields[0..n) from query[0..query_len) and then body[0..body_len)
+ * (either may be empty), both split and decoded as idms_http_query_get
+ * does ('&' between pairs, empty pairs skipped, '+' a space, %XX a byte, a
+ * %00 kept as a NUL byte for the caller's check to name): each field gets
+ * the first value given for its key, in the query first, and the number of
+ * pairs that named it. Names that match no key are ignored, as a servlet
+ * ignores parameters it is not asked for. Never reads past either input or
+ * writes past a dst's cap; allocates nothing. Thread-safe: yes.
+ */
+void idms_http_form_fields(const char *query, size_t query_len, const char *body, size_t body_len,
+                           idms_http_field *fields, size_t n);
+
+/*
+ * Whether a Content-Type value[0..len) is application/x-www-form-urlencoded
+ * (case-insensitive; parameters such as "; charset=UTF-8" ignored): 1 or 0.
+ * Thread-safe: yes.
+ */
+int idms_http_is_form(const char *value, size_t len);
+
+/*
  * Percent-decodes a path segment src[0..len) into dst (cap bytes, always
  * NUL-terminated when cap > 0). '+' stays '+'. Returns the decoded length,
  * or -1 for a malformed escape ('%' not followed by two hex digits), a

@@ -310,8 +310,6 @@ static const char *const ids_params[] = {"count", "prefix", "after", NULL};
 static const char *const inspect_params[] = {"layout", "epoch", "as", NULL};
 static const char *const segment_params[] = {"count", NULL};
 static const char *const obfuscate_params[] = {"prefix", NULL};
-/* tinyid's clients send their token as a parameter (authorized() reads it). */
-static const char *const tinyid_params[] = {"bizType", "batchSize", "token", NULL};
 
 /* Refuses (400, false) a query with a parameter the route does not take or
  * one given twice: a misspelt "cuont=5" must not quietly mint one ID.
@@ -405,8 +403,8 @@ static void head_of_mint(response *r, const char *content_type, bool length_know
  * checked or authorized again, only consumed (len) at the end. A request
  * whose route holds nothing (a POST /v1/hlc whose body is still coming)
  * is parsed again with the input that completes it. */
-enum { HELD_NONE, HELD_IDS, HELD_SEGMENT, HELD_HLC };
-#define HELD_TEXT 64 /* a held prefix (at most 63 bytes) or tag (64) */
+enum { HELD_NONE, HELD_IDS, HELD_SEGMENT, HELD_HLC, HELD_GRANT };
+#define HELD_TEXT IDMSEG_TAG_MAX /* a held prefix (at most 63 bytes) or tag */
 
 typedef struct http_held {
     int kind;                /* HELD_* */
@@ -452,6 +450,65 @@ static void hold(idms_conn *c, const http_held *h, const char *text, size_t len)
     mine->text_len = len;
 }
 
+/* Spring Boot 1.5's error body, as Leaf's server (Spring Boot 1.5.18)
+ * answers its exceptions: DefaultErrorAttributes' members in their order,
+ * the time as epoch milliseconds (Jackson's default there), no line end.
+ * path is what Spring names: the route and the key (decoded). */
+static void spring_error(response *r, int status, const char *exception, const char *message,
+                         const char *route, const char *key, size_t key_len)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t now_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    r->status = status;
+    r->retry_after_s = 0;
+    r->content_type = "application/json;charset=UTF-8";
+    r->body.len = 0;
+    char mem[512];
+    idmx_outbuf ob;
+    idmx_outbuf_init(&ob, mem, sizeof mem, drain_to_body, &r->body);
+    char head[160];
+    snprintf(head, sizeof head, "{\"timestamp\":%" PRId64 ",\"status\":%d,\"error\":", now_ms,
+             status);
+    idmx_outbuf_puts(&ob, head);
+    const char *reason = reason_phrase(status);
+    idmx_json_string(&ob, reason, strlen(reason));
+    idmx_outbuf_puts(&ob, ",\"exception\":");
+    idmx_json_string(&ob, exception, strlen(exception));
+    idmx_outbuf_puts(&ob, ",\"message\":");
+    idmx_json_string(&ob, message, strlen(message));
+    idmx_outbuf_puts(&ob, ",\"path\":");
+    char path[96 + IDMSEG_TAG_MAX];
+    int n = snprintf(path, sizeof path, "%s", route);
+    size_t room = sizeof path - (size_t)n - 1;
+    size_t k = key_len < room ? key_len : room;
+    memcpy(path + n, key, k);
+    idmx_json_string(&ob, path, (size_t)n + k);
+    idmx_outbuf_puts(&ob, "}");
+    if (idmx_outbuf_flush(&ob) != 0)
+        r->body.failed = true;
+}
+
+/* Leaf's refusal of /api/segment/get/{key} or /api/snowflake/get/{key}:
+ * 500, LeafServerException with Leaf's Result{id=N, status=EXCEPTION}.
+ * Segments (SegmentIDGenImpl): -1 not initialised (no store, the tag
+ * could not be loaded, the table full), -2 no such key, -3 both buffers
+ * empty (the store fails and the IDs in memory are used up). Snowflakes
+ * (SnowflakeIDGenImpl): -3 the clock stepped back past --max-rewind (Leaf:
+ * more than 5 ms), -1 anything else (no node, the durable mark). */
+static void leaf_error(response *r, bool segment, int cause, const char *key, size_t key_len)
+{
+    int id = -1;
+    if (segment && cause == IDMS_CAUSE_NO_TAG)
+        id = -2;
+    else if ((segment && cause == IDMS_CAUSE_DRY) || (!segment && cause == IDMS_CAUSE_CLOCK))
+        id = -3;
+    char msg[64];
+    snprintf(msg, sizeof msg, "Result{id=%d, status=EXCEPTION}", id);
+    spring_error(r, 500, "com.sankuai.inf.leaf.server.exception.LeafServerException", msg,
+                 segment ? "/api/segment/get/" : "/api/snowflake/get/", key, key_len);
+}
+
 /* /v1/ids (and Leaf's snowflake route), parsed (h): mints, or goes on
  * with what it minted. after only when it starts (the service observes
  * it once). */
@@ -473,6 +530,8 @@ static void go_ids(idms_conn *c, const http_held *h, const char *after, response
         r->body.len--; /* Leaf answers the bare number, no newline */
     if (r->parked || r->part)
         hold(c, h, h->text, h->text_len);
+    else if (h->leaf && res.status != 200)
+        leaf_error(r, false, res.cause, h->text, h->text_len); /* the key, kept in text */
 }
 
 static int route_ids(idms_conn *c, const idms_http_request *req, bool head, const char *seg,
@@ -668,6 +727,19 @@ static int route_inspect(const idms_services *s, const char *seg, size_t seg_len
     return IDMS_ROUTE_INSPECT;
 }
 
+/* tinyid's four routes under /tinyid/id/ (its IdContronller). */
+enum { TINYID_NEXT_ID, TINYID_NEXT_ID_SIMPLE, TINYID_SEGMENT, TINYID_SEGMENT_SIMPLE };
+
+static int tinyid_kind(const char *name, size_t len)
+{
+    static const char *const names[] = {"nextId", "nextIdSimple", "nextSegmentId",
+                                        "nextSegmentIdSimple"};
+    for (int k = 0; k < 4; k++)
+        if (len == strlen(names[k]) && memcmp(name, names[k], len) == 0)
+            return k;
+    return -1;
+}
+
 /* The route a path names (IDMS_ROUTE_*); *seg is where the last segment
  * ({format}, {id}, {key}) starts for the routes that have one. */
 static int route_of(const char *path, size_t path_len, size_t *seg)
@@ -697,6 +769,10 @@ static int route_of(const char *path, size_t path_len, size_t *seg)
         return IDMS_ROUTE_NODE;
     if (path_len == 7 && memcmp(path, "/v1/hlc", 7) == 0)
         return IDMS_ROUTE_HLC;
+    if ((path_len == 18 && memcmp(path, "/decodeSnowflakeId", 18) == 0) ||
+        (path_len == 6 && memcmp(path, "/cache", 6) == 0) ||
+        (path_len == 3 && memcmp(path, "/db", 3) == 0))
+        return IDMS_ROUTE_LEAF_MONITOR;
     if (starts_with(path, path_len, "/v1/segment/", &rest) && path_len > rest &&
         memchr(path + rest, '/', path_len - rest) == NULL) {
         *seg = rest;
@@ -718,8 +794,7 @@ static int route_of(const char *path, size_t path_len, size_t *seg)
         return IDMS_ROUTE_REVEAL;
     }
     if (starts_with(path, path_len, "/tinyid/id/", &rest) &&
-        ((path_len - rest == 12 && memcmp(path + rest, "nextIdSimple", 12) == 0) ||
-         (path_len - rest == 6 && memcmp(path + rest, "nextId", 6) == 0))) {
+        tinyid_kind(path + rest, path_len - rest) >= 0) {
         *seg = rest;
         return IDMS_ROUTE_TINYID;
     }
@@ -729,9 +804,10 @@ static int route_of(const char *path, size_t path_len, size_t *seg)
 /* The route table's access column (IDMS_AUTH_* flags of auth.h). The
  * probes are open, so that a load balancer or a kubelet needs no secret;
  * every other route needs the token, unknown paths included (their 404
- * would tell a stranger which routes exist). tinyid's routes answer
- * IDMS_AUTH_QUERY_TOKEN: its clients send the token as ?token=, which
- * authorized() then takes instead of the header. */
+ * would tell a stranger which routes exist). tinyid's routes check the
+ * token themselves (IDMS_AUTH_SELF: tinyid_token_ok), since tinyid's
+ * clients send it as a parameter and are told of a wrong one in tinyid's
+ * words, a 200 with code 5, not a 401. */
 static unsigned route_access(int rt)
 {
     switch (rt) {
@@ -739,7 +815,7 @@ static unsigned route_access(int rt)
     case IDMS_ROUTE_READYZ:
         return IDMS_AUTH_OPEN;
     case IDMS_ROUTE_TINYID:
-        return IDMS_AUTH_QUERY_TOKEN;
+        return IDMS_AUTH_SELF;
     default:
         return 0;
     }
@@ -747,13 +823,9 @@ static unsigned route_access(int rt)
 
 /* The token a request presents (returns 1, *token set), none (0), or
  * credentials that are malformed (-1): more than one Authorization
- * header, Bearer without a token, or two ways at once. The header's
- * Bearer credentials count (another scheme is none); on a route with
- * IDMS_AUTH_QUERY_TOKEN so does the query parameter "token" (RFC 6750
- * section 2.3), decoded into qbuf - one or the other, as section 2 asks. */
-static int credentials(const idms_http_request *req, unsigned access, const char *query,
-                       size_t query_len, char *qbuf, size_t qcap, const char **token,
-                       size_t *token_len)
+ * header, or Bearer without a token. The header's Bearer credentials
+ * count (another scheme is none). */
+static int credentials(const idms_http_request *req, const char **token, size_t *token_len)
 {
     const char *value = NULL;
     size_t value_len = 0, headers = 0;
@@ -767,18 +839,7 @@ static int credentials(const idms_http_request *req, unsigned access, const char
     }
     if (headers > 1)
         return -1;
-    int bearer = headers == 1 ? idms_auth_bearer(value, value_len, token, token_len) : 0;
-    if (bearer < 0 || (access & IDMS_AUTH_QUERY_TOKEN) == 0)
-        return bearer;
-    size_t qlen = 0;
-    int in_query = idms_http_query_get(query, query_len, "token", qbuf, qcap, &qlen);
-    if (in_query < 0 || (in_query == 1 && bearer == 1))
-        return -1;
-    if (in_query == 1) {
-        *token = qbuf;
-        *token_len = qlen;
-    }
-    return bearer == 1 || in_query == 1;
+    return headers == 1 ? idms_auth_bearer(value, value_len, token, token_len) : 0;
 }
 
 /* A request refused for its credentials (RFC 6750 section 3): 401 with
@@ -805,17 +866,15 @@ static void refuse(response *r, int why)
 /* Whether the request may use route rt: yes without --auth-token-file,
  * on an open route, or with the right token; else r is the refusal, and
  * the failure is counted and logged (auth.c). */
-static bool authorized(idms_conn *c, const idms_http_request *req, int rt, const char *query,
-                       size_t query_len, response *r)
+static bool authorized(idms_conn *c, const idms_http_request *req, int rt, response *r)
 {
     idms_auth *a = c->net->auth;
     unsigned access = route_access(rt);
-    if (!a->required || (access & IDMS_AUTH_OPEN) != 0)
+    if (!a->required || (access & (IDMS_AUTH_OPEN | IDMS_AUTH_SELF)) != 0)
         return true;
-    char qbuf[IDMS_AUTH_TOKEN_MAX + 1];
     const char *token = NULL;
     size_t token_len = 0;
-    int got = credentials(req, access, query, query_len, qbuf, sizeof qbuf, &token, &token_len);
+    int got = credentials(req, &token, &token_len);
     int why = got < 0 ? IDMS_AUTH_MALFORMED : IDMS_AUTH_MISSING;
     if (got == 1 && idms_auth_token_ok(a, token, token_len))
         return true;
@@ -826,10 +885,11 @@ static bool authorized(idms_conn *c, const idms_http_request *req, int rt, const
     return false;
 }
 
-static int route_leaf(idms_conn *c, bool head, const char *query, size_t query_len, response *r)
+/* Leaf's snowflake route: any method, query parameters ignored (Leaf's
+ * controller takes none), the key ignored too (Leaf's snowflake mode
+ * does), kept only to name the path in an error. */
+static int route_leaf(idms_conn *c, bool head, const char *key, size_t key_len, response *r)
 {
-    if (!query_ok(query, query_len, no_params, "no query parameters", r))
-        return IDMS_ROUTE_LEAF;
     if (head) {
         head_of_mint(r, "text/plain; charset=utf-8", false, 0);
         return IDMS_ROUTE_LEAF;
@@ -840,8 +900,54 @@ static int route_leaf(idms_conn *c, bool head, const char *query, size_t query_l
     h.format = IDMX_FMT_SNOWFLAKE;
     h.count = 1;
     h.leaf = true;
+    h.text_len = key_len < HELD_TEXT ? key_len : HELD_TEXT;
+    memcpy(h.text, key, h.text_len);
     go_ids(c, &h, NULL, r);
     return IDMS_ROUTE_LEAF;
+}
+
+#define TINYID_BODY_MAX  4096
+#define TINYID_TOKEN_ERR 5 /* tinyid's ErrorCode.TOKEN_ERR */
+#define TINYID_SYS_ERR   6 /* ErrorCode.SYS_ERR */
+
+/* tinyid's failure envelope, always 200: the Simple routes' empty body,
+ * or {"data":null,"code":N,"message":"..."} (Jackson's order of
+ * tinyid's Response: data, code, message; no line end). */
+static void tinyid_error(response *r, bool simple, int code, const char *message)
+{
+    r->status = 200;
+    r->retry_after_s = 0;
+    r->body.len = 0;
+    if (simple) {
+        r->content_type = "text/plain; charset=utf-8";
+        return;
+    }
+    r->content_type = "application/json";
+    char mem[512];
+    idmx_outbuf ob;
+    idmx_outbuf_init(&ob, mem, sizeof mem, drain_to_body, &r->body);
+    char head[48];
+    snprintf(head, sizeof head, "{\"data\":null,\"code\":%d,\"message\":", code);
+    idmx_outbuf_puts(&ob, head);
+    idmx_json_string(&ob, message, strlen(message));
+    idmx_outbuf_puts(&ob, "}");
+    if (idmx_outbuf_flush(&ob) != 0)
+        r->body.failed = true;
+}
+
+/* A request body over max bytes: 413, and the connection closes (the
+ * body is not read); what names the body in the message. */
+static bool body_too_large(const idms_http_request *req, uint64_t max, const char *what,
+                           response *r)
+{
+    if (req->content_length <= max)
+        return false;
+    char msg[128];
+    snprintf(msg, sizeof msg, "%s at most %" PRIu64 " bytes, got %" PRIu64, what, max,
+             req->content_length);
+    json_error(r, 413, msg);
+    r->close = true;
+    return true;
 }
 
 /* A segment route, parsed (h; the tag is tag_len bytes at tag, h's own
@@ -855,6 +961,10 @@ static void go_segment(idms_conn *c, const http_held *h, const char *tag, size_t
     minted(c, &res, h->type, r);
     if (r->parked || r->part)
         hold(c, h, tag, tag_len);
+    else if (res.status != 200 && (h->style == IDMS_SEG_COMMAS || h->style == IDMS_SEG_TINYID_JSON))
+        tinyid_error(r, h->style == IDMS_SEG_COMMAS, TINYID_SYS_ERR, res.message);
+    else if (res.status != 200 && h->style == IDMS_SEG_BARE)
+        leaf_error(r, true, res.cause, tag, tag_len);
 }
 
 /* A segment route's reply: count IDs of tag in style (segments.h). HEAD
@@ -929,40 +1039,304 @@ static int route_segment(idms_conn *c, const idms_http_request *req, bool head, 
                          json ? "application/json" : "text/plain; charset=utf-8", r);
 }
 
-/* Meituan Leaf's segment mode: one ID, the bare decimal. */
-static int route_segment_leaf(idms_conn *c, bool head, const char *seg, size_t seg_len,
-                              const char *query, size_t query_len, response *r)
+/* Meituan Leaf's segment mode: one ID, the bare decimal; any method,
+ * query parameters ignored; Leaf's errors (leaf_error), a HEAD's too. */
+static int route_segment_leaf(idms_conn *c, bool head, const char *seg, size_t seg_len, response *r)
 {
     char tag[IDMS_HTTP_MAX_TARGET + 1];
-    size_t tag_len;
-    if (!query_ok(query, query_len, no_params, "no query parameters", r) ||
-        !tag_segment(seg, seg_len, tag, &tag_len, r))
+    ptrdiff_t n = idms_http_percent_decode_bytes(seg, seg_len, tag, sizeof tag);
+    if (n < 0) {
+        /* No key Leaf could have. */
+        leaf_error(r, true, IDMS_CAUSE_NO_TAG, seg, seg_len);
         return IDMS_ROUTE_SEGMENT_LEAF;
-    return segment_reply(c, head, IDMS_ROUTE_SEGMENT_LEAF, tag, tag_len, 1, IDMS_SEG_BARE,
+    }
+    if (head) {
+        idms_mint_result res;
+        if (!idms_segment_check(idms_conn_services(c)->segments, tag, (size_t)n, 1, &res))
+            leaf_error(r, true, res.cause, tag, (size_t)n);
+        else
+            head_of_mint(r, "text/plain; charset=utf-8", false, 0);
+        return IDMS_ROUTE_SEGMENT_LEAF;
+    }
+    return segment_reply(c, false, IDMS_ROUTE_SEGMENT_LEAF, tag, (size_t)n, 1, IDMS_SEG_BARE,
                          "text/plain; charset=utf-8", r);
 }
 
-/* Didi's tinyid: bizType names the tag, batchSize the count (default 1);
- * nextIdSimple answers the IDs comma-joined, nextId its JSON shape. */
-static int route_tinyid(idms_conn *c, bool head, const char *which, size_t which_len,
-                        const char *query, size_t query_len, response *r)
+/* Leaf's monitor routes (its LeafMonitorController), any method (a HEAD
+ * answers the same headers), as far as they mean something here
+ * (docs/idmintd.md, "Leaf"):
+ *
+ *  /decodeSnowflakeId?snowflakeId=ID  Leaf's members, strings, in the
+ *      order Leaf's HashMap gives them: {"workerId", "sequenceId",
+ *      "timestamp": "MS(yyyy-MM-dd HH:mm:ss.SSS)" in local time}, decoded
+ *      by idmintd's layout (Leaf's is fixed: 41/10/12 bits, Twitter's
+ *      epoch); an ID that is not a non-negative Java long, or has bits
+ *      above the layout's fields, is {"errorMsg": Leaf's text}; without
+ *      the parameter, Spring's 400;
+ *  /cache  the segment tags in memory as JSON (idms_segments_cache_json;
+ *      Leaf renders its buffers as an HTML page);
+ *  /db     not served (404): the rows are the store's, read off the loop
+ *      only; `idmint segment list --store URL` shows them. */
+static int route_leaf_monitor(const idms_services *s, size_t path_len, const char *query,
+                              size_t query_len, response *r)
 {
-    uint64_t count;
-    if (!query_ok(query, query_len, tinyid_params, "bizType, batchSize and token", r) ||
-        !count_param(query, query_len, "batchSize", &count, r))
-        return IDMS_ROUTE_TINYID;
-    char tag[IDMSEG_TAG_MAX + 2];
-    size_t tag_len = 0;
-    int got = idms_http_query_get_bytes(query, query_len, "bizType", tag, sizeof tag, &tag_len);
-    if (got <= 0) {
-        json_error(r, 400, got == 0 ? "bizType is needed (the segment tag)"
-                                    : "invalid bizType: at most 64 bytes of [a-z0-9_.-]");
+    if (path_len == 3) {
+        json_error(r, 404,
+                   "Leaf's /db is not served: list the store with idmint segment list "
+                   "--store URL");
+        return IDMS_ROUTE_LEAF_MONITOR;
+    }
+    r->status = 200;
+    r->content_type = "application/json;charset=UTF-8";
+    if (path_len == 6) {
+        idms_segments_cache_json(s->segments, &r->body);
+        return IDMS_ROUTE_LEAF_MONITOR;
+    }
+    char text[64];
+    size_t len = 0;
+    int got = idms_http_query_get(query, query_len, "snowflakeId", text, sizeof text, &len);
+    if (got == 0) {
+        spring_error(r, 400, "org.springframework.web.bind.MissingServletRequestParameterException",
+                     "Required String parameter 'snowflakeId' is not present", "/decodeSnowflakeId",
+                     "", 0);
+        return IDMS_ROUTE_LEAF_MONITOR;
+    }
+    /* Java's Long.parseLong: an optional '+' (a '-' is no ID), digits. */
+    uint64_t id = 0;
+    idm_error err = {0};
+    size_t skip = got == 1 && len > 0 && text[0] == '+';
+    idm_sf_parts parts;
+    if (got < 0 || len == skip || len - skip > 19 ||
+        idm_sf_parse_decimal(text + skip, len - skip, &id, &err) != IDM_OK || id > INT64_MAX ||
+        idm_sf_decode(s->mint->layout, id, &parts, &err) != IDM_OK) {
+        idms_buf_puts(&r->body, "{\"errorMsg\":\"snowflake Id\u53cd\u89e3\u6790\u53d1\u751f"
+                                "\u5f02\u5e38!\"}");
+        return IDMS_ROUTE_LEAF_MONITOR;
+    }
+    time_t secs = (time_t)(parts.unix_ms / 1000);
+    struct tm tm;
+    char when[40] = "";
+    if (localtime_r(&secs, &tm) != NULL)
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    idms_buf_printf(&r->body,
+                    "{\"workerId\":\"%" PRIu64 "\",\"sequenceId\":\"%" PRIu64
+                    "\",\"timestamp\":\"%" PRId64 "(%s.%03d)\"}",
+                    parts.node, parts.sequence, parts.unix_ms, when, (int)(parts.unix_ms % 1000));
+    return IDMS_ROUTE_LEAF_MONITOR;
+}
+
+/* Didi's tinyid, as its server (tinyid-server's IdContronller) and its
+ * client (tinyid-client, which POSTs nextSegmentIdSimple and mints from
+ * the segment itself) behave; docs/idmintd.md, "tinyid":
+ *
+ *  - any method; bizType, batchSize and token from the query or an
+ *    application/x-www-form-urlencoded body (at most TINYID_BODY_MAX
+ *    bytes: 413 past it, the connection closed), the first value of each,
+ *    the query's before the body's; other parameters ignored;
+ *  - always 200: a missing, repeated or wrong token, and a missing
+ *    bizType (tinyid's canVisit) are {"data":null,"code":5,"message":
+ *    "token is error"}; any other failure code 6 with the reason; the
+ *    Simple routes answer an empty body instead (tinyid's "");
+ *  - batchSize: absent or empty 1; 0 or less an empty list (after the
+ *    tag's name is checked); above --max-count, --max-count (tinyid clamps
+ *    to its batch.size.max); not a Java int: code 6;
+ *  - nextSegmentId(Simple) leases a whole segment of the tag for the
+ *    client (idms_segment_grant): currentId,loadingId,maxId,delta,remainder
+ *    with tinyid's meaning (its IDs are currentId + k * delta up to maxId;
+ *    the client loads the next one past loadingId, a fifth of the way);
+ *  - no line end after a body (tinyid's have none).
+ */
+/* tinyid's token rule: with --tinyid-open every request is served; else
+ * the token parameter (query or body), or an Authorization: Bearer header
+ * instead, given once, must be the token of --auth-token-file, and
+ * without a token file none can be (tinyid always requires one: the start
+ * says so in the log). A failure is counted and logged as any (auth.c). */
+static bool tinyid_token_ok(idms_conn *c, const idms_http_request *req,
+                            const idms_http_field *param)
+{
+    idms_auth *a = c->net->auth;
+    if (a->tinyid_open)
+        return true;
+    const char *token = NULL;
+    size_t token_len = 0;
+    int got = credentials(req, &token, &token_len);
+    int why = IDMS_AUTH_MISSING;
+    if (got < 0 || param->given > 1 || param->bad || (param->given == 1 && got == 1)) {
+        why = IDMS_AUTH_MALFORMED;
+    } else if (param->given == 1 || got == 1) {
+        if (param->given == 1) {
+            token = param->dst;
+            token_len = param->len;
+        }
+        if (idms_auth_token_ok(a, token, token_len))
+            return true;
+        why = IDMS_AUTH_WRONG;
+    }
+    if (a->required)
+        idms_auth_failed(a, c, why);
+    return false;
+}
+
+/* batchSize as Spring binds tinyid's Integer parameter (NumberUtils'
+ * parseNumber): whitespace anywhere dropped, then an optional sign and
+ * decimal digits, or hex after "0x", "0X" or "#"; absent or empty is 1.
+ * False when it is not a Java int. */
+static bool tinyid_batch(const idms_http_field *f, int64_t *n)
+{
+    *n = 1;
+    if (f->bad)
+        return false;
+    char t[sizeof "-2147483648" + 2];
+    size_t len = 0;
+    for (size_t i = 0; i < f->len; i++) {
+        if (strchr(" \t\n\r\f\v", f->dst[i]) != NULL && f->dst[i] != '\0')
+            continue;
+        if (len + 1 >= sizeof t)
+            return false;
+        t[len++] = f->dst[i];
+    }
+    t[len] = '\0';
+    if (len == 0)
+        return true;
+    size_t i = t[0] == '-' || t[0] == '+';
+    bool neg = t[0] == '-';
+    unsigned base = 10;
+    if (t[i] == '#' || (t[i] == '0' && (t[i + 1] == 'x' || t[i + 1] == 'X'))) {
+        i += t[i] == '#' ? 1 : 2;
+        base = 16;
+    }
+    if (t[i] == '\0')
+        return false;
+    int64_t v = 0;
+    for (; t[i] != '\0'; i++) {
+        int d = t[i] >= '0' && t[i] <= '9'   ? t[i] - '0'
+                : t[i] >= 'a' && t[i] <= 'f' ? t[i] - 'a' + 10
+                : t[i] >= 'A' && t[i] <= 'F' ? t[i] - 'A' + 10
+                                             : 99;
+        if (d >= (int)base)
+            return false;
+        v = v * base + d;
+        if (v > (int64_t)INT32_MAX + 1)
+            return false;
+    }
+    if (!neg && v > INT32_MAX)
+        return false;
+    *n = neg ? -v : v;
+    return true;
+}
+
+/* A whole segment for tinyid's client (h: the tag held, the style), or
+ * the wait for it, or tinyid's failure. */
+static void go_grant(idms_conn *c, const http_held *h, const char *tag, size_t tag_len, response *r)
+{
+    bool simple = h->style == IDMS_SEG_COMMAS;
+    idms_mint_result res;
+    idms_seg_grant sg;
+    idms_req q = idms_conn_req(c);
+    idms_segment_grant(&q, tag, tag_len, &sg, &res);
+    if (res.status == IDMS_MINT_PARKED) {
+        minted(c, &res, h->type, r);
+        hold(c, h, tag, tag_len);
+        return;
+    }
+    if (res.status != 200) {
+        tinyid_error(r, simple, TINYID_SYS_ERR, res.message);
+        return;
+    }
+    if (sg.stride > INT32_MAX) {
+        /* tinyid's delta is a Java int: the segment is dropped (never
+         * handed out). */
+        tinyid_error(r, simple, TINYID_SYS_ERR,
+                     "the tag's stride does not fit tinyid's delta (a Java int)");
+        return;
+    }
+    /* tinyid's SegmentId: IDs currentId + delta, + 2 delta, ... up to
+     * maxId, each = remainder (mod delta); the client loads the next
+     * segment once an ID reaches loadingId (tinyid's server puts it a
+     * fifth of the way: step * 20 / 100). The store keeps first + (count
+     * - 1) * stride within 2^63 - 1, so nothing here wraps. */
+    int64_t current = (int64_t)sg.first - (int64_t)sg.stride;
+    uint64_t span = sg.count * sg.stride;
+    int64_t loading = current + (int64_t)(span / 5);
+    int64_t max = (int64_t)(sg.first + (sg.count - 1) * sg.stride);
+    unsigned delta = (unsigned)sg.stride;
+    unsigned remainder = (unsigned)(sg.first % sg.stride);
+    r->status = 200;
+    r->content_type = h->type;
+    if (simple)
+        idms_buf_printf(&r->body, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%u,%u", current, loading,
+                        max, delta, remainder);
+    else
+        idms_buf_printf(&r->body,
+                        "{\"data\":{\"maxId\":%" PRId64 ",\"loadingId\":%" PRId64
+                        ",\"currentId\":%" PRId64 ",\"delta\":%u,\"remainder\":%u},\"code\":200,"
+                        "\"message\":\"\"}",
+                        max, loading, current, delta, remainder);
+}
+
+static int route_tinyid(idms_conn *c, const idms_http_request *req, bool head, const char *which,
+                        size_t which_len, const char *query, size_t query_len, response *r)
+{
+    int kind = tinyid_kind(which, which_len);
+    bool simple = kind == TINYID_NEXT_ID_SIMPLE || kind == TINYID_SEGMENT_SIMPLE;
+    const char *type = simple ? "text/plain; charset=utf-8" : "application/json";
+    const char *body = NULL;
+    size_t body_len = 0;
+    const char *ctype = NULL;
+    size_t ctype_len = 0;
+    if (req->content_length > 0 && idms_http_header_get(req, "Content-Type", &ctype, &ctype_len) &&
+        idms_http_is_form(ctype, ctype_len)) {
+        if (body_too_large(req, TINYID_BODY_MAX, "a form body has", r))
+            return IDMS_ROUTE_TINYID;
+        if (r->body_incomplete) {
+            r->parked = true; /* not consumed: offered again with more input */
+            return IDMS_ROUTE_TINYID;
+        }
+        body = r->req_body;
+        body_len = r->req_body_len;
+    }
+    char tag[IDMSEG_TAG_MAX + 1], batch[16], token[IDMS_AUTH_TOKEN_MAX + 1];
+    idms_http_field f[3] = {{.key = "bizType", .dst = tag, .cap = sizeof tag},
+                            {.key = "batchSize", .dst = batch, .cap = sizeof batch},
+                            {.key = "token", .dst = token, .cap = sizeof token}};
+    idms_http_form_fields(query, query_len, body, body_len, f, 3);
+    bool allowed = tinyid_token_ok(c, req, &f[2]);
+    explicit_bzero(token, sizeof token);
+    if (!allowed || f[0].given != 1 || f[0].bad || f[0].len == 0) {
+        tinyid_error(r, simple, TINYID_TOKEN_ERR, "token is error");
         return IDMS_ROUTE_TINYID;
     }
-    bool simple = which_len == 12 && memcmp(which, "nextIdSimple", 12) == 0;
-    return segment_reply(c, head, IDMS_ROUTE_TINYID, tag, tag_len, count,
-                         simple ? IDMS_SEG_COMMAS : IDMS_SEG_TINYID_JSON,
-                         simple ? "text/plain; charset=utf-8" : "application/json", r);
+    idms_mint_result res;
+    const idms_segments *g = idms_conn_services(c)->segments;
+    int64_t batch_size = 1;
+    bool batch_ok = kind >= TINYID_SEGMENT || tinyid_batch(&f[1], &batch_size);
+    if (!batch_ok || !idms_segment_check(g, tag, f[0].len, 1, &res)) {
+        tinyid_error(r, simple, TINYID_SYS_ERR,
+                     batch_ok ? res.message : "batchSize must be a whole number (a Java int)");
+        return IDMS_ROUTE_TINYID;
+    }
+    if (head || (kind < TINYID_SEGMENT && batch_size <= 0)) {
+        /* HEAD mints nothing; tinyid answers a batch of 0 or less with an
+         * empty list ("" from nextIdSimple). */
+        r->status = 200;
+        r->content_type = type;
+        r->head_of_mint = head;
+        if (!head && !simple)
+            idms_buf_puts(&r->body, "{\"data\":[],\"code\":200,\"message\":\"\"}");
+        return IDMS_ROUTE_TINYID;
+    }
+    http_held h = {.route = IDMS_ROUTE_TINYID};
+    h.type = type;
+    h.style = simple ? IDMS_SEG_COMMAS : IDMS_SEG_TINYID_JSON;
+    if (kind >= TINYID_SEGMENT) {
+        h.kind = HELD_GRANT;
+        go_grant(c, &h, tag, f[0].len, r);
+        return IDMS_ROUTE_TINYID;
+    }
+    h.kind = HELD_SEGMENT;
+    h.count = (uint64_t)batch_size > g->max_count ? g->max_count : (uint64_t)batch_size;
+    go_segment(c, &h, tag, f[0].len, r);
+    return IDMS_ROUTE_TINYID;
 }
 
 static void go_hlc(idms_conn *c, const http_held *h, response *r);
@@ -984,14 +1358,8 @@ static int route_hlc(idms_conn *c, const idms_http_request *req, bool head, bool
         r->allow_post = true;
         return IDMS_ROUTE_HLC;
     }
-    if (post && req->content_length > HLC_BODY_MAX) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "the body is a stamp: at most %d bytes, got %" PRIu64,
-                 HLC_BODY_MAX, req->content_length);
-        json_error(r, 413, msg);
-        r->close = true;
+    if (post && body_too_large(req, HLC_BODY_MAX, "the body is a stamp:", r))
         return IDMS_ROUTE_HLC;
-    }
     if (!query_ok(query, query_len, no_params, "no query parameters", r))
         return IDMS_ROUTE_HLC;
     const char *accept = NULL;
@@ -1132,11 +1500,9 @@ static int route_keyed(idms_conn *c, const idms_http_request *req, int rt, const
  * may, and then sees more: /readyz's details). */
 static bool has_token(const idms_auth *a, const idms_http_request *req)
 {
-    char qbuf[IDMS_AUTH_TOKEN_MAX + 1];
     const char *token = NULL;
     size_t token_len = 0;
-    return credentials(req, 0, NULL, 0, qbuf, sizeof qbuf, &token, &token_len) == 1 &&
-           idms_auth_token_ok(a, token, token_len);
+    return credentials(req, &token, &token_len) == 1 && idms_auth_token_ok(a, token, token_len);
 }
 
 static int route_status(const idms_services *s, const idms_auth *a, const idms_http_request *req,
@@ -1201,13 +1567,17 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
         path_len = (size_t)unreserved_len;
     }
     int rt = route_of(path, path_len, &seg);
-    if (!authorized(c, req, rt, query, query_len, r))
+    if (!authorized(c, req, rt, r))
         return rt;
     bool head = req->method_len == 4 && memcmp(req->method, "HEAD", 4) == 0;
     bool get = req->method_len == 3 && memcmp(req->method, "GET", 3) == 0;
     if (rt == IDMS_ROUTE_HLC)
         return route_hlc(c, req, head, get, query, query_len, r);
-    if (!get && !head) {
+    /* tinyid's and Leaf's routes take any method, as their Spring
+     * controllers' @RequestMapping without a method does. */
+    bool any_method = rt == IDMS_ROUTE_TINYID || rt == IDMS_ROUTE_LEAF ||
+                      rt == IDMS_ROUTE_SEGMENT_LEAF || rt == IDMS_ROUTE_LEAF_MONITOR;
+    if (!get && !head && !any_method) {
         json_error(r, 405, "only GET and HEAD are served");
         r->allow = true;
         return IDMS_ROUTE_OTHER;
@@ -1218,13 +1588,15 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
     case IDMS_ROUTE_INSPECT:
         return route_inspect(s, path + seg, path_len - seg, query, query_len, r);
     case IDMS_ROUTE_LEAF:
-        return route_leaf(c, head, query, query_len, r);
+        return route_leaf(c, head, path + seg, path_len - seg, r);
     case IDMS_ROUTE_SEGMENT:
         return route_segment(c, req, head, path + seg, path_len - seg, query, query_len, r);
     case IDMS_ROUTE_SEGMENT_LEAF:
-        return route_segment_leaf(c, head, path + seg, path_len - seg, query, query_len, r);
+        return route_segment_leaf(c, head, path + seg, path_len - seg, r);
     case IDMS_ROUTE_TINYID:
-        return route_tinyid(c, head, path + seg, path_len - seg, query, query_len, r);
+        return route_tinyid(c, req, head, path + seg, path_len - seg, query, query_len, r);
+    case IDMS_ROUTE_LEAF_MONITOR:
+        return route_leaf_monitor(s, path_len, query, query_len, r);
     case IDMS_ROUTE_OBFUSCATE:
     case IDMS_ROUTE_REVEAL:
         return route_keyed(c, req, rt, path + seg, path_len - seg, query, query_len, r);
@@ -1261,6 +1633,9 @@ static int resume_held(idms_conn *c, http_held *h, response *r)
         break;
     case HELD_SEGMENT:
         go_segment(c, h, h->text, h->text_len, r);
+        break;
+    case HELD_GRANT:
+        go_grant(c, h, h->text, h->text_len, r);
         break;
     default:
         go_hlc(c, h, r);

@@ -19,7 +19,7 @@
 
 #define IDMS_RESP_NAME_MAX 64 /* bytes of a client name (CLIENT SETNAME) */
 #define IDMS_RESP_LIB_MAX  32 /* bytes of CLIENT SETINFO LIB-NAME or LIB-VER */
-#define IDMS_RESP_HELD_TEXT 64 /* bytes of a held prefix or tag (both at most 63 or 64) */
+#define IDMS_RESP_HELD_TEXT 128 /* bytes of a held prefix or tag (at most 63 or IDMSEG_TAG_MAX) */
 
 /* The most commands a transaction queues (MULTI ... EXEC); its bytes are
  * bounded by the connection's share of --max-buffered (resp_server.c). */

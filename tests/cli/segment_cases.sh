@@ -136,21 +136,31 @@ print(\"ok\")"'
         -o '' -e "^idmint: no tag 'nope' in " -s 1 -- "$IDMINT" segment show nope --store "$S" --json
 
     # --- usage errors (2): bad tag names and values, checked before the store --------------
-    check "$name: an uppercase tag name: usage error with the reason" \
-        -o '' -e "^idmint: invalid tag 'Orders': byte 0x4f \('O'\) at 0 is not allowed" -s 2 -- \
-        "$IDMINT" segment create Orders --store "$S"
-    check "$name: a tag name of 65 bytes: usage error (at most 64)" \
-        -o '' -e "^idmint: invalid tag 'a{65}': .*at most 64 bytes, got 65" -s 2 -- \
-        "$IDMINT" segment create "$(printf 'a%.0s' {1..65})" --store "$S"
-    check "$name: a tag name of 64 bytes is fine" \
-        -o '' -- "$IDMINT" segment create "$(printf 'b%.0s' {1..64})" --store "$S"
+    check "$name: an upper-case tag name is a tag of its own (Leaf's Orders)" \
+        -o '' -- "$IDMINT" segment create Orders --store "$S" --first 500
+    check "$name: ... shown with its own next ID, case kept" \
+        -o 'tag: Orders next_id: 500' \
+        --sh '"$IDMINT" segment show Orders --store "$S" | grep -E "^(tag|next_id): " | paste -sd " "'
+    check "$name: Redis-style names with ':', '{', '}' are tags" \
+        -o '' -- "$IDMINT" segment create '{user}:seq' --store "$S"
+    check "$name: a tag name with a space: usage error with the reason" \
+        -o '' -e "^idmint: invalid tag 'a b': byte 0x20 at 1 is not allowed \(only A-Z, a-z, 0-9 and _ \. - : @ \{ \} \| \+ ~\)" -s 2 -- \
+        "$IDMINT" segment create 'a b' --store "$S"
+    check "$name: a tag name with a quote: usage error" \
+        -o '' -e "^idmint: invalid tag 'a\"b': byte 0x22 \('\"'\) at 1 is not allowed" -s 2 -- \
+        "$IDMINT" segment create 'a"b' --store "$S"
+    check "$name: a tag name of 129 bytes: usage error (at most 128)" \
+        -o '' -e "^idmint: invalid tag 'a{80}\.\.\.': .*at most 128 bytes, got 129" -s 2 -- \
+        "$IDMINT" segment create "$(printf 'a%.0s' {1..129})" --store "$S"
+    check "$name: a tag name of 128 bytes is fine" \
+        -o '' -- "$IDMINT" segment create "$(printf 'b%.0s' {1..128})" --store "$S"
     check "$name: a tag name with '/': usage error" \
         -o '' -e "^idmint: invalid tag 'a/b': byte 0x2f \('/'\) at 1 is not allowed" -s 2 -- \
         "$IDMINT" segment create a/b --store "$S"
     check "$name: an empty tag name: usage error" \
         -o '' -e "^idmint: invalid tag '': " -s 2 -- "$IDMINT" segment create '' --store "$S"
     check "$name: show checks the name too (usage error, not 'no tag')" \
-        -o '' -e "^idmint: invalid tag 'A': " -s 2 -- "$IDMINT" segment show A --store "$S"
+        -o '' -e "^idmint: invalid tag 'A%': " -s 2 -- "$IDMINT" segment show A% --store "$S"
     check "$name: --stride 0: bad option value" \
         -o '' -e "^idmint: invalid --stride '0': out of range \(expected 1 to 9223372036854775807\)" -s 2 -- \
         "$IDMINT" segment create zero --store "$S" --stride 0 --offset 0
@@ -170,5 +180,5 @@ print(\"ok\")"'
         -o '' -e "^idmint: invalid --first '1e3': not a whole number" -s 2 -- \
         "$IDMINT" segment create zero --store "$S" --first 1e3
     check "$name: none of the refused tags was made" \
-        -o ok --sh '"$IDMINT" segment list --store "$S" --json | grep -Eq "\"(zero|even|Orders|a/b|past)\"" || echo ok'
+        -o ok --sh '"$IDMINT" segment list --store "$S" --json | grep -Eq "\"(zero|even|a b|a/b|past)\"" || echo ok'
 }

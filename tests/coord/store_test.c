@@ -163,9 +163,13 @@ static void test_create_custom(void)
 
 static void test_bad_names(void)
 {
-    static const char *const bad[] = {"",       "Upper",  "with space",  "semi;colon",
-                                      "quo'te", "sl/ash", "caf\xc3\xa9", "tab\t",
-                                      "x%",     "a*b",    NULL};
+    /* Nothing JSON, a Prometheus label or a URL path segment must escape,
+     * nor a byte outside ASCII. */
+    static const char *const bad[] = {
+        "",    "with space", "semi;colon",  "quo'te", "quo\"te", "back\\slash", "sl/ash",
+        "q?x", "h#sh",       "caf\xc3\xa9", "tab\t",  "x%",      "a*b",         "a,b",
+        "a=b", "a&b",        "a!b",         "a$b",    "(a)",     "[a]",         "a<b>",
+        "a^b", "a`b",        "del\x7f",     NULL};
     for (int i = 0; bad[i] != NULL; i++) {
         err.msg[0] = '\0';
         if (idmseg_tag_valid(bad[i], strlen(bad[i]), &err))
@@ -182,8 +186,14 @@ static void test_bad_names(void)
     longest[IDMSEG_TAG_MAX] = '\0';
     ASSERT_TRUE(idmseg_tag_valid(longest, IDMSEG_TAG_MAX, &err));
     ASSERT_TRUE(!idmseg_tag_valid(longest, IDMSEG_TAG_MAX + 1, &err));
-    ASSERT_TRUE(strstr(err.msg, "64") != NULL);
+    ASSERT_TRUE(strstr(err.msg, "128") != NULL);
     ASSERT_TRUE(idmseg_tag_valid("a-z.0_9", 7, &err));
+    /* Leaf's upper-case names and Redis users' key styles (issue 23). */
+    static const char *const good[] = {"Upper",   "Orders",   "order:id", "{user}:seq",
+                                       "a|b+c~d", "x@y.Z-_1", "~",        NULL};
+    for (int i = 0; good[i] != NULL; i++)
+        if (!idmseg_tag_valid(good[i], strlen(good[i]), &err))
+            TEST_FAIL_("'%s' was refused as a tag: %s", good[i], err.msg);
     /* Bytes, not a C string: a NUL inside is refused where it is, and the
      * refusal names the byte and its position, never the name. */
     ASSERT_TRUE(!idmseg_tag_valid("a\0b", 3, &err));
@@ -192,8 +202,8 @@ static void test_bad_names(void)
     ASSERT_TRUE(!idmseg_tag_valid("okay\r\nX", 7, &err));
     ASSERT_TRUE(strstr(err.msg, "byte 0x0d at 4 ") != NULL);
     ASSERT_TRUE(strchr(err.msg, '\r') == NULL && strchr(err.msg, '\n') == NULL);
-    ASSERT_TRUE(!idmseg_tag_valid("Upper", 5, &err));
-    ASSERT_TRUE(strstr(err.msg, "byte 0x55 ('U') at 0 ") != NULL);
+    ASSERT_TRUE(!idmseg_tag_valid("Up/per", 6, &err));
+    ASSERT_TRUE(strstr(err.msg, "byte 0x2f ('/') at 2 ") != NULL);
     ASSERT_TRUE(!idmseg_tag_valid("", 0, &err));
     /* An SQL-looking name is refused before any SQL runs; were it not,
      * bound parameters would still keep it a value. */
@@ -391,7 +401,8 @@ static void collect_fn(void *ctx, const idmseg_tag_info *t)
 static void test_list(void)
 {
     /* Names whose byte order differs from a locale's ('-' < '.' < '_'). */
-    static const char *const names[] = {"list_a", "list.b", "list-c", "list.a", "list0"};
+    static const char *const names[] = {"list_a", "list.b", "list-c", "list.a", "list0",
+                                        "listZ",  "list:x", "list~",  "listA",  "list{b}"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         ASSERT_RC(idmseg_store_create(st, tagname(names[i]), NULL, &err), 0);
     idmseg_tag_spec spec = {.first = 40, .step = 3, .max_step = 9, .stride = 4, .offset = 2};
@@ -414,6 +425,41 @@ static void test_list(void)
     /* Every tag this run made so far is listed (the tests before this one
      * made the rest: at least the five here). */
     ASSERT_TRUE(c.mine >= 5);
+}
+
+/* The names the wider rule lets in (issue 23) are stored as they are,
+ * case-sensitive: "Orders" and "orders" are two tags with ranges of their
+ * own, and the longest name (IDMSEG_TAG_MAX bytes) round-trips. */
+static void test_wide_names(void)
+{
+    static const char *const names[] = {"Orders", "orders", "order:id", "{user}:seq", "a|b+c~d@e"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *tag = tagname(names[i]);
+        idmseg_tag_spec spec = IDMSEG_TAG_SPEC_DEFAULTS;
+        spec.first = 100 * (i + 1);
+        ASSERT_RC(idmseg_store_create(st, tag, &spec, &err), 0);
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *tag = tagname(names[i]);
+        uint64_t first = 0, stride = 0;
+        ASSERT_RC(idmseg_store_lease(st, tag, 3, &first, &stride, &err), 0);
+        ASSERT_EQ_U64(first, 100 * (i + 1));
+        idmseg_tag_info info;
+        ASSERT_RC(idmseg_store_show(st, tag, &info, &err), 0);
+        ASSERT_TRUE(strcmp(info.tag, tag) == 0);
+        ASSERT_EQ_U64(info.next_id, 100 * (i + 1) + 3);
+    }
+    char longest[IDMSEG_TAG_MAX + 1];
+    int n = snprintf(longest, sizeof longest, "%s", tagname("L:"));
+    memset(longest + n, 'Z', sizeof longest - 1 - (size_t)n);
+    longest[IDMSEG_TAG_MAX] = '\0';
+    ASSERT_RC(idmseg_store_create(st, longest, NULL, &err), 0);
+    uint64_t first = 0, stride = 0;
+    ASSERT_RC(idmseg_store_lease(st, longest, 1, &first, &stride, &err), 0);
+    idmseg_tag_info info;
+    ASSERT_RC(idmseg_store_show(st, longest, &info, &err), 0);
+    ASSERT_TRUE(strcmp(info.tag, longest) == 0);
+    ASSERT_EQ_U64(info.leases, 1);
 }
 
 /* The round trip of one lease, as the allocator pays it per range. */
@@ -516,19 +562,13 @@ static void test_unreachable(void)
     printf("# postgresql: a silent listener: IDMSEG_EDB in %lld ms (%s)\n", (long long)ms, err.msg);
 }
 
-static const struct test_case api_tests[] = {TEST(test_bad_urls),
-                                             TEST(test_create_defaults),
-                                             TEST(test_create_custom),
-                                             TEST(test_bad_names),
-                                             TEST(test_bad_values),
-                                             TEST(test_notag),
-                                             TEST(test_lease_ranges),
-                                             TEST(test_strides),
-                                             TEST(test_used_up),
-                                             TEST(test_list),
-                                             TEST(test_lease_timing),
-                                             TEST(test_unreachable),
-                                             {0}};
+static const struct test_case api_tests[] = {TEST(test_bad_urls),      TEST(test_create_defaults),
+                                             TEST(test_create_custom), TEST(test_bad_names),
+                                             TEST(test_bad_values),    TEST(test_notag),
+                                             TEST(test_lease_ranges),  TEST(test_strides),
+                                             TEST(test_used_up),       TEST(test_list),
+                                             TEST(test_wide_names),    TEST(test_lease_timing),
+                                             TEST(test_unreachable),   {0}};
 
 /* ---- several processes on one tag ---------------------------------------- */
 

@@ -86,8 +86,8 @@ phase # 2: 5 s back (settling)
 http "a backwards step beyond the tolerance: requests get HTTP 503 with Retry-After and a JSON error naming the rewind" \
     -s 503 -h 'Retry-After: [1-9][0-9]*' -h 'Content-Type: application/json' \
     -O '\{"error": "clock moved back by [0-9]+ ms \(tolerance 10 ms\)[^"]*"\}' -- /v1/ids/snowflake
-http "... the Leaf route too" -s 503 -h 'Retry-After: [1-9][0-9]*' -O '\{"error": "clock moved back[^"]*"\}' \
-    -- /api/snowflake/get/k
+http "... the Leaf route in Leaf's words: 500, Result{id=-3} (Leaf's clock moved back)" -s 500 \
+    -O '.*"message":"Result\{id=-3, status=EXCEPTION\}","path":"/api/snowflake/get/k"\}' -- /api/snowflake/get/k
 http "/readyz: 503 while the clock is behind the latest time used by more than the tolerance" \
     -s 503 -O '.*behind the latest time used.*' -- /readyz
 check "... a RESP error on the Redis port, naming the rewind" -O 'ERR clock moved back by [0-9]+ ms.*' \

@@ -220,11 +220,12 @@ expect "exit 0 at the end" "$SRV_STATUS" = 0
 # --- memcached: a get parked on a key resumes at that key --------------------
 
 step_clock +0
-start_server "${FAKETIME_ENV[@]}" --memcache-random --state-dir "$T_DIR/smc"
+# --seq-start zero: the count below is the unit's whole sequence.
+start_server "${FAKETIME_ENV[@]}" --memcache-random --seq-start zero --state-dir "$T_DIR/smc"
 T=$(now_ms)
 freeze_clock "$T"
-# 4095 of the frozen ms's 4096 sequence numbers (twitter): a's is the
-# last, b must wait for the next ms.
+# 4095 of the frozen ms's 4096 sequence numbers (twitter, from 0): a's is
+# the last, b must wait for the next ms.
 http "memcached: a frozen clock: 4095 snowflakes of its ms over HTTP" -n 4095 -- '/v1/ids/snowflake?count=4095'
 exec {mcfd}<>"/dev/tcp/127.0.0.1/$MC_PORT"
 send "$mcfd" 'get a b c\r\n'

@@ -44,7 +44,7 @@ declare -A PORT PID
 one() {
     local name=$1
     shift
-    start_server --segments "$STORE" --state-dir "$T_DIR/state.$name" "$@"
+    start_server --segments "$STORE" --state-dir "$T_DIR/state.$name" --tinyid-open "$@"
     PORT[$name]=$HTTP_PORT
     PID[$name]=$SRV_PID
 }
@@ -86,9 +86,10 @@ http "count not a number: 400" -s 400 -- '/v1/segment/orders?count=ten'
 check "INCRBY 0: an error" -O 'ERR increment must be from 1 to.*' -- redis-cli -p "$RESP_PORT" INCRBY orders 0
 check "INCRBY not a number: Redis's error" -O 'ERR value is not an integer or out of range.*' \
     -- redis-cli -p "$RESP_PORT" INCRBY orders x
-http "An unsafe tag name: 400" -s 400 -O '.*invalid tag.*' -- /v1/segment/Orders
-http "... too long: 400" -s 400 -O '.*invalid tag.*' -- "/v1/segment/$(printf 'a%.0s' $(seq 65))"
-http "tinyid without bizType: 400" -s 400 -O '.*bizType is needed.*' -- '/tinyid/id/nextIdSimple?batchSize=2'
+http "An unsafe tag name: 400" -s 400 -O '.*invalid tag.*byte 0x2c.*' -- /v1/segment/a,b
+http "... too long: 400" -s 400 -O '.*invalid tag.*at most 128 bytes, got 129.*' -- "/v1/segment/$(printf 'a%.0s' $(seq 129))"
+http "tinyid without bizType: tinyid's code 5" -O '\{"data":null,"code":5,"message":"token is error"\}' \
+    -- '/tinyid/id/nextId?batchSize=2'
 http "An unknown parameter: 400" -s 400 -- '/v1/segment/orders?cuont=2'
 check "/metrics: leases and the step per tag" \
     -O '.*idmint_segment_leases_total\{tag="orders"\} [1-9][0-9]*.*idmint_segment_step\{tag="orders"\} [0-9]+.*' \
@@ -112,9 +113,10 @@ http "HTTP: the tag's path segment is percent-decoded (fr%65sh2 is fresh2)" -n 1
     -- /v1/segment/fr%65sh2
 http "... a %00 in it is refused the same way, naming the byte and its position" \
     -s 400 -O '.*invalid tag: .*byte 0x00 at 1 .*' -- /v1/segment/a%00b
-http "... on Leaf's route too" -s 400 -O '.*invalid tag: .*byte 0x00 at 1 .*' -- /api/segment/get/a%00b
-http "... and in tinyid's bizType" -s 400 -O '.*invalid tag: .*byte 0x00 at 2 .*' \
-    -- '/tinyid/id/nextIdSimple?bizType=ab%00'
+http "... on Leaf's route too, in Leaf's words (no such key: -2)" -s 500 \
+    -O '.*"message":"Result\{id=-2, status=EXCEPTION\}".*' -- /api/segment/get/a%00b
+http "... and in tinyid's bizType (tinyid's code 6)" -O '.*"code":6,.*invalid tag: .*byte 0x00 at 2 .*' \
+    -- '/tinyid/id/nextId?bizType=ab%00'
 http "... any byte outside the rule is named with its position" -s 400 \
     -O '.*invalid tag: .*byte 0x2f .*at 5 .*' -- /v1/segment/fresh%2f1
 # A name refused a moment ago is answered from the cache, without the store:

@@ -713,6 +713,48 @@ static void http_decode_bytes_keeps_nul(void)
     free(copy);
 }
 
+/* tinyid's parameters: the query's and a form body's together, the first
+ * value of each (the query's first), how often each was given, unknown
+ * names ignored, a value too long or malformed flagged. */
+static void http_form_fields_cases(void)
+{
+    char biz[8], batch[8], token[4];
+    idms_http_field f[3] = {{.key = "bizType", .dst = biz, .cap = sizeof biz},
+                            {.key = "batchSize", .dst = batch, .cap = sizeof batch},
+                            {.key = "token", .dst = token, .cap = sizeof token}};
+    char *q = test_exact_copy("bizType=te%73t&_=17&batchSize=+2", 32);
+    char *b = test_exact_copy("token=abc&bizType=other&x", 25);
+    idms_http_form_fields(q, 32, b, 25, f, 3);
+    ASSERT_EQ_STR(biz, "test");
+    ASSERT_EQ_U64(f[0].len, 4);
+    ASSERT_EQ_U64(f[0].given, 2);
+    ASSERT_EQ_STR(batch, " 2");
+    ASSERT_EQ_U64(f[1].given, 1);
+    ASSERT_EQ_STR(token, "abc");
+    ASSERT_EQ_INT(f[2].bad, 0);
+    free(q);
+    free(b);
+    /* Too long for its buffer, and a malformed escape: flagged, "". */
+    q = test_exact_copy("token=abcd&bizType=a%zz", 23);
+    idms_http_form_fields(q, 23, "", 0, f, 3);
+    ASSERT_EQ_INT(f[2].bad, 1);
+    ASSERT_EQ_STR(token, "");
+    ASSERT_EQ_INT(f[0].bad, 1);
+    ASSERT_EQ_U64(f[1].given, 0);
+    ASSERT_EQ_STR(batch, "");
+    free(q);
+    /* A %00 is kept, for the tag's check to name. */
+    q = test_exact_copy("bizType=a%00b", 13);
+    idms_http_form_fields(q, 13, NULL, 0, f, 3);
+    ASSERT_EQ_U64(f[0].len, 3);
+    ASSERT_TRUE(memcmp(biz, "a\0b", 4) == 0);
+    free(q);
+    ASSERT_EQ_INT(idms_http_is_form("application/x-www-form-urlencoded", 33), 1);
+    ASSERT_EQ_INT(idms_http_is_form("Application/X-WWW-Form-Urlencoded; charset=UTF-8", 49), 1);
+    ASSERT_EQ_INT(idms_http_is_form("application/x-www-form-urlencodedx", 34), 0);
+    ASSERT_EQ_INT(idms_http_is_form("text/plain", 10), 0);
+}
+
 static int accepts(const char *value)
 {
     char *copy = test_exact_copy(value, strlen(value));
@@ -884,6 +926,7 @@ static const struct test_case tests[] = {
     TEST(http_query_get_refuses_bad_values),
     TEST(http_percent_decode_cases),
     TEST(http_decode_bytes_keeps_nul),
+    TEST(http_form_fields_cases),
     TEST(http_accepts_json_cases),
     TEST(http_path_unreserved_cases),
     TEST(http_h2_preface_cases),
