@@ -39,6 +39,8 @@ seg() {
 seg create orders --store "$STORE" --step 50 --max-step 400 || start_failed "segment create failed"
 seg create invoices --store "$STORE" --first 1000 --step 20 || start_failed "segment create failed"
 seg create tiny --store "$STORE" || start_failed "segment create failed"
+seg create 'order:42' --store "$STORE" --first 500 || start_failed "segment create failed"
+seg create '{user}:seq' --store "$STORE" --first 900 || start_failed "segment create failed"
 
 declare -A PORT PID
 one() {
@@ -83,6 +85,11 @@ check "... RESP: an error naming it" -O "ERR no tag 'nosuch' in the segment stor
 http "count=0: 400" -s 400 -O '.*count must be from 1 to.*' -- '/v1/segment/orders?count=0'
 http "count above --max-count: 400" -s 400 -- '/v1/segment/orders?count=100001'
 http "count not a number: 400" -s 400 -- '/v1/segment/orders?count=ten'
+check "RESP INCR order:42: a Redis-style key with ':' is a tag" -o 500 -- redis-cli -p "$RESP_PORT" INCR order:42
+check "... and INCRBY {user}:seq 5 (a cluster hash tag's braces)" -o 904 \
+    -- redis-cli -p "$RESP_PORT" INCRBY '{user}:seq' 5
+check "... a key with a byte outside the rule ('/') is refused, naming it" \
+    -O "ERR invalid tag: byte 0x2f \('/'\) at 5 .*" -- redis-cli -p "$RESP_PORT" INCR order/42
 check "INCRBY 0: an error" -O 'ERR increment must be from 1 to.*' -- redis-cli -p "$RESP_PORT" INCRBY orders 0
 check "INCRBY not a number: Redis's error" -O 'ERR value is not an integer or out of range.*' \
     -- redis-cli -p "$RESP_PORT" INCRBY orders x
