@@ -294,8 +294,9 @@ static int setup_auth(idms_server *s)
         return 2;
     }
     s->auth.tinyid_open = o->tinyid_open;
-    if (o->http[0] != '\0') {
-        /* tinyid always requires a token (docs/idmintd.md, "tinyid"). */
+    if (o->http[0] != '\0' && o->segments[0] != '\0') {
+        /* tinyid always requires a token (docs/idmintd.md, "tinyid"); its
+         * routes serve segments, so this is said only with a store. */
         if (o->tinyid_open)
             idms_log(IDMS_LOG_WARN, "tinyid's routes (/tinyid/id/...) are served without a "
                                     "token (--tinyid-open)");
