@@ -117,7 +117,10 @@ typedef struct idm_snowflake_config {
     uint64_t node;          /* 0 .. idm_sf_layout_max_node() */
     int64_t max_rewind_ms;  /* tolerated backwards clock step, >= 0 */
     int seq_start;          /* IDM_SF_SEQ_START_*: RANDOM starts each unit at
-                               a random value in the lower half of the range */
+                               a random value below 2^w, w = sequence bits -
+                               5, at most 7 (0..127 of twitter's 4096, 0..7
+                               of sonyflake's 256: id % N spreads at low
+                               traffic; at most 1/32 of a unit unused) */
     int64_t resume_unix_ms; /* 0, or a time high-water mark from a previous
                                run: IDs are minted only in later units, and a
                                clock earlier than it counts as a rewind */

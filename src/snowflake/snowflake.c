@@ -99,7 +99,7 @@ struct idm_snowflake {
     uint64_t node_part; /* node << shift[node] */
     uint64_t max_tick;  /* 2^time_bits - 1 */
     uint64_t seq_max;   /* 2^seq_bits - 1, also the mask of seq in state */
-    uint64_t half_mask; /* 2^(seq_bits - 1) - 1: random starts lie in 0..half_mask */
+    uint64_t start_mask; /* 2^w - 1 (seq_start_bits): random starts lie in 0..start_mask */
     size_t rand_bytes;  /* bytes of randomness one random start needs */
     int64_t max_rewind_ms;
     int64_t last_valid_ms; /* the latest Unix ms the layout can represent */
@@ -118,6 +118,20 @@ struct idm_snowflake {
 };
 
 static int load_state(idm_snowflake *g, uint64_t *word, int64_t *last, idm_error *err);
+
+/* The random start's window: 2^w values with w = seq_bits - 5, at most 7
+ * (a thirty-second of the range, at most 128: 0..127 of twitter's 4096,
+ * 0..7 of sonyflake's 256; none below 6 sequence bits). At saturation a
+ * unit then loses at most 1/32 of its IDs (1/64 on average), where the
+ * lower half of the range, the window before, lost a quarter on average:
+ * idmintd's whole-server default must not cost its peak rate. */
+static unsigned seq_start_bits(unsigned seq_bits)
+{
+    if (seq_bits <= 5)
+        return 0;
+    return seq_bits - 5 < 7 ? seq_bits - 5 : 7;
+}
+
 
 static void time_text(int64_t unix_ms, char *dst, size_t cap)
 {
@@ -207,9 +221,9 @@ int idm_snowflake_new(idm_snowflake **out, const idm_snowflake_config *cfg, idm_
     g->node_part = cfg->node << l->shift[IDM_SF_NODE];
     g->max_tick = ((uint64_t)1 << time_bits) - 1;
     g->seq_max = ((uint64_t)1 << g->seq_bits) - 1;
-    /* The lower half of 0 .. 2^bits - 1 is 0 .. 2^(bits-1) - 1. */
-    g->half_mask = ((uint64_t)1 << (g->seq_bits - 1)) - 1;
-    g->rand_bytes = (g->seq_bits - 1 + 7) / 8;
+    unsigned w = seq_start_bits(g->seq_bits);
+    g->start_mask = ((uint64_t)1 << w) - 1;
+    g->rand_bytes = (w + 7) / 8;
     g->max_rewind_ms = cfg->max_rewind_ms;
     g->last_valid_ms = last_valid_ms;
     atomic_init(&g->ceiling_ms, INT64_MAX);
@@ -335,9 +349,10 @@ static int tick_of(const idm_snowflake *g, int64_t now_ms, uint64_t *tick, idm_e
 }
 
 /* The first sequence number of a new unit: 0, or with seq_start RANDOM a
- * uniform value in the lower half of the range (Leaf's trick: at low
- * traffic id % N still spreads evenly, and a full upper half is left). The
- * half is a power of two, so masking random bits is unbiased. */
+ * uniform value below a window of 2^seq_start_bits() (Leaf's trick, which
+ * starts at 0..99 of 4096: at low traffic id % N still spreads evenly for
+ * N up to the window). The window is a power of two, so masking random
+ * bits is unbiased. */
 static int first_seq(idm_snowflake *g, uint64_t *seq, idm_error *err)
 {
     *seq = 0;
@@ -350,7 +365,7 @@ static int first_seq(idm_snowflake *g, uint64_t *seq, idm_error *err)
     uint64_t r = 0;
     for (size_t i = 0; i < g->rand_bytes; i++)
         r = r << 8 | b[i];
-    *seq = r & g->half_mask;
+    *seq = r & g->start_mask;
     return IDM_OK;
 }
 

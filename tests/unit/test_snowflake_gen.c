@@ -660,7 +660,7 @@ static void test_snowflake_gen_resume_past_layout_refused(void)
     ASSERT_TRUE(g == NULL);
 }
 
-static void test_snowflake_gen_seq_start_random_lower_half(void)
+static void test_snowflake_gen_seq_start_random_window(void)
 {
     struct fake_clock fc = {0};
     struct fake_entropy fe = {0};
@@ -670,9 +670,10 @@ static void test_snowflake_gen_seq_start_random_lower_half(void)
     cfg.seq_start = IDM_SF_SEQ_START_RANDOM;
     idm_snowflake *g = new_gen(&cfg);
     ASSERT_TRUE(g != NULL);
-    /* 500 units, three IDs each: every unit starts below 2048 and counts up
-     * from there; starts differ between units. */
-    uint64_t distinct_starts = 0, prev_start = UINT64_MAX, max_start = 0;
+    /* 500 units, three IDs each: every unit starts below 128 (twitter's 12
+     * sequence bits: a window of 2^7) and counts up from there; starts
+     * differ between units, both parities among them. */
+    uint64_t distinct_starts = 0, prev_start = UINT64_MAX, max_start = 0, odd = 0;
     uint64_t last = 0;
     for (int u = 0; u < 500; u++) {
         fake_clock_set_ms(&fc, T2025 + u);
@@ -681,25 +682,27 @@ static void test_snowflake_gen_seq_start_random_lower_half(void)
         idm_error err = {0};
         ASSERT_OK(idm_snowflake_next_n(g, ids, 3, &done, &err), &err);
         uint64_t start = decode(g, ids[0]).sequence;
-        ASSERT_TRUE(start < 2048);
+        ASSERT_TRUE(start < 128);
         ASSERT_EQ_U64(decode(g, ids[1]).sequence, start + 1);
         ASSERT_EQ_U64(decode(g, ids[2]).sequence, start + 2);
         ASSERT_TRUE(ids[0] > last);
         last = ids[2];
         distinct_starts += start != prev_start;
         prev_start = start;
+        odd += start & 1;
         if (start > max_start)
             max_start = start;
     }
     ASSERT_TRUE(distinct_starts > 400);
-    ASSERT_TRUE(max_start > 1024); /* the whole lower half is used */
-    ASSERT_EQ_INT(fe.calls, 1);    /* drawn from the pool, not per ID */
+    ASSERT_TRUE(max_start >= 96); /* the whole window is used */
+    ASSERT_TRUE(odd > 150 && odd < 350);
+    ASSERT_EQ_INT(fe.calls, 1); /* drawn from the pool, not per ID */
     idm_snowflake_free(g);
 
     /* With a frozen clock the first unit holds 4096 - start IDs, then the
-     * next unit starts at a fresh random value. */
+     * next unit starts at a fresh random value: one byte each. */
     struct fake_entropy fe2 = {0};
-    fe2.next = 0x47; /* first two bytes 0x47 0x48: start 0x4748 & 0x7ff */
+    fe2.next = 0xC7; /* bytes 0xC7, 0xC8: starts 0x47, 0x48 */
     cfg.gen.entropy = fake_entropy_as_entropy(&fe2);
     g = new_gen(&cfg);
     fake_clock_set_ms(&fc, T2025 + 1000);
@@ -708,14 +711,26 @@ static void test_snowflake_gen_seq_start_random_lower_half(void)
     idm_error err = {0};
     ASSERT_OK(idm_snowflake_next_n(g, ids, 5000, &done, &err), &err);
     uint64_t start = decode(g, ids[0]).sequence;
-    ASSERT_EQ_U64(start, 0x748);
+    ASSERT_EQ_U64(start, 0x47);
     size_t first_unit = 4096 - (size_t)start;
     ASSERT_EQ_U64(decode(g, ids[first_unit - 1]).sequence, 4095);
-    ASSERT_EQ_U64(decode(g, ids[first_unit]).sequence, 0x494A & 0x7ff);
+    ASSERT_EQ_U64(decode(g, ids[first_unit]).sequence, 0x48);
     ASSERT_EQ_INT(fc.sleeps, 1);
     idm_snowflake_free(g);
 
-    /* A 1-bit sequence has a lower half of just {0}. */
+    /* sonyflake's 8 sequence bits: a window of 8 (0..7). */
+    cfg.layout = layout_of("sonyflake");
+    cfg.gen.entropy = fake_entropy_as_entropy(&fe);
+    g = new_gen(&cfg);
+    for (int u = 0; u < 100; u++) {
+        fake_clock_set_ms(&fc, T2025 + 2000 + 10 * u);
+        uint64_t id;
+        ASSERT_OK(idm_snowflake_next_n(g, &id, 1, &done, &err), &err);
+        ASSERT_TRUE(decode(g, id).sequence < 8);
+    }
+    idm_snowflake_free(g);
+
+    /* Up to 5 sequence bits there is no window: every unit starts at 0. */
     cfg.layout = layout_of("time=41,node=10,seq=1");
     g = new_gen(&cfg);
     fake_clock_set_ms(&fc, T2025);
@@ -941,7 +956,7 @@ static const struct test_case tests[] = {
     TEST(test_snowflake_gen_ceiling_with_coarse_units),
     TEST(test_snowflake_gen_try_never_sleeps),
     TEST(test_snowflake_gen_resume_past_layout_refused),
-    TEST(test_snowflake_gen_seq_start_random_lower_half),
+    TEST(test_snowflake_gen_seq_start_random_window),
     TEST(test_snowflake_gen_threads_share_one_generator),
     TEST(test_snowflake_gen_ceiling_raised_while_threads_mint),
     TEST(test_snowflake_gen_fork_child_refuses),
