@@ -21,8 +21,9 @@
 # Environment for the commands inside: IDM_FUZZ_SECONDS and CI pass
 # through. The root shares the host's network (loopback ports are picked at
 # random by the tests, so they do not meet the host's) and its kernel;
-# /proc, /sys, /dev, /dev/pts, /dev/shm and a fresh /run and /tmp are
-# mounted in it and unmounted at the end, whatever happens. If the host
+# the root is bind-mounted on itself (private), and /proc, /sys, /dev,
+# /dev/pts, /dev/shm and a fresh /run are mounted in it, all unmounted at
+# the end, whatever happens; /tmp is the root's own, emptied first. If the host
 # reaches the network through a proxy with a CA of its own (in
 # /usr/local/share/ca-certificates), that CA is copied in, and npm is
 # told about it, so that the root reaches what the host reaches.
@@ -164,12 +165,20 @@ mnt() { # mnt TYPE|--bind SRC DST
     fi
     MOUNTS+=("$3")
 }
-mnt proc proc "$DIR/proc" && mnt sysfs sysfs "$DIR/sys" && mnt --bind /dev "$DIR/dev" &&
+# The root a mount point of its own, private (a machine's / is one: tests
+# that unshare a mount namespace make / private there, which a plain
+# directory under chroot refuses), then what a booted Debian 12 has
+# mounted. /tmp stays the root's own directory, on disk, as on Debian 12
+# (a tmpfs there would hide the bytes a database writes from
+# /proc/PID/io, which idmint bench btree reports).
+mnt --bind "$DIR" "$DIR" && mount --make-private "$DIR" &&
+    mnt proc proc "$DIR/proc" && mnt sysfs sysfs "$DIR/sys" && mnt --bind /dev "$DIR/dev" &&
     mnt devpts devpts "$DIR/dev/pts" && mnt tmpfs tmpfs "$DIR/dev/shm" &&
-    mnt tmpfs tmpfs "$DIR/run" && mnt tmpfs tmpfs "$DIR/tmp" || {
-    log "mounting /proc, /sys, /dev or /run in the root failed"
+    mnt tmpfs tmpfs "$DIR/run" || {
+    log "mounting the root, its /proc, /sys, /dev or /run failed"
     exit 1
 }
+find "$DIR/tmp" -mindepth 1 -delete 2>/dev/null
 chmod 1777 "$DIR/tmp" "$DIR/dev/shm"
 
 # inside NAME COMMAND: runs COMMAND in the clone inside the root, as root,

@@ -39,7 +39,11 @@ npm ci --no-audit --no-fund >npm-ci.log 2>&1 || { cat npm-ci.log; fail "npm ci o
 echo "ok - npm ci of the test devDependencies"
 # Built afresh: a stale addon from another checkout must not pass.
 rm -rf "$root/bindings/node/build"
-npm install --no-audit --no-fund --foreground-scripts "$root/bindings/node" >npm-install.log 2>&1 ||
+# --install-links=false: npm 9.0 to 9.3 (Debian 12's is 9.2) install a
+# folder as a packed copy, without the sources around it it builds from;
+# every npm links it with this (the default again from npm 9.4).
+npm install --install-links=false --no-audit --no-fund --foreground-scripts "$root/bindings/node" \
+    >npm-install.log 2>&1 ||
     { cat npm-install.log; fail "npm install ./bindings/node"; }
 [ -f node_modules/idmint/build/idmint.node ] ||
     { cat npm-install.log; fail "npm install ./bindings/node did not build the addon"; }

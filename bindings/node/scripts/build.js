@@ -51,7 +51,10 @@ function walk(dir, acc) {
 }
 
 if (!fs.existsSync(path.join(root, 'include', 'idmint', 'idmint.h'))) {
-    die(`no idmint sources at ${root} (set IDMINT_SOURCE_DIR to the idmint source tree)`);
+    die(`no idmint sources at ${root}: install from the checkout with ` +
+        `npm install --install-links=false ./bindings/node (npm 9.0 to 9.3, Debian 12's ` +
+        `among them, install a folder as a copy without its surroundings), or set ` +
+        `IDMINT_SOURCE_DIR to the idmint source tree`);
 }
 const napiInclude = nodeInclude();
 const library = walk(path.join(root, 'src'), []).sort();
