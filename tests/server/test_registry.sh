@@ -43,6 +43,16 @@ UID_U=$(id -u "$U")
 trap 'cleanup; [ $made_user = 1 ] && userdel "$U" 2>/dev/null' EXIT
 # The user's state directories live under T_DIR, which it must traverse.
 chmod 0711 "$T_DIR"
+# The binaries the user runs, copied where it may run them: the tree may be
+# a clone under a home the user cannot enter (/root is 0700 on Debian).
+mkdir -p "$T_DIR/bin" && chmod 0755 "$T_DIR/bin" &&
+    cp "$IDMINTD" "$IDMINT" "$T_DIR/bin/" && chmod 0755 "$T_DIR/bin/idmintd" "$T_DIR/bin/idmint" || {
+    echo "test_registry.sh: cannot copy the binaries into $T_DIR/bin" >&2
+    exit 1
+}
+IDMINTD=$T_DIR/bin/idmintd
+IDMINT=$T_DIR/bin/idmint
+export IDMINTD IDMINT
 UD=$T_DIR/u
 mkdir -p "$UD" && chown "$U" "$UD"
 # As a login session would have it.
