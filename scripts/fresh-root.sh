@@ -154,7 +154,8 @@ if ! git clone -q --no-local "$ROOT" "$DIR/root/idmint"; then
     log "git clone of $ROOT failed"
     exit 1
 fi
-log "cloned $(git -C "$ROOT" rev-parse --short HEAD) into $DIR/root/idmint (uncommitted changes are not in it)"
+CLONED=$(git -C "$DIR/root/idmint" rev-parse --short HEAD)
+log "cloned $CLONED into $DIR/root/idmint (uncommitted changes are not in it)"
 
 mnt() { # mnt TYPE|--bind SRC DST
     mkdir -p "$3"
@@ -206,7 +207,7 @@ if [ "$only" != demo ]; then
 fi
 
 echo
-echo "==== fresh-root: results (Debian 12 minbase, $(git -C "$ROOT" rev-parse --short HEAD)) ===="
+echo "==== fresh-root: results (Debian 12 minbase, $CLONED) ===="
 printf '%s\n' "${RESULTS[@]}"
 echo "all: $((SECONDS - t_all)) s, exit $status"
 exit "$status"
