@@ -47,7 +47,7 @@ case "${1:-}" in
 '') ;;
 --list) list_only=1 ;;
 -h | --help)
-    sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+    idm_script_help "$0"
     exit 0
     ;;
 *)

@@ -1,11 +1,19 @@
 # shellcheck shell=bash
-# scripts/deps.sh - installs Debian packages that are missing; sourced by
-# scripts/test.sh and scripts/demo.sh (not run on its own).
+# scripts/deps.sh - installs Debian packages that are missing, and the
+# lists of them; sourced by scripts/test.sh, demo.sh, check-tools.sh and
+# fresh-root.sh (not run on its own).
 #
 # idm_apt_install PKG...  installs those of PKG that dpkg does not report
 # as installed. `apt-get update` runs only when something is missing, so a
 # machine that has everything stays fast and needs no network. Runs as
 # root, or through sudo when not root.
+
+# idm_script_help FILE prints FILE's header comment (its second line up
+# to the line before `set -uo`), without the comment marks: the --help of
+# the scripts that source this file.
+idm_script_help() {
+    sed -n '2,/^set -uo/p' "$1" | sed '$d' | sed 's/^# \{0,1\}//'
+}
 
 idm_apt_missing() {
     local pkg status

@@ -41,9 +41,8 @@ reuse=0
 only=
 mirror=
 test_args=()
-usage() {
-    sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-}
+# shellcheck source=scripts/deps.sh
+. "$ROOT/scripts/deps.sh"
 while [ $# -gt 0 ]; do
     case "$1" in
     --dir)
@@ -65,7 +64,7 @@ while [ $# -gt 0 ]; do
         esac
         shift 2
         ;;
-    -h | --help) usage && exit 0 ;;
+    -h | --help) idm_script_help "$0" && exit 0 ;;
     --)
         shift
         test_args=("$@")

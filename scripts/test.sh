@@ -55,7 +55,7 @@ for arg in "$@"; do
     case "$arg" in
     --quick) QUICK=1 ;;
     -h | --help)
-        sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+        idm_script_help "$0"
         exit 0
         ;;
     *)

@@ -51,8 +51,11 @@ char *idms_buf_reserve(idms_buf *b, size_t n)
 
 void idms_buf_append(idms_buf *b, const void *p, size_t n)
 {
+    /* Nothing to copy: the source may be an empty buffer's NULL data (a
+     * 204's body, the text of INFO with an unknown section), which
+     * memcpy must not be given even for 0 bytes. */
     if (n == 0)
-        return; /* an empty buffer's data may be NULL: nothing to copy */
+        return;
     char *dst = idms_buf_reserve(b, n);
     if (dst != NULL) {
         memcpy(dst, p, n);

@@ -239,7 +239,7 @@ static void write_response(idms_buf *out, response *r, bool head_only, bool keep
     else if (r->http10)
         idms_buf_puts(out, "Connection: keep-alive\r\n");
     idms_buf_puts(out, "\r\n");
-    if (!head_only && r->body.len > 0) /* a 204's body has no data at all */
+    if (!head_only)
         idms_buf_append(out, r->body.data, r->body.len);
 }
 
@@ -1558,13 +1558,16 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
     /* Escapes of unreserved characters are the characters (RFC 3986
      * section 6.2.2.2): decoded before routing, every other escape left for
      * the route's own decoder (idms_http_path_unreserved). A path with a
-     * malformed escape is routed as sent. */
+     * malformed escape is routed as sent. A path without a '%' (nearly
+     * every one) is itself: not copied. */
     char unreserved[IDMS_HTTP_MAX_TARGET + 1];
-    ptrdiff_t unreserved_len =
-        idms_http_path_unreserved(path, path_len, unreserved, sizeof unreserved);
-    if (unreserved_len >= 0) {
-        path = unreserved;
-        path_len = (size_t)unreserved_len;
+    if (memchr(path, '%', path_len) != NULL) {
+        ptrdiff_t unreserved_len =
+            idms_http_path_unreserved(path, path_len, unreserved, sizeof unreserved);
+        if (unreserved_len >= 0) {
+            path = unreserved;
+            path_len = (size_t)unreserved_len;
+        }
     }
     int rt = route_of(path, path_len, &seg);
     if (!authorized(c, req, rt, r))

@@ -249,8 +249,8 @@ static void text_reply_buf(const req *r, idms_buf *text)
 {
     if (text->failed)
         errorf(r->out, "out of memory");
-    else /* an empty text (INFO of an unknown section) has no buffer */
-        text_reply(r, text->len > 0 ? text->data : "", text->len);
+    else
+        text_reply(r, text->data, text->len);
     idms_buf_free(text);
 }
 
@@ -390,7 +390,7 @@ static int hold(req *r, const idms_resp_held *h)
 /* Ends the transaction, if any: its queue freed, out of MULTI. */
 static void multi_reset(idms_resp_multi *m)
 {
-    free(m->queue);
+    idms_buf_free(&m->queue);
     memset(m, 0, sizeof *m);
 }
 
@@ -865,8 +865,8 @@ static void client_line(idms_buf *text, idms_conn *c)
                     "lib-ver=%s\n",
                     ss->id, addr, laddr, (int)fd, ss->name, (now - ss->start_ms) / 1000,
                     (now - ss->last_ms) / 1000, ss->multi.open ? "x" : "N",
-                    ss->multi.open ? (int64_t)ss->multi.n : (int64_t)-1, c->in_len, ss->multi.cap,
-                    c->in_cap, c->in_cap + ss->multi.cap, ss->last_cmd ? ss->last_cmd : "NULL",
+                    ss->multi.open ? (int64_t)ss->multi.n : (int64_t)-1, c->in_len, ss->multi.queue.cap,
+                    c->in_cap, c->in_cap + ss->multi.queue.cap, ss->last_cmd ? ss->last_cmd : "NULL",
                     ss->protocol, ss->lib_name, ss->lib_ver);
 }
 
@@ -1298,9 +1298,7 @@ static void multi_flag(idms_resp_multi *m)
 {
     if (!m->open)
         return;
-    free(m->queue);
-    m->queue = NULL;
-    m->len = m->cap = 0;
+    idms_buf_free(&m->queue);
     m->dirty = true;
 }
 
@@ -1320,9 +1318,10 @@ static int multi_queue(req *r)
         multi_flag(m);
         return RUN_DONE;
     }
-    /* The share shrinks as connections open: a queue may be past it now. */
+    /* The share shrinks as connections open: a queue may be past it now.
+     * (The bound is on the queue's bytes; its buffer grows by doubling.) */
     size_t need = queued_size(r->cmd), bound = idms_conn_share(r->c) / 4;
-    if (m->len > bound || need > bound - m->len) {
+    if (m->queue.len > bound || need > bound - m->queue.len) {
         errorf(r->out,
                "transaction too large: the queued commands would take more than %zu bytes (a "
                "quarter of this connection's share of --max-buffered)",
@@ -1330,34 +1329,17 @@ static int multi_queue(req *r)
         multi_flag(m);
         return RUN_DONE;
     }
-    if (m->len + need > m->cap) {
-        size_t cap = m->cap ? m->cap : 256;
-        while (cap < m->len + need)
-            cap *= 2;
-        if (cap > bound)
-            cap = bound;
-        char *q = realloc(m->queue, cap);
-        if (q == NULL) {
-            errorf(r->out, "out of memory");
-            multi_flag(m);
-            return RUN_DONE;
-        }
-        m->queue = q;
-        m->cap = cap;
-    }
-    char *p = m->queue + m->len;
     size_t argc = r->cmd->argc;
-    memcpy(p, &argc, sizeof argc);
-    p += sizeof argc;
-    for (size_t i = 0; i < argc; i++) {
-        memcpy(p, &r->cmd->argv[i].len, sizeof(size_t));
-        p += sizeof(size_t);
+    idms_buf_append(&m->queue, &argc, sizeof argc);
+    for (size_t i = 0; i < argc; i++)
+        idms_buf_append(&m->queue, &r->cmd->argv[i].len, sizeof(size_t));
+    for (size_t i = 0; i < argc; i++)
+        idms_buf_append(&m->queue, r->cmd->argv[i].ptr, r->cmd->argv[i].len);
+    if (m->queue.failed) {
+        errorf(r->out, "out of memory");
+        multi_flag(m);
+        return RUN_DONE;
     }
-    for (size_t i = 0; i < argc; i++) {
-        memcpy(p, r->cmd->argv[i].ptr, r->cmd->argv[i].len);
-        p += r->cmd->argv[i].len;
-    }
-    m->len += need;
     m->n++;
     idms_buf_puts(r->out, "+QUEUED\r\n");
     return RUN_QUEUED;
@@ -1394,7 +1376,7 @@ static void exec_done_one(req *r, size_t before)
     idms_resp_command cmd;
     bool error = r->out->len > before && r->out->data[before] == '-';
     count(r->c, error ? 400 : 200);
-    m->at += unqueue(m->queue + m->at, &cmd);
+    m->at += unqueue(m->queue.data + m->at, &cmd);
     m->next++;
 }
 
@@ -1412,7 +1394,7 @@ static int exec_go(req *r)
             return RUN_PARKED;
         }
         idms_resp_command cmd;
-        unqueue(m->queue + m->at, &cmd);
+        unqueue(m->queue.data + m->at, &cmd);
         req inner = *r;
         inner.cmd = &cmd;
         size_t before = r->out->len;

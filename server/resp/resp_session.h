@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
+
 #define IDMS_RESP_NAME_MAX 64 /* bytes of a client name (CLIENT SETNAME) */
 #define IDMS_RESP_LIB_MAX  32 /* bytes of CLIENT SETINFO LIB-NAME or LIB-VER */
 #define IDMS_RESP_HELD_TEXT 128 /* bytes of a held prefix or tag (at most 63 or IDMSEG_TAG_MAX) */
@@ -68,8 +70,7 @@ typedef struct idms_resp_held {
  * record in held, as outside a transaction, and EXEC goes on from next
  * once it completes. */
 typedef struct idms_resp_multi {
-    char *queue;     /* the queued commands (malloc'd; NULL while empty) */
-    size_t len, cap; /* the queue's bytes, and its allocation */
+    idms_buf queue;  /* the queued commands (no allocation while empty) */
     size_t n;        /* commands queued */
     size_t next;     /* EXEC: the next command to run ... */
     size_t at;       /* ... at this offset in queue */
