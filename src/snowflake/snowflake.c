@@ -496,6 +496,11 @@ static int mint(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool no
     int64_t now;
     int fresh_reads = 0;
     int rc = idm__env_now_ms(&g->env, &now, err);
+    /* A host-wide file truncated under us would fault on the next access:
+     * one fstat per clock millisecond turns that into IDM_ESTATE
+     * (statefile.h). */
+    if (rc == IDM_OK && g->map.base != NULL)
+        rc = idm__state_check_at(&g->map, now, err);
     while (rc == IDM_OK) {
         uint64_t old;
         int64_t last;
@@ -669,13 +674,6 @@ static int next_n(idm_snowflake *g, uint64_t *out, size_t n, size_t *done, bool 
                          "node in the child, or use a host-wide state file");
     if (n == 0)
         return IDM_OK;
-    /* A host-wide file truncated under us would fault on the next access:
-     * one fstat per call turns that into IDM_ESTATE (statefile.h). */
-    if (g->map.base != NULL) {
-        int rc = idm__state_check(&g->map, err);
-        if (rc != IDM_OK)
-            return rc;
-    }
     int rc = mint(g, out, n, &written, nowait, retry_ns, err);
     if (IDM_UNLIKELY(rc == IDM_ECEILING) && !nowait && g->on_ceiling != NULL)
         rc = past_ceiling(g, out, n, &written, err);
