@@ -27,7 +27,7 @@
 #            CREATE TABLE t(id PRIMARY KEY) WITHOUT ROWID in a new WAL
 #            database file (synchronous=NORMAL, an 8 MiB page cache), one
 #            transaction; its time includes the commit
-# timed by the shell's .timer (the statement only). Each round starts one
+# timed by the shell's .timer (the statement only; CPU time, user + system). Each round starts one
 # place further along the list, so no expression always runs first.
 #
 # Prints a markdown table: per expression the median over rounds in
@@ -79,14 +79,16 @@ cte() {
     echo "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < $1)"
 }
 
-# run DB SQL: the shell's "real" seconds of the last statement of SQL.
+# run DB SQL: the CPU seconds (user + system, from the shell's .timer) of
+# the last statement of SQL. CPU, not elapsed: on a shared machine the
+# elapsed time of a CPU-bound loop measures the other tenants.
 run() {
     local db=$1 sql=$2 out
     if ! out=$(printf '%s\n' ".load $ext" "$sql" | sqlite3 -batch "$db" 2>&1); then
         echo "sqlite.sh: sqlite3 failed: $out" >&2
         return 1
     fi
-    awk '/^Run Time: real/ { t = $4 } END { if (t == "") exit 1; print t }' <<<"$out"
+    awk '/^Run Time: real/ { t = $6 + $8 } END { if (t == "") exit 1; print t }' <<<"$out"
 }
 
 # The snowflake's node, once for the database files (each insert gets a
@@ -137,8 +139,9 @@ base_ins=$(median <<<"${t_ins[uuidv7]}")
 
 echo "## idmint_sqlite: $rows rows, $rounds round(s), SQLite $(sqlite3 --version | cut -d' ' -f1)"
 echo
-echo "Calls net of the empty loop ($(per_m "$empty") s per million); inserts into a"
-echo "WITHOUT ROWID primary key, one transaction, WAL. Ratio: to uuidv7()."
+echo "CPU seconds per million rows (user + system). Calls net of the empty loop"
+echo "($(per_m "$empty") s per million); inserts into a WITHOUT ROWID primary key, one"
+echo "transaction, WAL. Ratio: to uuidv7()."
 echo
 echo "| expression | call s/M | call ratio | insert s/M | insert ratio | file MiB |"
 echo "|---|---:|---:|---:|---:|---:|"

@@ -114,9 +114,57 @@ static void test_direct_call(void)
     ASSERT_EQ_INT(sqlite3_close(db), SQLITE_OK);
 }
 
+/* Two connections to one file share its snowflake: distinct IDs, one node
+ * from the table, a change of node seen by the other connection. */
+static void test_snowflake(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/sf.db", scratch_dir);
+    sqlite3 *a = NULL, *b = NULL;
+    char buf[512];
+    ASSERT_EQ_INT(sqlite3_auto_extension((void (*)(void))sqlite3_idmintsqlite_init), SQLITE_OK);
+    ASSERT_EQ_INT(sqlite3_open(path, &a), SQLITE_OK);
+    ASSERT_EQ_INT(sqlite3_open(path, &b), SQLITE_OK);
+    ASSERT_EQ_INT(one(a, "SELECT snowflake()", buf, sizeof buf), SQLITE_ERROR);
+    ASSERT_TRUE(strstr(sqlite3_errmsg(a), "no node is set") != NULL);
+    ASSERT_EQ_INT(one(a, "SELECT idmint_snowflake_config(3, 'discord')", buf, sizeof buf),
+                  SQLITE_ROW);
+    ASSERT_TRUE(strstr(buf, "\"node\": 3, \"layout\": \"discord\"") != NULL);
+    ASSERT_EQ_INT(one(b, "SELECT idmint_snowflake_config(5000)", buf, sizeof buf), SQLITE_ERROR);
+    ASSERT_TRUE(strstr(sqlite3_errmsg(b), "node 5000 is out of range") != NULL);
+    /* 2,000 IDs from each, interleaved: all distinct and increasing. */
+    ASSERT_EQ_INT(sqlite3_exec(a, "CREATE TABLE ids(id INTEGER PRIMARY KEY)", NULL, NULL, NULL),
+                  SQLITE_OK);
+    for (int i = 0; i < 2000; i++) {
+        ASSERT_EQ_INT(sqlite3_exec(i % 2 ? a : b, "INSERT INTO ids VALUES (snowflake())", NULL,
+                                   NULL, NULL),
+                      SQLITE_OK);
+    }
+    ASSERT_EQ_INT(one(a, "SELECT count(*) FROM ids", buf, sizeof buf), SQLITE_ROW);
+    ASSERT_EQ_STR(buf, "2000");
+    ASSERT_EQ_INT(one(b,
+                      "SELECT json_extract(idmint_inspect(CAST(snowflake() AS TEXT), 'discord'), "
+                      "'$.node')",
+                      buf, sizeof buf),
+                  SQLITE_ROW);
+    ASSERT_EQ_STR(buf, "3");
+    ASSERT_EQ_INT(one(a, "SELECT idmint_snowflake_config(4, 'discord')", buf, sizeof buf),
+                  SQLITE_ROW);
+    ASSERT_EQ_INT(one(b,
+                      "SELECT json_extract(idmint_inspect(CAST(snowflake() AS TEXT), 'discord'), "
+                      "'$.node')",
+                      buf, sizeof buf),
+                  SQLITE_ROW);
+    ASSERT_EQ_STR(buf, "4");
+    ASSERT_EQ_INT(sqlite3_close(a), SQLITE_OK);
+    ASSERT_EQ_INT(sqlite3_close(b), SQLITE_OK);
+    sqlite3_reset_auto_extension();
+}
+
 static const struct test_case tests[] = {
     TEST(test_auto_extension),
     TEST(test_direct_call),
+    TEST(test_snowflake),
     {0},
 };
 
@@ -134,5 +182,12 @@ int main(int argc, char **argv)
     }
     char *args[] = {argv[0], NULL};
     int rc = test_main(1, args, tests);
+    if (argc <= 1) {
+        /* The database and its state directory, made above. */
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch_dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", scratch_dir);
+    }
     return rc;
 }
