@@ -62,7 +62,7 @@ static int register_all(idmsq_conn *c, const idmsq_fn *fns)
 #ifdef _WIN32
 __declspec(dllexport)
 #endif
-int sqlite3_idmintsqlite_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi)
+    int sqlite3_idmintsqlite_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_routines *pApi)
 {
     SQLITE_EXTENSION_INIT2(pApi);
     idmsq_conn *c = sqlite3_malloc(sizeof *c);

@@ -136,10 +136,12 @@ static int same_layout(const idm_sf_layout *a, const idm_sf_layout *b)
  * last look. 0, or -1 with the call's error set. */
 static int refresh(sqlite3_context *ctx, idmsq_conn *c)
 {
+    /* Without a data version (a VFS that does not give one), every call
+     * reads the table. */
     unsigned version = 0;
-    if (sqlite3_file_control(c->db, "main", SQLITE_FCNTL_DATA_VERSION, &version) != SQLITE_OK)
-        c->sf_have_version = 0;
-    else if (c->sf_have_version && version == c->sf_data_version && c->sf != NULL)
+    int have_version =
+        sqlite3_file_control(c->db, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK;
+    if (have_version && c->sf_have_version && version == c->sf_data_version && c->sf != NULL)
         return 0;
     char dir[4096];
     if (state_dir(c->db, dir, sizeof dir) != 0) {
@@ -180,7 +182,7 @@ static int refresh(sqlite3_context *ctx, idmsq_conn *c)
         c->sf_layout = layout;
     }
     c->sf_data_version = version;
-    c->sf_have_version = 1;
+    c->sf_have_version = have_version;
     return 0;
 }
 
@@ -218,9 +220,9 @@ static void result_config(sqlite3_context *ctx, sqlite3 *db, uint64_t node,
     }
     /* The path escaped for JSON: its quotes, backslashes and controls. */
     sqlite3_str *s = sqlite3_str_new(db);
-    sqlite3_str_appendf(s, "{\"node\": %llu, \"layout\": \"%s\", \"max_node\": %llu, \"state_dir\": \"",
-                        (unsigned long long)node, spec,
-                        (unsigned long long)idm_sf_layout_max_node(layout));
+    sqlite3_str_appendf(
+        s, "{\"node\": %llu, \"layout\": \"%s\", \"max_node\": %llu, \"state_dir\": \"",
+        (unsigned long long)node, spec, (unsigned long long)idm_sf_layout_max_node(layout));
     for (const char *p = dir; *p != '\0'; p++) {
         if (*p == '"' || *p == '\\')
             sqlite3_str_appendchar(s, 1, '\\');
@@ -323,8 +325,8 @@ static void fn_config(sqlite3_context *ctx, int argc, sqlite3_value **argv)
                         0, NULL);
     if (rc == SQLITE_OK)
         rc = exec_bound(c->db,
-                        "INSERT OR REPLACE INTO main." CONFIG_TABLE "(name, value) VALUES ('" KEY_NODE
-                        "', ?1), ('" KEY_LAYOUT "', ?2)",
+                        "INSERT OR REPLACE INTO main." CONFIG_TABLE
+                        "(name, value) VALUES ('" KEY_NODE "', ?1), ('" KEY_LAYOUT "', ?2)",
                         node, spec);
     if (rc != SQLITE_OK) {
         error_fmt(ctx, "idmint_snowflake_config: could not write " CONFIG_TABLE ": %s",

@@ -149,10 +149,7 @@ static void fn_inspect(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 }
 
 const idmsq_fn idmsq_text_fns[] = {
-    {"ulid", 0, IDMSQ_GENERATOR, fn_ulid},
-    {"ksuid", 0, IDMSQ_GENERATOR, fn_ksuid},
-    {"typeid", 1, IDMSQ_GENERATOR, fn_typeid},
-    {"idmint_inspect", 1, IDMSQ_PURE, fn_inspect},
-    {"idmint_inspect", 2, IDMSQ_PURE, fn_inspect},
-    {NULL, 0, 0, NULL},
+    {"ulid", 0, IDMSQ_GENERATOR, fn_ulid},         {"ksuid", 0, IDMSQ_GENERATOR, fn_ksuid},
+    {"typeid", 1, IDMSQ_GENERATOR, fn_typeid},     {"idmint_inspect", 1, IDMSQ_PURE, fn_inspect},
+    {"idmint_inspect", 2, IDMSQ_PURE, fn_inspect}, {NULL, 0, 0, NULL},
 };

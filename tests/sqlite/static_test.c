@@ -40,21 +40,22 @@ static void check_functions(sqlite3 *db)
     char buf[512];
     ASSERT_EQ_INT(one(db, "SELECT uuid_extract_version(uuidv7())", buf, sizeof buf), SQLITE_ROW);
     ASSERT_EQ_STR(buf, "7");
-    ASSERT_EQ_INT(one(db, "SELECT uuid_str('{A0EEBC99-9C0B4EF8-BB6D6BB9-BD380A11}')", buf, sizeof buf),
-                  SQLITE_ROW);
+    ASSERT_EQ_INT(
+        one(db, "SELECT uuid_str('{A0EEBC99-9C0B4EF8-BB6D6BB9-BD380A11}')", buf, sizeof buf),
+        SQLITE_ROW);
     ASSERT_EQ_STR(buf, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
     ASSERT_EQ_INT(one(db, "SELECT uuid_str('a0eebc99')", buf, sizeof buf), SQLITE_ROW);
     ASSERT_EQ_STR(buf, "");
     ASSERT_EQ_INT(one(db, "SELECT uuid7_timestamp_ms(uuid7(1717777901))", buf, sizeof buf),
                   SQLITE_ROW);
     ASSERT_EQ_STR(buf, "1717777901000");
-    ASSERT_EQ_INT(one(db, "SELECT length(ulid()) || length(ksuid()) || length(typeid('t'))", buf,
-                      sizeof buf),
-                  SQLITE_ROW);
+    ASSERT_EQ_INT(
+        one(db, "SELECT length(ulid()) || length(ksuid()) || length(typeid('t'))", buf, sizeof buf),
+        SQLITE_ROW);
     ASSERT_EQ_STR(buf, "262728");
-    ASSERT_EQ_INT(one(db, "SELECT json_extract(idmint_inspect(uuid4()), '$.version')", buf,
-                      sizeof buf),
-                  SQLITE_ROW);
+    ASSERT_EQ_INT(
+        one(db, "SELECT json_extract(idmint_inspect(uuid4()), '$.version')", buf, sizeof buf),
+        SQLITE_ROW);
     ASSERT_EQ_STR(buf, "4");
     /* Errors reach the caller with their message. */
     ASSERT_EQ_INT(one(db, "SELECT typeid('Bad')", buf, sizeof buf), SQLITE_ERROR);
@@ -136,9 +137,9 @@ static void test_snowflake(void)
     ASSERT_EQ_INT(sqlite3_exec(a, "CREATE TABLE ids(id INTEGER PRIMARY KEY)", NULL, NULL, NULL),
                   SQLITE_OK);
     for (int i = 0; i < 2000; i++) {
-        ASSERT_EQ_INT(sqlite3_exec(i % 2 ? a : b, "INSERT INTO ids VALUES (snowflake())", NULL,
-                                   NULL, NULL),
-                      SQLITE_OK);
+        ASSERT_EQ_INT(
+            sqlite3_exec(i % 2 ? a : b, "INSERT INTO ids VALUES (snowflake())", NULL, NULL, NULL),
+            SQLITE_OK);
     }
     ASSERT_EQ_INT(one(a, "SELECT count(*) FROM ids", buf, sizeof buf), SQLITE_ROW);
     ASSERT_EQ_STR(buf, "2000");
