@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib.sh - what tests/sqlite/test_*.sh share: a temporary directory, the
 # processes to stop, and the counting of cases.
 #
@@ -9,6 +10,7 @@
 # T_DIR is removed at the end (kept with KEEP_T_DIR=1). PY is Debian's
 # python3 (the PATH's may be another build, without loadable extensions).
 T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/idmsq.XXXXXX")
+# shellcheck disable=SC2034 # used by the scripts that source this file
 PY=${IDMSQ_PYTHON:-/usr/bin/python3}
 PASSED=0
 FAILED=0
@@ -48,7 +50,7 @@ expect() {
     =) [[ $actual == "$want" ]] || ok=0 ;;
     !=) [[ $actual != "$want" ]] || ok=0 ;;
     =~) [[ $actual =~ $want ]] || ok=0 ;;
-    -lt | -le | -gt | -ge) [[ $actual =~ ^-?[0-9]+$ ]] && [ "$actual" "$op" "$want" ] || ok=0 ;;
+    -lt | -le | -gt | -ge) [[ $actual =~ ^-?[0-9]+$ ]] && test "$actual" "$op" "$want" || ok=0 ;;
     *) ok=0 ;;
     esac
     if ((ok)); then

@@ -65,7 +65,11 @@ expect "config returns the configuration" "$out" = $'wal\n{"node": 7, "layout": 
 expect "another process reads it" "$(sq "$DB" "SELECT json_extract(idmint_snowflake_config(), '\$.node');")" = 7
 out=$(sq "$DB" "SELECT json_extract(idmint_inspect(CAST(snowflake() AS TEXT), '$LAYOUT'), '\$.node');")
 expect "snowflake() mints for node 7" "$out" = 7
-[[ -d $DB-idmint ]] && pass "state directory beside the database" || fail "state directory beside the database" "no $DB-idmint"
+if [[ -d $DB-idmint ]]; then
+    pass "state directory beside the database"
+else
+    fail "state directory beside the database" "no $DB-idmint"
+fi
 expect "state directory mode" "$(stat -c %a "$DB-idmint")" = 700
 
 fails "generator refused in an index" "non-deterministic functions prohibited in index expressions" \
@@ -100,9 +104,10 @@ expect "a minting connection follows the configuration (7, then 8, then 7)" "$ou
 # --- four processes, one killed -------------------------------------------------------------
 sq "$DB" "CREATE TABLE ids(id INTEGER NOT NULL, w INTEGER NOT NULL);" >/dev/null
 BATCHES=300 ROWS=50
+declare -A WPID
 for w in 1 2; do
     "$PY" "$HERE/sf_writer.py" "$EXT" "$DB" "$w" "$BATCHES" "$ROWS" >"$T_DIR/w$w.out" 2>"$T_DIR/w$w.err" &
-    eval "W$w=$!"
+    WPID[$w]=$!
     track $!
 done
 # Shell writers: one sqlite3 process per batch (each opens the state anew),
@@ -117,7 +122,7 @@ shell_writer() {
 }
 for w in 3 4; do
     shell_writer "$w" >"$T_DIR/w$w.out" 2>"$T_DIR/w$w.err" &
-    eval "W$w=$!"
+    WPID[$w]=$!
     track $!
 done
 # Kill writer 1 once it has committed something, then start it again.
@@ -126,16 +131,15 @@ for ((i = 0; i < 300; i++)); do
     [[ ${n:-0} -ge 500 ]] && break
     sleep 0.05
 done
-kill -9 "$W1"
-wait "$W1" 2>/dev/null
+kill -9 "${WPID[1]}"
+wait "${WPID[1]}" 2>/dev/null
 st=$?
 expect "writer 1 killed by SIGKILL (status 137) after committing rows" "$st:$((${n:-0} >= 500))" = "137:1"
 "$PY" "$HERE/sf_writer.py" "$EXT" "$DB" 1 "$BATCHES" "$ROWS" >"$T_DIR/w1b.out" 2>"$T_DIR/w1b.err" &
-W1=$!
-track $W1
+WPID[1]=$!
+track "${WPID[1]}"
 for w in 1 2 3 4; do
-    eval "pid=\$W$w"
-    wait "$pid"
+    wait "${WPID[$w]}"
     st=$?
     f=$T_DIR/w$w.err
     ((w == 1)) && f=$T_DIR/w1b.err # the first writer 1's was cut by the kill
