@@ -32,6 +32,11 @@ rows_true() {
 }
 
 # --- loading ------------------------------------------------------------------
+# The module exports its entry point and nothing else (libidmint inside it
+# stays hidden, so another copy in the process cannot clash).
+out=$(nm -D --defined-only "$EXT.so" | awk '$2 ~ /^[TDBRVW]$/ { print $3 }')
+expect "the module exports only sqlite3_idmintsqlite_init" "$out" = sqlite3_idmintsqlite_init
+
 out=$(sqlite3 :memory: ".load $EXT" "SELECT uuid_extract_version(uuidv7());" 2>&1)
 expect "shell .load" "$out" = 7
 out=$(sqlite3 :memory: "SELECT load_extension('$EXT');" "SELECT uuid_extract_version(uuidv4());" 2>&1)
