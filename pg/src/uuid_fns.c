@@ -67,8 +67,9 @@ Datum pg_idmint_uuidv7(PG_FUNCTION_ARGS)
  * 10889-08-02 05:31:50.655 UTC. */
 #define V7_MAX_MS ((INT64CONST(1) << 48) - 1)
 
-/* 22008 for a time a UUIDv7 cannot hold (what pg_uuidv7 and PostgreSQL 18
- * would wrap into 48 bits, a different time); what names it. */
+/* 22008 for a time a UUIDv7 cannot hold (pg_uuidv7 wraps it into 48
+ * bits, a different time; PostgreSQL 18 raises an error too); what names
+ * it. */
 static void raise_v7_range(const char *fn, const char *what) pg_attribute_noreturn();
 static void raise_v7_range(const char *fn, const char *what)
 {
