@@ -33,7 +33,8 @@
 IDM_BEGIN_DECLS
 
 /* A source of Unix time. now_ns writes nanoseconds since 1970-01-01T00:00Z
- * (a signed 64-bit count, so clocks end in 2262) and returns IDM_OK or an IDM_E* code (IDM_ECLOCK).
+ * (a signed 64-bit count, so clocks end in 2262; idm_gen_set_clock_shift_us mints past it) and
+ * returns IDM_OK or an IDM_E* code (IDM_ECLOCK).
  * sleep_ns blocks for about ns nanoseconds; generators call it to wait out a small clock rewind or
  * an exhausted sequence, and a fake clock may simply advance itself. Both must be safe to call from
  * any thread that uses the generator. */

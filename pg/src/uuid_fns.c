@@ -73,11 +73,10 @@ Datum pg_idmint_uuidv7(PG_FUNCTION_ARGS)
 static void raise_v7_range(const char *fn, const char *what) pg_attribute_noreturn();
 static void raise_v7_range(const char *fn, const char *what)
 {
-    ereport(ERROR,
-            (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-             errmsg("%s: %s is outside the range of a UUIDv7's time", fn, what),
-             errdetail("A UUIDv7 holds the Unix milliseconds from 1970-01-01 00:00:00 to "
-                       "10889-08-02 05:31:50.655 UTC in 48 bits.")));
+    ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                    errmsg("%s: %s is outside the range of a UUIDv7's time", fn, what),
+                    errdetail("A UUIDv7 holds the Unix milliseconds from 1970-01-01 00:00:00 to "
+                              "10889-08-02 05:31:50.655 UTC in 48 bits.")));
     pg_unreachable();
 }
 
@@ -85,7 +84,8 @@ static void raise_v7_range(const char *fn, const char *what)
  * count the same microseconds from 2000-01-01). */
 static int64 unix_us_of(TimestampTz ts)
 {
-    return (int64)ts + (int64)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC;
+    return (int64)ts +
+           (int64)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC;
 }
 
 /* --- uuidv7(shift) ---------------------------------------------------------- */
@@ -111,7 +111,8 @@ Datum pg_idmint_uuidv7_shift(PG_FUNCTION_ARGS)
     TimestampTz now = pgi_timestamptz_from_unix_us(pgi_now_ns() / 1000);
     TimestampTz moved = DatumGetTimestampTz(DirectFunctionCall2(
         timestamptz_pl_interval, TimestampTzGetDatum(now), IntervalPGetDatum(shift)));
-    if (TIMESTAMP_NOT_FINITE(moved) || unix_us_of(moved) < 0 || unix_us_of(moved) / 1000 > V7_MAX_MS)
+    if (TIMESTAMP_NOT_FINITE(moved) || unix_us_of(moved) < 0 ||
+        unix_us_of(moved) / 1000 > V7_MAX_MS)
         raise_v7_range("uuidv7", "now + shift");
 
     if (shifted.gen == NULL || memcmp(&shifted.shift, shift, sizeof *shift) != 0) {
@@ -170,7 +171,7 @@ Datum pg_idmint_uuid_timestamp_to_v7(PG_FUNCTION_ARGS)
         bool plain = get_fn_expr_argtype(fcinfo->flinfo, 0) == TIMESTAMPOID;
         raise_v7_range(plain ? "uuid_timestamp_to_v7" : "uuid_timestamptz_to_v7",
                        DatumGetCString(DirectFunctionCall1(plain ? timestamp_out : timestamptz_out,
-                                                          TimestampTzGetDatum(ts))));
+                                                           TimestampTzGetDatum(ts))));
     }
     idm_error err;
     pgi_error_init(&err);

@@ -127,8 +127,8 @@ int idm_uuidv7_at(int64_t unix_ms, const uint8_t *rand, idm_uuid *out, idm_error
         return idm__fail(err, IDM_EINVAL, 0, "out must not be NULL");
     if (unix_ms < 0 || (uint64_t)unix_ms > V7_MAX_MS)
         return idm__fail(err, IDM_ETIME_RANGE, 0,
-                         "Unix ms %" PRId64 " is outside UUIDv7's 48-bit millisecond range (0 to %" PRIu64
-                         ")",
+                         "Unix ms %" PRId64
+                         " is outside UUIDv7's 48-bit millisecond range (0 to %" PRIu64 ")",
                          unix_ms, V7_MAX_MS);
     uint8_t *b = out->bytes;
     idm__put_be64(b, (uint64_t)unix_ms << 16);
