@@ -2,7 +2,9 @@
 # bench/pg.sh - pg_idmint's functions against PostgreSQL's own, side by side
 # in one session (bench/PG.md has the figures and what they show):
 #
-#   bench/pg.sh [--rows N] [--rounds R] [--shared-buffers SIZE] [--quick]
+#   bench/pg.sh [--rows N] [--rounds R] [--shared-buffers SIZE] [--loops] [--quick]
+#
+# --loops runs the loops alone, no inserts (bench/sql.sh's PostgreSQL part).
 #
 # Builds pg_idmint (make -C pg) and installs it when the installed module,
 # SQL script or control file differ from this tree's; starts a throwaway
@@ -35,8 +37,10 @@
 # loop (median over rounds of f - empty in the same round); per insert also
 # the table and index sizes and the WAL; and the goals, each the median over
 # rounds of the ratio of two statements of the same round:
-#   gen_random_uuid / uuidv7 >= 3, nextval / uuidv7 >= 1 (the loops), and
-#   gen_random_uuid / uuidv7 >= 1 (the inserts), PASS or MISS.
+#   gen_random_uuid / uuidv7 >= 3, nextval / uuidv7 >= 1, uuidv7 / snowflake
+#   >= 0.83 (snowflake() at most 1.2x uuidv7()), nextval / snowflake >= 1
+#   (the loops), and gen_random_uuid / uuidv7 >= 1 (the inserts), PASS or
+#   MISS.
 # --quick (CI's smoke run) runs every statement but does not judge them.
 # A report, not a test: exit 0 when goals are missed; non-zero only when
 # something failed to build or run. The cluster is removed on exit,
@@ -47,9 +51,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage() {
     sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
 }
-rows='' rounds='' quick=0 shared_buffers=128MB
+rows='' rounds='' quick=0 loops_only=0 shared_buffers=128MB
 bad_usage() {
-    echo "bench/pg.sh: $* (--rows N, --rounds R, --shared-buffers SIZE, --quick; --help)" >&2
+    echo "bench/pg.sh: $* (--rows N, --rounds R, --shared-buffers SIZE, --loops, --quick; --help)" >&2
     exit 2
 }
 while [ $# -gt 0 ]; do
@@ -64,6 +68,7 @@ while [ $# -gt 0 ]; do
         shift 2
         ;;
     --quick) quick=1; shift ;;
+    --loops) loops_only=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) bad_usage "unknown option '$1'" ;;
     esac
@@ -156,6 +161,7 @@ L_EXPR=('*' 'gen_random_uuid()' 'uuidv7()' 'ulid()' 'ksuid()' "typeid('user')" '
 I_NAME=(gen_random_uuid uuidv7 ulid snowflake nextval)
 I_EXPR=('gen_random_uuid()' 'uuidv7()' 'ulid()' 'snowflake()' "nextval('pgb_t_id_seq')")
 I_TYPE=(uuid uuid text bigint bigserial)
+((loops_only)) && I_NAME=()
 
 sql=$work/bench.sql
 {
@@ -276,6 +282,7 @@ SELECT a.kind, a.name, b.name,
 FROM pgb_result a JOIN pgb_result b USING (round, kind)
      JOIN pgb_result e ON e.round = a.round AND e.kind = 'loop' AND e.name = 'empty'
 WHERE (a.kind, a.name, b.name) IN (('loop', 'gen_random_uuid', 'uuidv7'), ('loop', 'nextval', 'uuidv7'),
+                                   ('loop', 'uuidv7', 'snowflake'), ('loop', 'nextval', 'snowflake'),
                                    ('insert', 'gen_random_uuid', 'uuidv7'))
 GROUP BY a.kind, a.name, b.name;
 \\qecho '@runs'
@@ -352,8 +359,7 @@ for ((i = 0; i < ${#L_NAME[@]}; i++)); do
     [ "$nm" = empty ] && net=—
     printf '| %s | %s | %s | %s |\n' "\`$ex\`" "$(fmt "${LMED[$nm]:-}")" "$(fmt "${LMIN[$nm]:-}")" "$net"
 done
-printf '\n| INSERT INTO t (id, n) SELECT f(), g FROM generate_series(1, N) g | key | s per million, median | min | ns per row, net of the loop of f() | heap MB | index MB | WAL MB |\n'
-printf '|---|---|---:|---:|---:|---:|---:|---:|\n'
+((loops_only)) || printf '\n| INSERT INTO t (id, n) SELECT f(), g FROM generate_series(1, N) g | key | s per million, median | min | ns per row, net of the loop of f() | heap MB | index MB | WAL MB |\n|---|---|---:|---:|---:|---:|---:|---:|\n'
 for ((i = 0; i < ${#I_NAME[@]}; i++)); do
     nm=${I_NAME[i]}
     printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "\`${I_EXPR[i]}\`" "${I_TYPE[i]}" \
@@ -381,7 +387,9 @@ goal() { # KIND A B GOAL TEXT
 }
 goal loop gen_random_uuid uuidv7 3 'loop, gen_random_uuid() / uuidv7()'
 goal loop nextval uuidv7 1 "loop, nextval() / uuidv7()"
-goal insert gen_random_uuid uuidv7 1 'insert, gen_random_uuid() key / uuidv7() key'
+goal loop uuidv7 snowflake 0.83 'loop, uuidv7() / snowflake() (snowflake() at most 1.2× uuidv7())'
+goal loop nextval snowflake 1 'loop, nextval() / snowflake() (snowflake() below nextval())'
+((loops_only)) || goal insert gen_random_uuid uuidv7 1 'insert, gen_random_uuid() key / uuidv7() key'
 printf '\nThe goals are judged on the whole statement, empty loop included.'
 if ((own_ckpt > 0)); then
     printf ' **%d checkpoint(s) started by the server itself during the run** (max_wal_size or checkpoint_timeout): a timed statement may have paid for one.' "$own_ckpt"

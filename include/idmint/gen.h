@@ -103,7 +103,10 @@ enum {
  * uid than the effective one, and a file its group or others may write. A
  * full filesystem is IDM_ESTATE at _new. The generator keeps the file open
  * (one descriptor, close-on-exec) until _free, and a file truncated under
- * it makes minting calls fail with IDM_ESTATE instead of raising SIGBUS.
+ * it makes minting calls fail with IDM_ESTATE instead of raising SIGBUS
+ * (from the first call of a later clock millisecond: the size is checked
+ * once per millisecond, not per call; a call in the same millisecond as
+ * the truncation can still fault).
  * Put the file in a directory only this user can write ($XDG_RUNTIME_DIR,
  * or a service's own directory such as /var/lib/NAME with mode 0700), not
  * /dev/shm or /tmp, where any user can replace or remove it. */

@@ -21,6 +21,7 @@
 #include "mark.h"
 #include "rfc3339.h"
 #include "segment.h"
+#include "sfhost.h"
 #include "snowflake.h"
 #include "token.h"
 #include "typeid.h"

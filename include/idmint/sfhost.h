@@ -92,6 +92,13 @@ IDM_API IDM_NODISCARD int idm_sfhost_try_next(idm_sfhost *h, uint64_t *id,
  * Thread-safe: yes. */
 IDM_API IDM_NODISCARD int idm_sfhost_next(idm_sfhost *h, uint64_t *id, idm_error *err);
 
+/* The path of one of cfg's files with the extension ext ("state",
+ * "idmark"; an owner that carries an older file format names its own):
+ * DIR/snowflake-NODE-HASH.EXT. IDM_OK, or IDM_EINVAL (a bad cfg, a path
+ * longer than cap). Thread-safe: yes (pure function). */
+IDM_API IDM_NODISCARD int idm_sfhost_path(const idm_sfhost_config *cfg, const char *ext,
+                                          char *dst, size_t cap, idm_error *err);
+
 /* The generator (for high_water, formatting, decoding; never free it),
  * and the paths of the two files. Thread-safe: yes. */
 IDM_API idm_snowflake *idm_sfhost_generator(idm_sfhost *h);

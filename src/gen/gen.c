@@ -360,14 +360,14 @@ int idm__gen_begin(idm_gen *g, const void *out, size_t n, int64_t *now_ms, idm_e
     int rc = idm__gen_enter(g, err);
     if (rc != IDM_OK || n == 0)
         return rc;
+    rc = gen_now_ms(g, now_ms, err);
     /* A host-wide file truncated under us would fault on the next access:
-     * one fstat per call turns that into IDM_ESTATE (statefile.h). */
-    if (g->map.base != NULL) {
-        rc = idm__state_check(&g->map, err);
-        if (rc != IDM_OK)
-            return rc;
-    }
-    return gen_now_ms(g, now_ms, err);
+     * one fstat per clock millisecond turns that into IDM_ESTATE
+     * (statefile.h). A clock shift moves the millisecond along with the
+     * clock, and a change of shift is a change of millisecond: checked. */
+    if (rc == IDM_OK && g->map.base != NULL)
+        rc = idm__state_check_at(&g->map, *now_ms, err);
+    return rc;
 }
 
 int idm__gen_random_number(idm_gen *g, size_t len, idm_u128 *out, idm_error *err)

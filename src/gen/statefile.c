@@ -133,3 +133,14 @@ int idm__state_check(const struct idm_state_map *map, idm_error *err)
                          size, map->size);
     return IDM_OK;
 }
+
+int idm__state_check_at(struct idm_state_map *map, int64_t now_ms, idm_error *err)
+{
+    if (map->base == NULL ||
+        atomic_load_explicit(&map->checked_ms, memory_order_relaxed) == now_ms)
+        return IDM_OK;
+    int rc = idm__state_check(map, err);
+    if (rc == IDM_OK)
+        atomic_store_explicit(&map->checked_ms, now_ms, memory_order_relaxed);
+    return rc;
+}

@@ -35,6 +35,7 @@ struct idm_state_map {
     size_t size;
     int fd;
     uint64_t dev, ino;
+    _Atomic int64_t checked_ms; /* idm__state_check_at's last check (0: none) */
 };
 
 /* Opens or creates path, holding an flock only while it creates or checks
@@ -70,6 +71,18 @@ void idm__state_close(struct idm_state_map *map);
  * Thread-safe: yes (no state is changed; fstat on a shared descriptor). */
 IDM_NODISCARD int idm__state_check(const struct idm_state_map *map, idm_error *err);
 
+/* The minting calls' check: idm__state_check at most once per clock
+ * millisecond (now_ms, the reading the call mints with), not once per
+ * call. An fstat is a syscall of 300-700 ns on a VM, most of a host-wide
+ * snowflake's cost where calls are otherwise ~100 ns (pg_idmint measured
+ * it at half of snowflake()'s samples). The residual window above grows
+ * from one call to the rest of a millisecond: a truncation by the file's
+ * owner (the only other writer possible) is noticed by the first call of
+ * a later millisecond, and a call in the same millisecond may still fault,
+ * as one racing the fstat always could. Thread-safe: yes (a relaxed word:
+ * two threads may both check, which is harmless). */
+IDM_NODISCARD int idm__state_check_at(struct idm_state_map *map, int64_t now_ms, idm_error *err);
+
 /* OS part: open-or-create (refusing symlinks, non-regular, foreign or
  * group/world-writable files) + exclusive flock; block allocation; map;
  * fsync of a new file and its directory; the truncation check. */
@@ -89,6 +102,15 @@ void idm__os_state_unmap(void *base, size_t size);
  * EINVAL (a file system that keeps nothing) as done; fsync of path's
  * directory. */
 int idm__os_open_vetted(const char *what, const char *path, int *fd, idm_error *err);
+/* Makes the directory path with mode 0700 when it is missing (*made true;
+ * its entry then synced in the parent), or checks that what is there is a
+ * directory. IDM_OK or IDM_ESTATE naming path. */
+int idm__os_make_dir(const char *what, const char *path, bool *made, idm_error *err);
+/* This boot of the machine (/proc/sys/kernel/random/boot_id, a UUID as
+ * text) into buf: its length, or 0 when unknown. */
+size_t idm__os_boot_id(char *buf, size_t cap);
+/* Whether path names something (stat succeeds). */
+bool idm__os_file_exists(const char *path);
 int idm__os_fsync(int fd);
 int idm__os_sync_dir(const char *what, const char *path, idm_error *err);
 

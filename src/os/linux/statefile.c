@@ -240,3 +240,38 @@ void idm__os_state_unmap(void *base, size_t size)
     if (base != NULL)
         munmap(base, size);
 }
+
+int idm__os_make_dir(const char *what, const char *path, bool *made, idm_error *err)
+{
+    *made = false;
+    if (mkdir(path, 0700) == 0) {
+        *made = true;
+        return idm__os_sync_dir(what, path, err);
+    }
+    int e = errno;
+    struct stat st;
+    if (e == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return IDM_OK;
+    if (e == EEXIST)
+        return idm__fail(err, IDM_ESTATE, 0, "%s %s exists and is not a directory", what, path);
+    return idm__fail(err, IDM_ESTATE, 0, "cannot create %s %s: %s", what, path, strerror(e));
+}
+
+size_t idm__os_boot_id(char *buf, size_t cap)
+{
+    int fd;
+    do {
+        fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0 || cap == 0)
+        return 0;
+    ssize_t n = read(fd, buf, cap);
+    close(fd);
+    return n > 0 ? (size_t)n : 0;
+}
+
+bool idm__os_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
