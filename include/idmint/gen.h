@@ -33,7 +33,8 @@
 IDM_BEGIN_DECLS
 
 /* A source of Unix time. now_ns writes nanoseconds since 1970-01-01T00:00Z
- * (a signed 64-bit count, so clocks end in 2262) and returns IDM_OK or an IDM_E* code (IDM_ECLOCK).
+ * (a signed 64-bit count, so clocks end in 2262; idm_gen_set_clock_shift_us mints past it) and
+ * returns IDM_OK or an IDM_E* code (IDM_ECLOCK).
  * sleep_ns blocks for about ns nanoseconds; generators call it to wait out a small clock rewind or
  * an exhausted sequence, and a fake clock may simply advance itself. Both must be safe to call from
  * any thread that uses the generator. */
@@ -185,6 +186,23 @@ IDM_API IDM_NODISCARD int idm_gen_next_text_n(idm_gen *g, int format, char *dst,
  * none. UUIDv4, tokens and traceparent are not affected. Not stored in a
  * host-wide state file. Thread-safe: yes (the generator may be shared). */
 IDM_API void idm_gen_set_ceiling(idm_gen *g, int64_t ceiling_unix_ms);
+
+/* Shifts the time the time-ordered formats (UUIDv7 and the TypeIDs built
+ * on it, ULID, KSUID) are minted at by shift_us microseconds: from the
+ * next call on, a call's time is floor((floor(now_ns / 1000) + shift_us) /
+ * 1000) Unix ms, where now_ns is the clock's reading. In microseconds
+ * because the clock's nanoseconds end in 2262 while a UUIDv7 or ULID runs
+ * to the year 10889: the shifted time may lie anywhere in the format's
+ * range (a call whose shifted time falls before 1970 or past the format's
+ * range fails with IDM_ETIME_RANGE). PostgreSQL 18's uuidv7(interval) is
+ * this (its times are microseconds too). The monotonic states are not
+ * touched: IDs keep increasing while the shift stays the same, and a
+ * smaller shift after a larger one continues from where the larger left
+ * (make a generator per shift to start afresh). The ceiling, the high-
+ * water mark and idm_*_observe's max_offset_ms compare shifted times. 0
+ * (the default) is the clock itself. Snowflakes and UUIDv4 are not
+ * affected. Thread-safe: no (set it before the generator is shared). */
+IDM_API void idm_gen_set_clock_shift_us(idm_gen *g, int64_t shift_us);
 
 /* The ceiling in force (INT64_MAX when none). Thread-safe: yes. */
 IDM_API int64_t idm_gen_ceiling(const idm_gen *g);

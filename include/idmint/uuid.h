@@ -97,6 +97,20 @@ IDM_API IDM_NODISCARD int idm_uuidv4_next_n(idm_gen *g, idm_uuid *out, size_t n,
  * IDM_GEN_UNSHARED. */
 IDM_API IDM_NODISCARD int idm_uuidv7_next_n(idm_gen *g, idm_uuid *out, size_t n, idm_error *err);
 
+/* A UUIDv7 for the time unix_ms (0 .. 2^48 - 1, to the year 10889), made
+ * outside any generator's sequence: bytes 0-5 the millisecond, then the 80
+ * bits of rand[0..9] with the version (7) and variant (10) written over
+ * their 6 bits, leaving 74 of them. rand NULL means all zero: the least
+ * UUIDv7 of that millisecond (00000000-0000-7000-8000-000000000000 for
+ * 0), the lower bound of a scan over a time range of v7 keys. With 10
+ * random bytes (idm_gen_random) it is what pg_uuidv7's
+ * uuid_timestamptz_to_v7 makes; unlike idm_uuidv7_next_n's, such UUIDs
+ * keep no order within the millisecond. Returns IDM_OK, IDM_EINVAL (out
+ * NULL), IDM_ETIME_RANGE (unix_ms outside the range).
+ * Thread-safe: yes (pure function). */
+IDM_API IDM_NODISCARD int idm_uuidv7_at(int64_t unix_ms, const uint8_t *rand, idm_uuid *out,
+                                        idm_error *err);
+
 /*
  * Causal minting: idm_uuidv7_observe makes every UUIDv7 (and TypeID built on one) the generator
  * mints afterwards sort after seen, an ID minted elsewhere (another process, another host) that

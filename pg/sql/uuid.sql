@@ -64,7 +64,8 @@ SELECT count(*) FILTER (WHERE id <= prev) AS out_of_order
 FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM t) AS s;
 
 -- Declared as PostgreSQL 18 declares them.
-SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args, p.provolatile, p.proparallel, p.proisstrict
+SELECT p.proname, pg_get_function_identity_arguments(p.oid) AS args, p.provolatile, p.proparallel, p.proisstrict,
+       p.proleakproof
 FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.deptype = 'e'
 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_idmint'
 ORDER BY 1, 2;

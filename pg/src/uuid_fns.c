@@ -13,6 +13,11 @@
  *   uuid_extract_version(uuid)    the version of an RFC 9562 variant UUID,
  *                                 else NULL
  *
+ * and pg_uuidv7's names: uuid_generate_v7() (uuidv7() under another name),
+ * uuid_v7_to_timestamptz(uuid), uuid_v7_to_timestamp(uuid),
+ * uuid_timestamptz_to_v7(timestamptz, zero), uuid_timestamp_to_v7(timestamp,
+ * zero).
+ *
  * PostgreSQL 18 keeps its UUIDv7s in order with 12 bits of sub-millisecond
  * time; libidmint uses RFC 9562's method 1 (a counter seeded at random each
  * millisecond), which keeps the same promise - strictly increasing within
@@ -20,7 +25,7 @@
  */
 #include "pg_idmint.h"
 
-#include "common/int.h"
+#include "catalog/pg_type.h"
 #include "utils/fmgrprotos.h"
 #include "utils/uuid.h"
 
@@ -56,59 +61,132 @@ Datum pg_idmint_uuidv7(PG_FUNCTION_ARGS)
     PG_RETURN_UUID_P(mint_uuid(pgi_gen(), 7));
 }
 
+/* --- the range of a UUIDv7's time ------------------------------------------- */
+
+/* A UUIDv7's 48-bit millisecond runs from the Unix epoch to
+ * 10889-08-02 05:31:50.655 UTC. */
+#define V7_MAX_MS ((INT64CONST(1) << 48) - 1)
+
+/* 22008 for a time a UUIDv7 cannot hold (pg_uuidv7 wraps it into 48
+ * bits, a different time; PostgreSQL 18 raises an error too); what names
+ * it. */
+static void raise_v7_range(const char *fn, const char *what) pg_attribute_noreturn();
+static void raise_v7_range(const char *fn, const char *what)
+{
+    ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+                    errmsg("%s: %s is outside the range of a UUIDv7's time", fn, what),
+                    errdetail("A UUIDv7 holds the Unix milliseconds from 1970-01-01 00:00:00 to "
+                              "10889-08-02 05:31:50.655 UTC in 48 bits.")));
+    pg_unreachable();
+}
+
+/* Unix microseconds of a finite timestamp (timestamptz and timestamp
+ * count the same microseconds from 2000-01-01). */
+static int64 unix_us_of(TimestampTz ts)
+{
+    return (int64)ts +
+           (int64)(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC;
+}
+
 /* --- uuidv7(shift) ---------------------------------------------------------- */
 
-/* One generator per shift: a clock that reads the system clock plus the
- * shift, so UUIDs made with one shift keep their order; another shift
- * starts a new generator (order across shifts is the timestamps'). */
+/* One generator per shift, its time moved by the library
+ * (idm_gen_set_clock_shift_us): microseconds, so that the shifted time may
+ * reach a UUIDv7's last millisecond in 10889, past 2262 where the clock's
+ * 64-bit nanoseconds end. UUIDs made with one shift keep their order;
+ * another shift starts a new generator (order across shifts is the
+ * timestamps'). */
 static struct {
     idm_gen *gen;
     Interval shift;
-    int64 shift_ns; /* the shift as of the latest call */
 } shifted;
-
-static int shifted_now(void *ctx, int64_t *unix_ns)
-{
-    (void)ctx;
-    *unix_ns = pgi_now_ns() + shifted.shift_ns;
-    return IDM_OK;
-}
-
-static void shifted_sleep(void *ctx, int64_t ns)
-{
-    (void)ctx;
-    idm_clock sys = idm_clock_system();
-    sys.sleep_ns(sys.ctx, ns);
-}
 
 PG_FUNCTION_INFO_V1(pg_idmint_uuidv7_shift);
 Datum pg_idmint_uuidv7_shift(PG_FUNCTION_ARGS)
 {
     Interval *shift = PG_GETARG_INTERVAL_P(0);
-    int64 now_ns = pgi_now_ns();
-    TimestampTz now = pgi_timestamptz_from_unix_us(now_ns / 1000);
+    /* As PostgreSQL 18: now, to the microsecond, as a timestamptz, plus
+     * the interval as timestamptz + interval adds it (months and days in
+     * the session's time zone), then the millisecond. */
+    TimestampTz now = pgi_timestamptz_from_unix_us(pgi_now_ns() / 1000);
     TimestampTz moved = DatumGetTimestampTz(DirectFunctionCall2(
         timestamptz_pl_interval, TimestampTzGetDatum(now), IntervalPGetDatum(shift)));
-    /* The library's clock counts Unix nanoseconds in 64 bits: the shifted
-     * time must lie between 1970 and 2262 (a UUIDv7 could hold more). */
-    int64 delta_us;
-    if (pg_sub_s64_overflow(moved, now, &delta_us) || delta_us > (PG_INT64_MAX - now_ns) / 1000 ||
-        now_ns / 1000 + delta_us < 0)
-        ereport(ERROR, (errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-                        errmsg("uuidv7: now + shift is outside the range of UUIDv7 timestamps "
-                               "this extension makes"),
-                        errdetail("The shifted time must lie between 1970-01-01 and "
-                                  "2262-04-11.")));
-    shifted.shift_ns = delta_us * 1000;
+    if (TIMESTAMP_NOT_FINITE(moved) || unix_us_of(moved) < 0 ||
+        unix_us_of(moved) / 1000 > V7_MAX_MS)
+        raise_v7_range("uuidv7", "now + shift");
 
     if (shifted.gen == NULL || memcmp(&shifted.shift, shift, sizeof *shift) != 0) {
         idm_gen_free(shifted.gen);
         shifted.gen = NULL;
-        idm_clock clock = {shifted_now, shifted_sleep, NULL};
-        shifted.gen = pgi_gen_new(&clock);
+        shifted.gen = pgi_gen_new(NULL);
         shifted.shift = *shift;
     }
+    /* Set on every call: a month's length depends on the day it is added
+     * to. Both ends are in range, so the difference cannot overflow. */
+    idm_gen_set_clock_shift_us(shifted.gen, moved - now);
     PG_RETURN_UUID_P(mint_uuid(shifted.gen, 7));
+}
+
+/* --- pg_uuidv7's names -------------------------------------------------------- */
+
+/* pg_uuidv7 (github.com/fboulnois/pg_uuidv7) reads the first 48 bits of
+ * any UUID as Unix milliseconds, whatever its version: a v4 gives a time
+ * too. Its names keep that (code written for it keeps its results);
+ * PostgreSQL 18's uuid_extract_timestamp() gives NULL instead. */
+static int64 first_48_bits_ms(const pg_uuid_t *u)
+{
+    const uint8 *b = u->data;
+    return (int64)((uint64)b[0] << 40 | (uint64)b[1] << 32 | (uint64)b[2] << 24 |
+                   (uint64)b[3] << 16 | (uint64)b[4] << 8 | (uint64)b[5]);
+}
+
+PG_FUNCTION_INFO_V1(pg_idmint_uuid_v7_to_timestamptz);
+Datum pg_idmint_uuid_v7_to_timestamptz(PG_FUNCTION_ARGS)
+{
+    PG_RETURN_TIMESTAMPTZ(pgi_timestamptz_from_unix_ms(first_48_bits_ms(PG_GETARG_UUID_P(0))));
+}
+
+/* The same instant as a timestamp without time zone: its UTC wall time. */
+PG_FUNCTION_INFO_V1(pg_idmint_uuid_v7_to_timestamp);
+Datum pg_idmint_uuid_v7_to_timestamp(PG_FUNCTION_ARGS)
+{
+    PG_RETURN_TIMESTAMP(
+        (Timestamp)pgi_timestamptz_from_unix_ms(first_48_bits_ms(PG_GETARG_UUID_P(0))));
+}
+
+/* uuid_timestamptz_to_v7(ts, zero) and uuid_timestamp_to_v7(ts, zero): a
+ * UUIDv7 of ts's millisecond (rounded down, a timestamp read as UTC), with
+ * 74 random bits, or zeros when zero is true: the least UUIDv7 of that
+ * millisecond, a range scan's lower bound. Not from the backend's
+ * sequence: such UUIDs keep no order within their millisecond, as in
+ * pg_uuidv7. A time before 1970 or after 10889-08-02 is 22008 (pg_uuidv7
+ * wraps it into another time). */
+PG_FUNCTION_INFO_V1(pg_idmint_uuid_timestamp_to_v7);
+Datum pg_idmint_uuid_timestamp_to_v7(PG_FUNCTION_ARGS)
+{
+    TimestampTz ts = PG_GETARG_TIMESTAMPTZ(0);
+    bool zero = PG_GETARG_BOOL(1);
+    if (TIMESTAMP_NOT_FINITE(ts) || unix_us_of(ts) < 0 || unix_us_of(ts) / 1000 > V7_MAX_MS) {
+        /* One C function for both: the argument's type names it. */
+        bool plain = get_fn_expr_argtype(fcinfo->flinfo, 0) == TIMESTAMPOID;
+        raise_v7_range(plain ? "uuid_timestamp_to_v7" : "uuid_timestamptz_to_v7",
+                       DatumGetCString(DirectFunctionCall1(plain ? timestamp_out : timestamptz_out,
+                                                           TimestampTzGetDatum(ts))));
+    }
+    idm_error err;
+    pgi_error_init(&err);
+    uint8 rand[10];
+    int rc = IDM_OK;
+    if (!zero)
+        rc = idm_gen_random(pgi_gen(), rand, sizeof rand, &err);
+    idm_uuid v;
+    if (rc == IDM_OK)
+        rc = idm_uuidv7_at(unix_us_of(ts) / 1000, zero ? NULL : rand, &v, &err);
+    if (unlikely(rc != IDM_OK))
+        pgi_raise(rc, &err, "could not make a UUIDv7");
+    pg_uuid_t *u = palloc(sizeof *u);
+    memcpy(u->data, v.bytes, UUID_LEN);
+    PG_RETURN_UUID_P(u);
 }
 
 /* --- extraction -------------------------------------------------------------- */

@@ -292,6 +292,37 @@ void idm__raise64(idm_gen *g, _Atomic uint64_t *state, uint64_t want)
         ;
 }
 
+/* The time a call mints at: the clock, shifted (idm_gen_set_clock_shift_us)
+ * in microseconds so that the shifted time may pass 2262, where the
+ * clock's 64-bit nanoseconds end. */
+static int gen_now_ms(idm_gen *g, int64_t *now_ms, idm_error *err)
+{
+    if (IDM_LIKELY(g->shift_us == 0))
+        return idm__env_now_ms(&g->env, now_ms, err);
+    int64_t ns = 0;
+    int rc = idm__env_now_ns(&g->env, &ns, err);
+    if (rc != IDM_OK)
+        return rc;
+    /* ns is 0 or more (idm__env_now_ns refuses earlier), so ns / 1000 is
+     * the floor. */
+    int64_t us = 0;
+    if (__builtin_add_overflow(ns / 1000, g->shift_us, &us))
+        return idm__fail(err, IDM_ETIME_RANGE, 0,
+                         "the clock shifted by %" PRId64 " us is past 64-bit microseconds",
+                         g->shift_us);
+    if (us < 0)
+        return idm__fail(err, IDM_ETIME_RANGE, 0,
+                         "the clock shifted by %" PRId64 " us reads before 1970", g->shift_us);
+    *now_ms = us / 1000;
+    return IDM_OK;
+}
+
+void idm_gen_set_clock_shift_us(idm_gen *g, int64_t shift_us)
+{
+    if (g != NULL)
+        g->shift_us = shift_us;
+}
+
 int idm__gen_observe_begin(idm_gen *g, const void *seen, int64_t seen_ms, int64_t max_offset_ms,
                            const char *what, idm_error *err)
 {
@@ -309,7 +340,7 @@ int idm__gen_observe_begin(idm_gen *g, const void *seen, int64_t seen_ms, int64_
             return rc;
     }
     int64_t now_ms = 0;
-    rc = idm__env_now_ms(&g->env, &now_ms, err);
+    rc = gen_now_ms(g, &now_ms, err);
     if (rc != IDM_OK)
         return rc;
     /* Both are within 0 .. 2^48 * 1000 or so: the difference cannot wrap. */
@@ -329,10 +360,11 @@ int idm__gen_begin(idm_gen *g, const void *out, size_t n, int64_t *now_ms, idm_e
     int rc = idm__gen_enter(g, err);
     if (rc != IDM_OK || n == 0)
         return rc;
-    rc = idm__env_now_ms(&g->env, now_ms, err);
+    rc = gen_now_ms(g, now_ms, err);
     /* A host-wide file truncated under us would fault on the next access:
      * one fstat per clock millisecond turns that into IDM_ESTATE
-     * (statefile.h). */
+     * (statefile.h). A clock shift moves the millisecond along with the
+     * clock, and a change of shift is a change of millisecond: checked. */
     if (rc == IDM_OK && g->map.base != NULL)
         rc = idm__state_check_at(&g->map, *now_ms, err);
     return rc;

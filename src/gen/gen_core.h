@@ -38,6 +38,7 @@ struct idm_gen {
     /* The ceiling (idm_gen_set_ceiling): no time-ordered ID with a later
      * timestamp, in Unix ms. INT64_MAX = none. Process-local. */
     _Atomic int64_t ceiling_ms;
+    int64_t shift_us;          /* idm_gen_set_clock_shift_us; 0 = the clock itself */
     idm_ceiling_fn on_ceiling; /* idm_gen_set_ceiling_handler, or NULL */
     void *on_ceiling_ctx;
     struct idm_gen_states own_states;

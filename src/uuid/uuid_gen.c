@@ -12,6 +12,7 @@
  */
 #include "internal.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -117,6 +118,26 @@ static int uuidv7_next_n_once(idm_gen *g, idm_uuid *out, size_t n, idm_error *er
             b[8] = (uint8_t)(0x80 | (counter & 0x0F) << 2 | (b[8] & 0x03));
         }
     }
+    return IDM_OK;
+}
+
+int idm_uuidv7_at(int64_t unix_ms, const uint8_t *rand, idm_uuid *out, idm_error *err)
+{
+    if (out == NULL)
+        return idm__fail(err, IDM_EINVAL, 0, "out must not be NULL");
+    if (unix_ms < 0 || (uint64_t)unix_ms > V7_MAX_MS)
+        return idm__fail(err, IDM_ETIME_RANGE, 0,
+                         "Unix ms %" PRId64
+                         " is outside UUIDv7's 48-bit millisecond range (0 to %" PRIu64 ")",
+                         unix_ms, V7_MAX_MS);
+    uint8_t *b = out->bytes;
+    idm__put_be64(b, (uint64_t)unix_ms << 16);
+    if (rand != NULL)
+        memcpy(b + 6, rand, 10);
+    else
+        memset(b + 6, 0, 10);
+    b[6] = (uint8_t)(0x70 | (b[6] & 0x0F)); /* version 7 */
+    b[8] = (uint8_t)(0x80 | (b[8] & 0x3F)); /* variant 10 */
     return IDM_OK;
 }
 

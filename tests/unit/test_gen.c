@@ -643,6 +643,95 @@ static void test_gen_resume_after_keeps_order_with_clock_behind(void)
     idm_gen_free(b);
 }
 
+static void test_gen_clock_shift_reaches_the_year_10889(void)
+{
+    /* PostgreSQL 18's uuidv7(interval): the clock's int64 nanoseconds end
+     * in 2262, a shift in microseconds reaches UUIDv7's and ULID's last
+     * millisecond (2^48 - 1, in 10889) and stops there; before 1970 too. */
+    const int64_t V7_LAST_MS = (INT64_C(1) << 48) - 1;
+    struct fake_clock c = {0};
+    atomic_store(&c.now_ns, T2026_MS * 1000000 + 999999); /* .999999 ms: floors */
+    idm_gen *g = new_gen(&c, NULL);
+    idm_uuid u[3];
+    idm_ulid l;
+    idm_error err = {0};
+    /* To the last millisecond: shift = last - now (in us, plus 999 us of
+     * the clock's sub-millisecond part that the floor drops). */
+    idm_gen_set_clock_shift_us(g, (V7_LAST_MS - T2026_MS) * 1000);
+    ASSERT_OK(idm_uuidv7_next_n(g, u, 1, &err), &err);
+    ASSERT_EQ_U64(v7_ms(&u[0]), (uint64_t)V7_LAST_MS);
+    ASSERT_EQ_INT(u[0].bytes[6] >> 4, 7);
+    ASSERT_OK(idm_ulid_next_n(g, &l, 1, &err), &err);
+    ASSERT_EQ_U64(idm__get_be48(l.bytes), (uint64_t)V7_LAST_MS);
+    /* One millisecond further: out of range, not wrapped. */
+    idm_gen_set_clock_shift_us(g, (V7_LAST_MS - T2026_MS + 1) * 1000);
+    ASSERT_EQ_INT(idm_uuidv7_next_n(g, u, 1, &err), IDM_ETIME_RANGE);
+    ASSERT_EQ_INT(idm_ulid_next_n(g, &l, 1, &err), IDM_ETIME_RANGE);
+    /* 64-bit microseconds overflow: refused, not wrapped. */
+    idm_gen_set_clock_shift_us(g, INT64_MAX);
+    ASSERT_EQ_INT(idm_uuidv7_next_n(g, u, 1, &err), IDM_ETIME_RANGE);
+    ASSERT_TRUE(strstr(err.msg, "64-bit") != NULL);
+    idm_gen_free(g);
+
+    /* Before 1970: refused; exactly 1970: the first millisecond. The
+     * floor is taken of the shifted microseconds: now .999999 ms, shifted
+     * back by now's whole microseconds minus 1, is Unix 1 us: ms 0. */
+    g = new_gen(&c, NULL);
+    idm_gen_set_clock_shift_us(g, -(T2026_MS * 1000 + 1000));
+    ASSERT_EQ_INT(idm_uuidv7_next_n(g, u, 1, &err), IDM_ETIME_RANGE);
+    ASSERT_TRUE(strstr(err.msg, "before 1970") != NULL);
+    idm_gen_set_clock_shift_us(g, -(T2026_MS * 1000 + 998));
+    ASSERT_OK(idm_uuidv7_next_n(g, u, 1, &err), &err);
+    ASSERT_EQ_U64(v7_ms(&u[0]), 0);
+    idm_gen_free(g);
+
+    /* A year's shift, sub-millisecond: now + shift in microseconds, then
+     * the floor; increasing while the shift stays the same. */
+    g = new_gen(&c, NULL);
+    const int64_t year_us = INT64_C(365) * 86400 * 1000000 + 1;
+    idm_gen_set_clock_shift_us(g, year_us);
+    ASSERT_OK(idm_uuidv7_next_n(g, u, 3, &err), &err);
+    ASSERT_EQ_U64(v7_ms(&u[0]), (uint64_t)(T2026_MS + 365 * INT64_C(86400000) + 1));
+    ASSERT_EQ_INT((int)first_disorder(u, 3, sizeof u[0]), 0);
+    /* Back to no shift: the state stays ahead (documented), never back. */
+    idm_uuid later;
+    idm_gen_set_clock_shift_us(g, 0);
+    ASSERT_OK(idm_uuidv7_next_n(g, &later, 1, &err), &err);
+    ASSERT_TRUE(memcmp(later.bytes, u[2].bytes, 16) > 0);
+    idm_gen_free(g);
+}
+
+static void test_uuidv7_at_time_and_random_part(void)
+{
+    /* pg_uuidv7's test value: 2023-01-02T04:26:40.637Z with zeros. */
+    idm_uuid u;
+    idm_error err = {0};
+    char text[IDM_UUID_STRLEN + 1];
+    ASSERT_OK(idm_uuidv7_at(INT64_C(1672633600637), NULL, &u, &err), &err);
+    ASSERT_OK(idm_uuid_format(&u, text, sizeof text), NULL);
+    ASSERT_EQ_STR(text, "018570bb-4a7d-7000-8000-000000000000");
+    /* All ones: version and variant written over 6 of the 80 bits. */
+    uint8_t ones[10];
+    memset(ones, 0xFF, sizeof ones);
+    ASSERT_OK(idm_uuidv7_at(0, ones, &u, &err), &err);
+    ASSERT_OK(idm_uuid_format(&u, text, sizeof text), NULL);
+    ASSERT_EQ_STR(text, "00000000-0000-7fff-bfff-ffffffffffff");
+    /* The range's ends: 0 and 2^48 - 1 are in, around them out. */
+    ASSERT_OK(idm_uuidv7_at((INT64_C(1) << 48) - 1, NULL, &u, &err), &err);
+    ASSERT_OK(idm_uuid_format(&u, text, sizeof text), NULL);
+    ASSERT_EQ_STR(text, "ffffffff-ffff-7000-8000-000000000000");
+    ASSERT_EQ_INT(idm_uuidv7_at(INT64_C(1) << 48, NULL, &u, &err), IDM_ETIME_RANGE);
+    ASSERT_TRUE(strstr(err.msg, "48-bit") != NULL);
+    ASSERT_EQ_INT(idm_uuidv7_at(-1, NULL, &u, &err), IDM_ETIME_RANGE);
+    ASSERT_EQ_INT(idm_uuidv7_at(0, NULL, NULL, &err), IDM_EINVAL);
+    idm_uuid_fields f;
+    ASSERT_OK(idm_uuidv7_at(INT64_C(1672633600637), ones, &u, &err), &err);
+    idm_uuid_decode(&u, &f);
+    ASSERT_EQ_INT(f.version, 7);
+    ASSERT_EQ_INT(f.variant, IDM_UUID_VARIANT_RFC9562);
+    ASSERT_EQ_U64((uint64_t)f.unix_ms, UINT64_C(1672633600637));
+}
+
 static const struct test_case tests[] = {
     TEST(test_gen_rejects_bad_config),
     TEST(test_gen_ceiling_for_time_ordered_formats),
@@ -650,6 +739,8 @@ static const struct test_case tests[] = {
     TEST(test_gen_clock_failure_is_reported),
     TEST(test_gen_entropy_failure_is_reported_then_recovers),
     TEST(test_gen_time_range_ends),
+    TEST(test_gen_clock_shift_reaches_the_year_10889),
+    TEST(test_uuidv7_at_time_and_random_part),
     TEST(test_gen_allocation_failure_is_enomem),
     TEST(test_uuidv4_version_variant_and_uniqueness),
     TEST(test_uuidv7_layout),
