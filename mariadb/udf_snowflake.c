@@ -160,20 +160,21 @@ my_bool snowflake_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
     if (udf_init_generator(initid, args, message, "snowflake", 20) != 0) {
         return 1;
     }
-    return sf_get(message) == NULL;
+    /* The statement keeps the process's sfhost (no lock per row). */
+    idm_sfhost *h = sf_get(message);
+    initid->ptr = (char *)(void *)h;
+    return h == NULL;
 }
 
 long long snowflake(UDF_INIT *initid, UDF_ARGS *args, char *is_null, char *error)
 {
-    (void)initid;
     (void)args;
-    char message[UDF_MSG_CAP];
-    idm_sfhost *h = sf_get(message);
+    idm_sfhost *h = (idm_sfhost *)(void *)initid->ptr;
     uint64_t id;
     /* idm_sfhost_next sleeps through an exhausted millisecond and a small
      * clock rewind; a larger rewind or a mark that cannot be written
      * gives NULL (and the statement's error flag). */
-    if (h == NULL || idm_sfhost_next(h, &id, NULL) != IDM_OK) {
+    if (idm_sfhost_next(h, &id, NULL) != IDM_OK) {
         *is_null = 1;
         *error = 1;
         return 0;

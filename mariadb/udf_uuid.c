@@ -19,25 +19,29 @@
 
 #include <string.h>
 
-/* Fills *u with one UUID of version 4 or 7 from the process's generator;
- * 0, or 1 when minting failed (the row gets NULL). */
-static int mint_uuid(int version, idm_uuid *u)
+/* The process's generator, which _init put in initid->ptr (no lock per
+ * row). */
+static idm_gen *gen_of(UDF_INIT *initid)
 {
-    char message[UDF_MSG_CAP];
-    idm_gen *g = udf_gen(message);
-    if (g == NULL) {
-        return 1;
-    }
+    return (idm_gen *)(void *)initid->ptr;
+}
+
+/* Fills *u with one UUID of version 4 or 7; 0, or 1 when minting failed
+ * (the row gets NULL). */
+static int mint_uuid(UDF_INIT *initid, int version, idm_uuid *u)
+{
+    idm_gen *g = gen_of(initid);
     int rc = version == 4 ? idm_uuidv4_next_n(g, u, 1, NULL) : idm_uuidv7_next_n(g, u, 1, NULL);
     return rc != IDM_OK;
 }
 
 /* The text of a minted UUID into result. */
-static char *uuid_text(int version, char *result, unsigned long *length, char *is_null,
-                       char *error)
+static char *uuid_text(UDF_INIT *initid, int version, char *result, unsigned long *length,
+                       char *is_null, char *error)
 {
     idm_uuid u;
-    if (mint_uuid(version, &u) != 0 || idm_uuid_format(&u, result, IDM_UUID_STRLEN + 1) != IDM_OK) {
+    if (mint_uuid(initid, version, &u) != 0 ||
+        idm_uuid_format(&u, result, IDM_UUID_STRLEN + 1) != IDM_OK) {
         *is_null = 1;
         *error = 1;
         return NULL;
@@ -47,14 +51,17 @@ static char *uuid_text(int version, char *result, unsigned long *length, char *i
 }
 
 /* _init of a generator: the argument check, and the generator made now so
- * that a failure is a clear error of the statement, not NULL rows. */
+ * that a failure is a clear error of the statement, not NULL rows; the
+ * statement keeps it in initid->ptr (the process owns it: no _deinit). */
 static my_bool init_minting(UDF_INIT *initid, UDF_ARGS *args, char *message, const char *name,
                             unsigned max_length)
 {
     if (udf_init_generator(initid, args, message, name, max_length) != 0) {
         return 1;
     }
-    return udf_gen(message) == NULL;
+    idm_gen *g = udf_gen(message);
+    initid->ptr = (char *)(void *)g;
+    return g == NULL;
 }
 
 my_bool uuid_v7_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
@@ -65,9 +72,8 @@ my_bool uuid_v7_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
 char *uuid_v7(UDF_INIT *initid, UDF_ARGS *args, char *result, unsigned long *length,
               char *is_null, char *error)
 {
-    (void)initid;
     (void)args;
-    return uuid_text(7, result, length, is_null, error);
+    return uuid_text(initid, 7, result, length, is_null, error);
 }
 
 my_bool uuid_v4_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
@@ -78,9 +84,8 @@ my_bool uuid_v4_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
 char *uuid_v4(UDF_INIT *initid, UDF_ARGS *args, char *result, unsigned long *length,
               char *is_null, char *error)
 {
-    (void)initid;
     (void)args;
-    return uuid_text(4, result, length, is_null, error);
+    return uuid_text(initid, 4, result, length, is_null, error);
 }
 
 my_bool uuid_v7_bin_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
@@ -91,10 +96,9 @@ my_bool uuid_v7_bin_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
 char *uuid_v7_bin(UDF_INIT *initid, UDF_ARGS *args, char *result, unsigned long *length,
                   char *is_null, char *error)
 {
-    (void)initid;
     (void)args;
     idm_uuid u;
-    if (mint_uuid(7, &u) != 0) {
+    if (mint_uuid(initid, 7, &u) != 0) {
         *is_null = 1;
         *error = 1;
         return NULL;
@@ -112,12 +116,9 @@ my_bool ulid_init(UDF_INIT *initid, UDF_ARGS *args, char *message)
 char *ulid(UDF_INIT *initid, UDF_ARGS *args, char *result, unsigned long *length, char *is_null,
            char *error)
 {
-    (void)initid;
     (void)args;
-    char message[UDF_MSG_CAP];
-    idm_gen *g = udf_gen(message);
     idm_ulid u;
-    if (g == NULL || idm_ulid_next_n(g, &u, 1, NULL) != IDM_OK ||
+    if (idm_ulid_next_n(gen_of(initid), &u, 1, NULL) != IDM_OK ||
         idm_ulid_format(&u, result, IDM_ULID_STRLEN + 1) != IDM_OK) {
         *is_null = 1;
         *error = 1;

@@ -199,6 +199,34 @@ check "a UUID column keeps the text of uuid_v7()" "1" \
 check "ORDER BY a UUID column of uuid_v7() is mint order" 0 \
     "$(q 'SELECT COUNT(*) FROM (SELECT n, LAG(n) OVER (ORDER BY id) p FROM uc) x WHERE p > n')"
 
+# The same fact measured by idmint bench btree (README.md's figures): UUIDv7
+# keys in a UUID column (?key=uuid) beside BINARY(16), UUIDv4 as the
+# contrast; the kept UUID table's ORDER BY is its insert order (n).
+for k in binary uuid; do
+    url=$MARIADB_URL
+    [ "$k" = uuid ] && url="$MARIADB_URL?key=uuid"
+    if ! "$BUILD/idmint" bench btree --db "$url" --formats uuidv4,uuidv7 --rows 100000 --json \
+        --keep >"$T/btree.$k" 2>"$T/btree.$k.err"; then
+        fail "bench btree --db ...$k: $(cat "$T/btree.$k.err")"
+    fi
+done
+leaves() { # FILE FORMAT
+    sed -n "s/.*\"format\": \"$2\".*\"leaf_pages\": \([0-9]*\),.*/\1/p" "$1"
+}
+echo "bench btree, 100000 rows, leaf pages: BINARY(16) v7 $(leaves "$T/btree.binary" uuidv7)" \
+    "v4 $(leaves "$T/btree.binary" uuidv4); UUID v7 $(leaves "$T/btree.uuid" uuidv7)" \
+    "v4 $(leaves "$T/btree.uuid" uuidv4)"
+check "bench btree ?key=uuid made a UUID column" 1 \
+    "$(q "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'idmint'
+          AND table_name = 'idmint_bench_uuidv7' AND column_name = 'id' AND data_type = 'uuid'")"
+check "bench btree: ORDER BY the UUID column of v7 keys is mint order" 0 \
+    "$(q 'SELECT COUNT(*) FROM (SELECT n, LAG(n) OVER (ORDER BY id) p FROM idmint_bench_uuidv7) x
+          WHERE p > n')"
+check "bench btree: v7 in a UUID column takes fewer leaf pages than v4" 1 \
+    "$(q "SELECT $(leaves "$T/btree.uuid" uuidv7) < $(leaves "$T/btree.uuid" uuidv4)")"
+check "bench btree: v7 takes as many leaf pages in a UUID column as in BINARY(16)" \
+    "$(leaves "$T/btree.binary" uuidv7)" "$(leaves "$T/btree.uuid" uuidv7)"
+
 # --- 8 connections, kill -9 of mysqld, restart: no duplicate key -----------------
 q "CREATE TABLE k7 (id CHAR(36) CHARACTER SET ascii PRIMARY KEY, w INT, ph INT);
    CREATE TABLE ks (id BIGINT PRIMARY KEY, w INT, ph INT)" >/dev/null

@@ -95,9 +95,11 @@ static void test_udf_values(void)
     result_buf result;
     unsigned long length = 0;
     char is_null = 0, error = 0;
+    char message[512];
     init_args(&args, 0, NULL, NULL, NULL);
     memset(&init, 0, sizeof init);
 
+    ASSERT_EQ_INT(0, uuid_v4_init(&init, &args, message));
     char *r = uuid_v4(&init, &args, result, &length, &is_null, &error);
     ASSERT_TRUE(r != NULL && !is_null && !error);
     ASSERT_EQ_INT(36, (int)length);
@@ -106,12 +108,14 @@ static void test_udf_values(void)
     ASSERT_EQ_INT(4, idm_uuid_version(&u));
     ASSERT_EQ_INT(IDM_UUID_VARIANT_RFC9562, idm_uuid_variant(&u));
 
+    ASSERT_EQ_INT(0, uuid_v7_bin_init(&init, &args, message));
     r = uuid_v7_bin(&init, &args, result, &length, &is_null, &error);
     ASSERT_TRUE(r != NULL && !is_null && !error);
     ASSERT_EQ_INT(16, (int)length);
     memcpy(u.bytes, r, 16);
     ASSERT_EQ_INT(7, idm_uuid_version(&u));
 
+    ASSERT_EQ_INT(0, ulid_init(&init, &args, message));
     r = ulid(&init, &args, result, &length, &is_null, &error);
     ASSERT_TRUE(r != NULL && !is_null && !error);
     ASSERT_EQ_INT(26, (int)length);
