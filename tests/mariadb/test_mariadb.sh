@@ -1,3 +1,4 @@
+#!/usr/bin/env bash
 # test_mariadb.sh - idmint_udf (mariadb/) in a real MariaDB server that
 # tests/coord/mariadb.sh starts on a random loopback port: the install
 # rule (cmake --install --component mariadb into a DESTDIR copy, and the
