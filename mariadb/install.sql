@@ -3,11 +3,12 @@
 -- the module is in the plugin directory (SELECT @@plugin_dir):
 --   mariadb -uroot < mariadb/install.sql
 -- Running it again replaces the functions (after an upgrade of the module).
--- On MariaDB 11.7 and later, which has uuid_v4() and uuid_v7() built in,
--- leave those two out (see README.md, "Upgrading to MariaDB 11.7").
-CREATE OR REPLACE FUNCTION uuid_v7 RETURNS STRING SONAME 'idmint_udf.so';
-CREATE OR REPLACE FUNCTION uuid_v4 RETURNS STRING SONAME 'idmint_udf.so';
 CREATE OR REPLACE FUNCTION uuid_v7_bin RETURNS STRING SONAME 'idmint_udf.so';
 CREATE OR REPLACE FUNCTION ulid RETURNS STRING SONAME 'idmint_udf.so';
 CREATE OR REPLACE FUNCTION uuid_v7_timestamp RETURNS INTEGER SONAME 'idmint_udf.so';
 CREATE OR REPLACE FUNCTION snowflake RETURNS INTEGER SONAME 'idmint_udf.so';
+-- MariaDB 11.7 and later have uuid_v7() and uuid_v4() built in: there these
+-- two lines fail with ERROR 1585 (the same name as a native function), after
+-- the four above are made (README.md, "Upgrading to MariaDB 11.7").
+CREATE OR REPLACE FUNCTION uuid_v7 RETURNS STRING SONAME 'idmint_udf.so';
+CREATE OR REPLACE FUNCTION uuid_v4 RETURNS STRING SONAME 'idmint_udf.so';
