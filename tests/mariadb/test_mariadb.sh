@@ -8,7 +8,9 @@
 # snowflake()'s node from DATADIR/idmint_udf.cnf, the UUID column
 # (uuid_v7 keeps its time order in it on this server), and 8 concurrent
 # connections inserting uuid_v7() and snowflake() primary keys through a
-# kill -9 of mysqld and a restart: no duplicate key, ever.
+# kill -9 of mysqld and a restart: no duplicate key, ever; restarts with
+# mysqld's clock set back (libfaketime): snowflake() waits out 0.5 s and
+# refuses 5 s, never minting below the IDs before.
 # Usage: bash tests/mariadb/test_mariadb.sh BUILD_DIR
 # Without MariaDB it fails with IDM_COORD_REQUIRED=ON, and is skipped (77)
 # without.
@@ -279,6 +281,40 @@ check "snowflake() after the restart is above every one before" 1 \
 check "every key unique" "1 1" \
     "$(q 'SELECT COUNT(*) = COUNT(DISTINCT id) FROM ks; SELECT COUNT(*) = COUNT(DISTINCT id) FROM k7' |
         tr '\n' ' ' | sed 's/ $//')"
+
+# --- restarts with the clock set back (libfaketime in mysqld) -----------------
+# The host-wide state outlives mysqld: after a kill -9 and a restart whose
+# clock reads 5 s behind the latest snowflake, snowflake() refuses (NULL,
+# which the NOT NULL key refuses) rather than mint below it; 0.5 s behind,
+# it waits that out and mints above it. A generator that trusted the clock
+# would mint below the earlier IDs in both.
+FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
+if [ ! -f "$FAKETIME_LIB" ]; then
+    fail "libfaketime (faketime) is missing: the clock checks did not run"
+else
+    for back in -5 -0.5; do
+        max_sf=$(q 'SELECT MAX(id) FROM ks')
+        kill -KILL "$MARIADB_PID"
+        wait "$MARIADB_PID" 2>/dev/null
+        LD_PRELOAD=$FAKETIME_LIB FAKETIME=$back FAKETIME_DONT_FAKE_MONOTONIC=1 restart_mariadb || exit 1
+        behind=$(($(date +%s%3N) - $(q 'SELECT CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS UNSIGNED)')))
+        if [ "$back" = -5 ]; then
+            check "mysqld's clock is behind (ms > 3000)" 1 "$([ "$behind" -gt 3000 ] && echo 1)"
+            refused "INSERT INTO ks (id, w, ph) SELECT snowflake(), 0, 3 FROM seq_1_to_10" \
+                "cannot be null"
+            check "no snowflake() with the clock 5 s behind" 0 \
+                "$(q 'SELECT COUNT(*) FROM ks WHERE ph = 3')"
+        else
+            check "mysqld's clock is behind (ms > 200)" 1 "$([ "$behind" -gt 200 ] && echo 1)"
+            check "snowflake() with the clock 0.5 s behind" "" \
+                "$(q 'INSERT INTO ks (id, w, ph) SELECT snowflake(), 0, 4 FROM seq_1_to_1000')"
+            check "... is above every one before" "1000 1" \
+                "$(q "SELECT COUNT(*), MIN(id) > $max_sf FROM ks WHERE ph = 4" | tr '\t' ' ')"
+        fi
+    done
+    stop_mariadb
+    restart_mariadb || exit 1
+fi
 
 # --- an upgrade's DROP FUNCTION (README.md): the module can be dropped live -----
 check "uninstall.sql with the functions in use" "" "$(mariadb_sql <"$SRC/mariadb/uninstall.sql" 2>&1)"
