@@ -39,6 +39,7 @@
 typedef struct my_db {
     MYSQL *conn;
     char *sql; /* a statement being built, MY_STMT_BYTES + one row of room */
+    bool uuid_column; /* ?key=uuid: 16-byte keys in a UUID column */
 } my_db;
 
 static my_db *my(idmb_db *db)
@@ -85,6 +86,7 @@ static int my_open(idmb_db *db, const char *url, idmb_error *err)
         return IDMB_EDB;
     }
     db->impl = s;
+    s->uuid_column = u.uuid_column;
     unsigned ct = MY_CONNECT_TIMEOUT_S, io = MY_IO_TIMEOUT_S;
     mysql_options(s->conn, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
     mysql_options(s->conn, MYSQL_OPT_READ_TIMEOUT, &io);
@@ -153,9 +155,12 @@ static int my_create(idmb_db *db, const char *table, int key_bytes, idmb_error *
     if (rc != IDMB_OK)
         return rc;
     char sql[192];
+    /* A UUID column takes the 16 bytes of the X'...' literals as the UUID
+     * itself, and stores it in its own order (MariaDB 10.7+). */
+    const char *k16 = my(db)->uuid_column ? "UUID" : "BINARY(16)";
     snprintf(sql, sizeof sql,
              "CREATE TABLE %s (id %s PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB", table,
-             key_bytes == 8 ? "BIGINT" : key_bytes == 16 ? "BINARY(16)" : "BINARY(20)");
+             key_bytes == 8 ? "BIGINT" : key_bytes == 16 ? k16 : "BINARY(20)");
     return my_exec(db, sql, err);
 }
 

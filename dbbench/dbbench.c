@@ -239,7 +239,7 @@ static int field(char *dst, size_t cap, const char *s, size_t len, const char *w
     return rc == 0 ? IDMB_OK : IDMB_EUSAGE;
 }
 
-static const char mysql_form[] = "(mysql://USER[:PASS]@HOST[:PORT]/DB[?socket=PATH])";
+static const char mysql_form[] = "(mysql://USER[:PASS]@HOST[:PORT]/DB[?socket=PATH][&key=uuid])";
 
 static int mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, idmb_error *err)
 {
@@ -367,22 +367,30 @@ static int mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, idm
     if (field(out->db, sizeof out->db, url + host_end + 1, end - host_end - 1, "database name",
               err) != 0)
         goto fail;
-    /* ?socket=PATH, the only parameter. */
-    if (q != NULL) {
-        size_t qs = end + 1;
-        if (!starts(url + qs, len - qs, "socket=") ||
-            memchr(url + qs, '&', len - qs) != NULL) {
-            idmb__msg(err, "mysql URL: the only parameter is ?socket=PATH");
+    /* Parameters, joined by '&': socket=PATH, and key=uuid (a MariaDB UUID
+     * column for 16-byte keys instead of BINARY(16)). */
+    size_t qs = end;
+    while (q != NULL && qs < len) {
+        qs++;
+        const char *amp = memchr(url + qs, '&', len - qs);
+        size_t pend = amp != NULL ? (size_t)(amp - url) : len;
+        if (pend - qs == 8 && starts(url + qs, len - qs, "key=uuid")) {
+            out->uuid_column = true;
+        } else if (starts(url + qs, pend - qs, "socket=")) {
+            if (pend - qs == 7) {
+                idmb__msg(err, "mysql URL: ?socket= needs a path");
+                goto fail;
+            }
+            if (field(out->socket, sizeof out->socket, url + qs + 7, pend - qs - 7,
+                      "socket path", err) != 0)
+                goto fail;
+        } else {
+            idmb__msg(err, "mysql URL: the parameters are socket=PATH and key=uuid");
             goto fail;
         }
-        qs += 7;
-        if (qs == len) {
-            idmb__msg(err, "mysql URL: ?socket= needs a path");
-            goto fail;
-        }
-        if (field(out->socket, sizeof out->socket, url + qs, len - qs, "socket path", err) !=
-            0)
-            goto fail;
+        qs = pend;
+    }
+    if (out->socket[0] != '\0') {
         if (out->port != 0 || (out->host[0] != '\0' && strcmp(out->host, "localhost") != 0)) {
             idmb__msg(err,
                       "mysql URL: with ?socket= the host is empty or localhost, without a port");

@@ -13,8 +13,9 @@
  *   postgresql://... postgres:// dbb_pg.c (libpq): a libpq URI
  *   mysql://USER:PASS@HOST:PORT/DB  (mariadb:// too; PASS and :PORT may
  *                                be left out; ?socket=PATH for a Unix
- *                                socket) dbb_mysql.c (libmariadb): MariaDB
- *                                or MySQL, InnoDB
+ *                                socket; ?key=uuid for a UUID column)
+ *                                dbb_mysql.c (libmariadb): MariaDB or
+ *                                MySQL, InnoDB
  *
  * Tables: the caller names them; every name starts with IDMB_TABLE_PREFIX
  * and the backends refuse any other (they only create and drop their own).
@@ -22,7 +23,10 @@
  *
  *   key bytes   PostgreSQL    SQLite (WITHOUT ROWID)   MySQL (InnoDB)
  *   8           bigint        INTEGER                  BIGINT
- *   16          uuid          BLOB                     BINARY(16)
+ *   16          uuid          BLOB                     BINARY(16), or UUID
+ *                                                      with ?key=uuid (MariaDB
+ *                                                      10.7+: it stores some
+ *                                                      versions' fields swapped)
  *   20          bytea         BLOB                     BINARY(20)
  *
  * as `id ... PRIMARY KEY, n BIGINT NOT NULL` (n: the row's number), so the
@@ -91,10 +95,12 @@ typedef struct idmb_mysql_url {
     unsigned port;    /* 0: the client's default (3306) */
     char db[128];
     char socket[512]; /* "" unless ?socket=PATH */
+    bool uuid_column; /* ?key=uuid: 16-byte keys in a MariaDB UUID column */
 } idmb_mysql_url;
 
 /* Parses len bytes of "mysql://" or "mariadb://" URL: USER[:PASS]@HOST[:PORT]/DB
- * [?socket=PATH]; user, password and db may be %-encoded. IDMB_EUSAGE with
+ * [?socket=PATH][&key=uuid] (parameters in any order, joined by '&'); user,
+ * password and db may be %-encoded. IDMB_EUSAGE with
  * a message (never quoting the password) when malformed. */
 int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, idmb_error *err);
 

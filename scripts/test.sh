@@ -285,7 +285,7 @@ section "thread sanitizer build: clang, TSan, -Werror (build-tsan/)"
 t0=$SECONDS
 if configure "$ROOT/build-tsan" clang -DCMAKE_BUILD_TYPE=Debug -DIDM_WERROR=ON \
     -DIDM_SANITIZE=thread -DIDM_FUZZ=OFF -DIDM_TESTS=ON -DIDM_COORD_REQUIRED=ON &&
-    cmake --build "$ROOT/build-tsan" -j "$JOBS" --target test_gen test_snowflake_gen test_hostwide test_fork test_causal test_mark \
+    cmake --build "$ROOT/build-tsan" -j "$JOBS" --target test_gen test_snowflake_gen test_hostwide test_fork test_causal test_mark udf_test \
         idmintd idmint loadclient silentproxy; then
     echo "build took $((SECONDS - t0))s"
     section "thread sanitizer tests: ctest -L tsan in build-tsan/"

@@ -18,6 +18,8 @@
 #                    MARIADB_URL=mysql://idmint:PASS@127.0.0.1:PORT/idmint.
 #   stop_mariadb     SIGTERM to MARIADB_PID, waits up to 30 s (then
 #                    SIGKILL).
+#   restart_mariadb  mariadbd again on the same data, port and options
+#                    (after stop_mariadb or a kill -9 of MARIADB_PID).
 #   mariadb_sql ARGS...
 #                    the mariadb client as root over the socket.
 #   MARIADB_OPTS     extra mariadbd options, split on spaces, e.g.
@@ -74,6 +76,19 @@ mariadb_trap() {
     trap 'mariadb_cleanup; eval "$MARIADB_PREV_TRAP"' EXIT
 }
 
+# Starts mariadbd on MARIADB_DIR/data and MARIADB_PORT; sets MARIADB_PID.
+mariadb_launch() {
+    local opts=()
+    # shellcheck disable=SC2206 # split on spaces, on purpose
+    [ -n "${MARIADB_OPTS:-}" ] && opts=($MARIADB_OPTS)
+    "$(mariadb_bin)" --no-defaults --user=root --datadir="$MARIADB_DIR/data" \
+        --socket="$MARIADB_DIR/sock" --port="$MARIADB_PORT" --bind-address=127.0.0.1 \
+        --pid-file="$MARIADB_DIR/pid" --log-error="$MARIADB_DIR/mariadb.log" \
+        --skip-name-resolve ${opts[@]+"${opts[@]}"} </dev/null >>"$MARIADB_DIR/mariadb.out" 2>&1 &
+    MARIADB_PID=$!
+    svc_track "$MARIADB_PID"
+}
+
 start_mariadb() {
     MARIADB_DIR=$1
     if ! mariadb_installed || ! command -v mariadb-install-db >/dev/null 2>&1; then
@@ -97,18 +112,11 @@ start_mariadb() {
     mariadb_trap
     MARIADB_USER=idmint
     MARIADB_PASSWORD=${MARIADB_PASSWORD:-p$RANDOM$RANDOM$RANDOM}
-    local try opts=()
-    # shellcheck disable=SC2206 # split on spaces, on purpose
-    [ -n "${MARIADB_OPTS:-}" ] && opts=($MARIADB_OPTS)
+    local try
     for try in 1 2 3 4 5; do
         svc_random_port || continue
         MARIADB_PORT=$SVC_PORT
-        "$(mariadb_bin)" --no-defaults --user=root --datadir="$MARIADB_DIR/data" \
-            --socket="$MARIADB_DIR/sock" --port="$MARIADB_PORT" --bind-address=127.0.0.1 \
-            --pid-file="$MARIADB_DIR/pid" --log-error="$MARIADB_DIR/mariadb.log" \
-            --skip-name-resolve ${opts[@]+"${opts[@]}"} </dev/null >>"$MARIADB_DIR/mariadb.out" 2>&1 &
-        MARIADB_PID=$!
-        svc_track "$MARIADB_PID"
+        mariadb_launch
         if svc_wait 30 "$MARIADB_PID" mariadb_ready; then
             # shellcheck disable=SC2034 # for the scripts that source this file
             MARIADB_SOCK=$MARIADB_DIR/sock
@@ -132,6 +140,21 @@ start_mariadb() {
         mv "$MARIADB_DIR/mariadb.log" "$MARIADB_DIR/mariadb.log.$try"
     done
     echo "mariadb.sh: MariaDB did not start; the end of $MARIADB_DIR/mariadb.log:" >&2
+    tail -n 20 "$MARIADB_DIR/mariadb.log" >&2
+    return 1
+}
+
+# restart_mariadb: mariadbd again on the data and port of start_mariadb
+# (after stop_mariadb, or a kill -9 of MARIADB_PID: InnoDB recovers);
+# waits up to 60 s until it answers.
+restart_mariadb() {
+    if [ -n "$MARIADB_PID" ] && svc_running "$MARIADB_PID"; then
+        svc_stop "$MARIADB_PID" 30
+    fi
+    rm -f "$MARIADB_DIR/sock"
+    mariadb_launch
+    svc_wait 60 "$MARIADB_PID" mariadb_ready && return 0
+    echo "mariadb.sh: MariaDB did not restart; the end of $MARIADB_DIR/mariadb.log:" >&2
     tail -n 20 "$MARIADB_DIR/mariadb.log" >&2
     return 1
 }

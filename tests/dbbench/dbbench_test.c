@@ -193,6 +193,16 @@ static void test_mysql_url_parse(void)
     ASSERT_EQ_STR(u.host, "");
     ASSERT_EQ_INT(u.port, 0);
     ASSERT_EQ_STR(u.socket, "/tmp/my sock");
+    ASSERT_EQ_INT(u.uuid_column, 0);
+    /* ?key=uuid: a MariaDB UUID column, alone or beside socket= */
+    const char *e = "mysql://u@h/d?key=uuid";
+    ASSERT_RC(idmb_mysql_url_parse(e, strlen(e), &u, &err), IDMB_OK);
+    ASSERT_EQ_INT(u.uuid_column, 1);
+    ASSERT_EQ_STR(u.host, "h");
+    const char *f = "mariadb://root@localhost/d?key=uuid&socket=/s";
+    ASSERT_RC(idmb_mysql_url_parse(f, strlen(f), &u, &err), IDMB_OK);
+    ASSERT_EQ_INT(u.uuid_column, 1);
+    ASSERT_EQ_STR(u.socket, "/s");
     const char *c = "mysql://u:pw@[::1]:33/d";
     ASSERT_RC(idmb_mysql_url_parse(c, strlen(c), &u, &err), IDMB_OK);
     ASSERT_EQ_STR(u.host, "::1");
@@ -207,6 +217,8 @@ static void test_mysql_url_parse(void)
         "mysql://u:topsecret@h:x/d", "mysql://u:topsecret@/d", "mysql://u:topsecret@h/d?x=1",
         "mysql://u:topsecret@h:1/d?socket=/s", "mysql://u:top%zzsecret@h/d", "mysql://u:%00@h/d",
         "mysql://u@h/a/b", "http://u@h/d", "mysql://u:topsecret@[::1/d", "mysql://u@h/d?socket=",
+        "mysql://u:topsecret@h/d?key=binary", "mysql://u:topsecret@h/d?key=uuid&",
+        "mysql://u:topsecret@h/d?", "mysql://u:topsecret@h/d?key=uuidx",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memset(&u, 'x', sizeof u);
