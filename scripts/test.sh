@@ -31,7 +31,8 @@
 #      for IDM_FUZZ_SECONDS seconds (default 30; 0 runs only the corpus),
 #      from a fresh scratch corpus under build-fuzz/ seeded by fuzz/corpus/;
 #   6. runs the benchmarks briefly (bench/run.sh --quick, bench/pg.sh --quick,
-#      bench/keyed.sh --quick, bench/bindings.sh --quick) as a smoke test:
+#      bench/sql.sh --quick --only sqlite,mariadb, bench/keyed.sh --quick,
+#      bench/bindings.sh --quick) as a smoke test:
 #      it must build and run idmint and every peer; its figures are not
 #      judged;
 # then prints the time and counts of each phase and, as its last line,
@@ -379,6 +380,15 @@ if bash "$ROOT/bench/pg.sh" --quick; then
     record "bench smoke (bench/pg.sh --quick)" $((SECONDS - t0)) 1 0
 else
     record "bench smoke (bench/pg.sh --quick)" $((SECONDS - t0)) 0 1 "bench/pg.sh --quick failed"
+fi
+
+# The SQLite and MariaDB extensions against each database's own IDs
+# (bench/sql.sh; its pg part is bench/pg.sh, run above), briefly.
+t0=$SECONDS
+if bash "$ROOT/bench/sql.sh" --quick --only sqlite,mariadb; then
+    record "bench smoke (bench/sql.sh --quick)" $((SECONDS - t0)) 1 0
+else
+    record "bench smoke (bench/sql.sh --quick)" $((SECONDS - t0)) 0 1 "bench/sql.sh --quick failed"
 fi
 
 # The keyed forms against Sqids and Hashids (bench/keyed.sh), briefly.
