@@ -28,8 +28,8 @@
  * the next restart.
  */
 #include "udf.h"
+#include "udf_config.h"
 
-#include <ctype.h>
 #include <limits.h>
 #include <errno.h>
 #include <pthread.h>
@@ -38,88 +38,33 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CONFIG_FILE "idmint_udf.cnf"
-#define LINE_CAP 256
+#define CONFIG_BYTES_MAX 65536
+_Static_assert(UDF_CONFIG_MSG_CAP <= UDF_MSG_CAP, "the reader's messages fit the server's");
 
 static pthread_mutex_t sf_lock = PTHREAD_MUTEX_INITIALIZER;
 static idm_sfhost *sf; /* set once under sf_lock */
 
-/* Trims spaces at both ends of s, in place. */
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s)) {
-        s++;
-    }
-    size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1])) {
-        s[--n] = '\0';
-    }
-    return s;
-}
-
-/* Reads CONFIG_FILE into cfg (node, layout): 0, or 1 with the reason. */
+/* Reads UDF_CONFIG_FILE (in the working directory, the data directory)
+ * into cfg: 0, or 1 with the reason. */
 static int read_config(idm_sfhost_config *cfg, char *message)
 {
-    FILE *f = fopen(CONFIG_FILE, "re");
+    FILE *f = fopen(UDF_CONFIG_FILE, "re");
     if (f == NULL) {
         snprintf(message, UDF_MSG_CAP, "snowflake(): no node: put snowflake_node = N in "
-                                       "DATADIR/" CONFIG_FILE);
+                                       "DATADIR/" UDF_CONFIG_FILE);
         return 1;
     }
-    char line[LINE_CAP];
-    int have_node = 0;
-    int lineno = 0;
-    int rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f) != NULL) {
-        lineno++;
-        char *s = trim(line);
-        if (*s == '\0' || *s == '#') {
-            continue;
-        }
-        char *eq = strchr(s, '=');
-        if (eq == NULL) {
-            snprintf(message, UDF_MSG_CAP, CONFIG_FILE ":%d: expected key = value", lineno);
-            rc = 1;
-            break;
-        }
-        *eq = '\0';
-        char *key = trim(s);
-        char *value = trim(eq + 1);
-        if (strcmp(key, "snowflake_node") == 0) {
-            char *end;
-            errno = 0;
-            unsigned long long node = strtoull(value, &end, 10);
-            if (*value == '\0' || *value == '-' || *end != '\0' || errno != 0) {
-                snprintf(message, UDF_MSG_CAP, CONFIG_FILE ":%d: snowflake_node must be a number",
-                         lineno);
-                rc = 1;
-            }
-            cfg->node = node;
-            have_node = 1;
-        } else if (strcmp(key, "snowflake_layout") == 0) {
-            idm_error err = {0};
-            if (idm_sf_layout_parse(&cfg->layout, value, strlen(value), &err) != IDM_OK) {
-                snprintf(message, UDF_MSG_CAP, CONFIG_FILE ":%d: %.200s", lineno, err.msg);
-                rc = 1;
-            } else if (cfg->layout.bits[IDM_SF_TIME] + cfg->layout.bits[IDM_SF_NODE] +
-                           cfg->layout.bits[IDM_SF_SEQ] >
-                       63) {
-                /* snowflake() is a signed BIGINT. */
-                snprintf(message, UDF_MSG_CAP, CONFIG_FILE ":%d: the layout needs 63 bits or fewer",
-                         lineno);
-                rc = 1;
-            }
-        } else {
-            snprintf(message, UDF_MSG_CAP, CONFIG_FILE ":%d: unknown setting %.30s", lineno, key);
-            rc = 1;
-        }
-    }
+    static char text[CONFIG_BYTES_MAX]; /* under sf_lock */
+    size_t len = fread(text, 1, sizeof text, f);
+    int too_long = len == sizeof text;
+    int failed = ferror(f);
     fclose(f);
-    if (rc == 0 && !have_node) {
-        snprintf(message, UDF_MSG_CAP, CONFIG_FILE " sets no snowflake_node");
-        rc = 1;
+    if (failed || too_long) {
+        snprintf(message, UDF_MSG_CAP, "snowflake(): cannot read DATADIR/" UDF_CONFIG_FILE "%s",
+                 too_long ? " (64 KiB or more)" : "");
+        return 1;
     }
-    return rc;
+    return udf_config_parse(text, len, cfg, message);
 }
 
 /* The process's host-wide snowflake, opened on first use; NULL with the

@@ -29,47 +29,19 @@
  * gives NULL, as in sqlean and uuid.c. Text out is lowercase 8-4-4-4-12.
  */
 #include "ext.h"
+#include "uuid_text.h"
 
-#include <ctype.h>
 #include <string.h>
 
 /* --- reading ------------------------------------------------------------------ */
-
-/* uuid.c's text grammar: an optional "{", then 16 pairs of hex digits,
- * each pair optionally preceded by one "-", then an optional "}" and the
- * end of the text (its first NUL, as uuid.c reads it). So
- * "{a0eebc99-9c0b4ef8-bb6d6bb9-bd380a11}", "-a0ee..." and "{a0ee...a11"
- * are UUIDs, "a0e-ebc..." and "a0ee...a11-" are not. The digits are
- * gathered here and decoded by the library's parser. */
-static int read_uuid_text(const unsigned char *z, idm_uuid *out)
-{
-    char hex[IDM_UUID_HEXLEN];
-    if (z == NULL)
-        return -1;
-    if (*z == '{')
-        z++;
-    for (size_t i = 0; i < IDM_UUID_HEXLEN; i += 2) {
-        if (*z == '-')
-            z++;
-        if (!isxdigit(z[0]) || !isxdigit(z[1]))
-            return -1;
-        hex[i] = (char)z[0];
-        hex[i + 1] = (char)z[1];
-        z += 2;
-    }
-    if (*z == '}')
-        z++;
-    if (*z != '\0')
-        return -1;
-    return idm_uuid_parse(hex, sizeof hex, out, NULL) == IDM_OK ? 0 : -1;
-}
 
 /* X as a UUID: 0, or -1 when it is not one. */
 static int read_uuid(sqlite3_value *x, idm_uuid *out)
 {
     switch (sqlite3_value_type(x)) {
     case SQLITE_TEXT:
-        return read_uuid_text(sqlite3_value_text(x), out);
+        return idmsq_uuid_text_read((const char *)sqlite3_value_text(x),
+                                    (size_t)sqlite3_value_bytes(x), out);
     case SQLITE_BLOB:
         if (sqlite3_value_bytes(x) != (int)sizeof out->bytes)
             return -1;
