@@ -17,7 +17,9 @@
 #       SELECT count(*) FROM generate_series(1, N)       (the empty loop)
 #       SELECT count(f()) FROM generate_series(1, N)
 #     for gen_random_uuid(), uuidv7(), ulid(), ksuid(), typeid('user'),
-#     snowflake() and nextval('a_sequence'); then for gen_random_uuid (uuid
+#     snowflake() (twitter, whose 4,096 IDs per ms bound a loop at 244 ns
+#     an ID; and again in a layout with 18 sequence bits, the cost of a
+#     call) and nextval('a_sequence'); then for gen_random_uuid (uuid
 #     key), uuidv7 (uuid), ulid (text), snowflake (bigint) and nextval
 #     (bigserial): a fresh table (id TYPE PRIMARY KEY, n int) with
 #     autovacuum off, a CHECKPOINT, and the timed
@@ -38,7 +40,8 @@
 # the table and index sizes and the WAL; and the goals, each the median over
 # rounds of the ratio of two statements of the same round:
 #   gen_random_uuid / uuidv7 >= 3, nextval / uuidv7 >= 1, uuidv7 / snowflake
-#   >= 0.83 (snowflake() at most 1.2x uuidv7()), nextval / snowflake >= 1
+#   (18 sequence bits) >= 0.83 (a call at most 1.2x uuidv7()), nextval /
+#   snowflake (18 sequence bits) >= 1
 #   (the loops), and gen_random_uuid / uuidv7 >= 1 (the inserts), PASS or
 #   MISS.
 # --quick (CI's smoke run) runs every statement but does not judge them.
@@ -156,12 +159,35 @@ CONF
 restart_pg fast || exit 1
 
 # --- the session ----------------------------------------------------------------
-L_NAME=(empty gen_random_uuid uuidv7 ulid ksuid typeid snowflake nextval)
-L_EXPR=('*' 'gen_random_uuid()' 'uuidv7()' 'ulid()' 'ksuid()' "typeid('user')" 'snowflake()' "nextval('a_sequence')")
+L_NAME=(empty gen_random_uuid uuidv7 ulid ksuid typeid snowflake snowflake_wide nextval)
+L_EXPR=('*' 'gen_random_uuid()' 'uuidv7()' 'ulid()' 'ksuid()' "typeid('user')" 'snowflake()' 'snowflake()' "nextval('a_sequence')")
+# snowflake() twice: in the default layout (twitter: 12 sequence bits, so
+# one server mints at most 4,096 IDs per millisecond, one per 244 ns:
+# a loop faster than that waits for the next millisecond), and as
+# snowflake_wide in a layout with 18 sequence bits, which no loop here
+# exhausts: what a call costs. The session switches pg_idmint.layout around
+# that statement (ALTER SYSTEM, pg_reload_conf) and checks that it took.
+WIDE_LAYOUT='time=41,node=4,seq=18,unit=1ms,epoch=1288834974657'
 I_NAME=(gen_random_uuid uuidv7 ulid snowflake nextval)
 I_EXPR=('gen_random_uuid()' 'uuidv7()' 'ulid()' 'snowflake()' "nextval('pgb_t_id_seq')")
 I_TYPE=(uuid uuid text bigint bigserial)
 ((loops_only)) && I_NAME=()
+
+# The statements that switch the server's snowflake layout, and check in
+# the session that the switch took (a reload reaches the backend before
+# its next statement).
+layout_sql() {
+    cat <<SQL
+ALTER SYSTEM SET pg_idmint.layout = '$1';
+SELECT pg_reload_conf();
+SELECT pg_sleep(0.3);
+DO \$\$ BEGIN
+    IF current_setting('pg_idmint.layout') <> '$1' THEN
+        RAISE EXCEPTION 'pg_idmint.layout is %, not $1', current_setting('pg_idmint.layout');
+    END IF;
+END \$\$;
+SQL
+}
 
 sql=$work/bench.sql
 {
@@ -239,7 +265,9 @@ SQL
         # shellcheck disable=SC2016 # $e$...$e$ is SQL's dollar quoting
         for ((k = 0; k < ${#L_NAME[@]}; k++)); do
             i=$(((k + r) % ${#L_NAME[@]}))
+            [ "${L_NAME[i]}" = snowflake_wide ] && layout_sql "$WIDE_LAYOUT"
             printf 'CALL pgb_loop(%d, %d, %s, $e$%s$e$, %d);\n' "$r" "$k" "'${L_NAME[i]}'" "${L_EXPR[i]}" "$n"
+            [ "${L_NAME[i]}" = snowflake_wide ] && layout_sql twitter
         done
         for ((k = 0; k < ${#I_NAME[@]}; k++)); do
             i=$(((k + r) % ${#I_NAME[@]}))
@@ -282,7 +310,7 @@ SELECT a.kind, a.name, b.name,
 FROM pgb_result a JOIN pgb_result b USING (round, kind)
      JOIN pgb_result e ON e.round = a.round AND e.kind = 'loop' AND e.name = 'empty'
 WHERE (a.kind, a.name, b.name) IN (('loop', 'gen_random_uuid', 'uuidv7'), ('loop', 'nextval', 'uuidv7'),
-                                   ('loop', 'uuidv7', 'snowflake'), ('loop', 'nextval', 'snowflake'),
+                                   ('loop', 'uuidv7', 'snowflake_wide'), ('loop', 'nextval', 'snowflake_wide'),
                                    ('insert', 'gen_random_uuid', 'uuidv7'))
 GROUP BY a.kind, a.name, b.name;
 \\qecho '@runs'
@@ -354,10 +382,13 @@ printf '| SELECT count(f()) FROM generate_series(1, N) | s per million, median |
 printf '|---|---:|---:|---:|\n'
 for ((i = 0; i < ${#L_NAME[@]}; i++)); do
     nm=${L_NAME[i]} ex=${L_EXPR[i]}
-    [ "$nm" = empty ] && ex='(none: count(*), the empty loop)'
+    label="\`$ex\`"
+    [ "$nm" = empty ] && label='`(none: count(*), the empty loop)`'
+    [ "$nm" = snowflake ] && label='`snowflake()`, twitter (4,096 per ms: 0.244 s per million at best)'
+    [ "$nm" = snowflake_wide ] && label="\`snowflake()\`, \`$WIDE_LAYOUT\`"
     net=$(fmt "${LNET[$nm]:-}" 1)
     [ "$nm" = empty ] && net=—
-    printf '| %s | %s | %s | %s |\n' "\`$ex\`" "$(fmt "${LMED[$nm]:-}")" "$(fmt "${LMIN[$nm]:-}")" "$net"
+    printf '| %s | %s | %s | %s |\n' "$label" "$(fmt "${LMED[$nm]:-}")" "$(fmt "${LMIN[$nm]:-}")" "$net"
 done
 ((loops_only)) || printf '\n| INSERT INTO t (id, n) SELECT f(), g FROM generate_series(1, N) g | key | s per million, median | min | ns per row, net of the loop of f() | heap MB | index MB | WAL MB |\n|---|---|---:|---:|---:|---:|---:|---:|\n'
 for ((i = 0; i < ${#I_NAME[@]}; i++)); do
@@ -387,8 +418,8 @@ goal() { # KIND A B GOAL TEXT
 }
 goal loop gen_random_uuid uuidv7 3 'loop, gen_random_uuid() / uuidv7()'
 goal loop nextval uuidv7 1 "loop, nextval() / uuidv7()"
-goal loop uuidv7 snowflake 0.83 'loop, uuidv7() / snowflake() (snowflake() at most 1.2× uuidv7())'
-goal loop nextval snowflake 1 'loop, nextval() / snowflake() (snowflake() below nextval())'
+goal loop uuidv7 snowflake_wide 0.83 'loop, uuidv7() / snowflake() with 18 sequence bits (a call at most 1.2× uuidv7())'
+goal loop nextval snowflake_wide 1 'loop, nextval() / snowflake() with 18 sequence bits (below nextval())'
 ((loops_only)) || goal insert gen_random_uuid uuidv7 1 'insert, gen_random_uuid() key / uuidv7() key'
 printf '\nThe goals are judged on the whole statement, empty loop included.'
 if ((own_ckpt > 0)); then
