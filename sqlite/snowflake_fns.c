@@ -125,13 +125,6 @@ static int read_config(sqlite3 *db, uint64_t *node, idm_sf_layout *layout, char 
     return have_node;
 }
 
-static int same_layout(const idm_sf_layout *a, const idm_sf_layout *b)
-{
-    return a->epoch_ms == b->epoch_ms && a->unit_ms == b->unit_ms &&
-           memcmp(a->order, b->order, sizeof a->order) == 0 &&
-           memcmp(a->bits, b->bits, sizeof a->bits) == 0;
-}
-
 /* Brings c->sf in line with the table when the database changed since the
  * last look. 0, or -1 with the call's error set. */
 static int refresh(sqlite3_context *ctx, idmsq_conn *c)
@@ -164,7 +157,7 @@ static int refresh(sqlite3_context *ctx, idmsq_conn *c)
                              -1);
         return -1;
     }
-    if (c->sf == NULL || node != c->sf_node || !same_layout(&layout, &c->sf_layout)) {
+    if (c->sf == NULL || node != c->sf_node || !idm_sf_layout_equal(&layout, &c->sf_layout)) {
         idmsq_snowflake_close(c);
         idm_sfhost_config cfg;
         idm_sfhost_config_init(&cfg);

@@ -30,6 +30,8 @@
 #ifndef IDMINT_SNOWFLAKE_H
 #define IDMINT_SNOWFLAKE_H
 
+#include <stdbool.h>
+
 #include "common.h"
 #include "error.h"
 #include "gen.h"
@@ -78,6 +80,12 @@ IDM_API IDM_NODISCARD int idm_sf_layout_set_epoch(idm_sf_layout *l, int64_t epoc
  * IDM_ENOSPC when cap is too small, IDM_EINVAL for a NULL or inconsistent
  * layout. Thread-safe: yes (pure function). */
 IDM_API IDM_NODISCARD int idm_sf_layout_format(const idm_sf_layout *l, char *dst, size_t cap);
+
+/* Whether a and b make the same IDs: the same fields in the same order
+ * and widths, unit and epoch (a preset and its spec are equal; the name is
+ * not compared). For owners that keep a generator while a setting may
+ * change (pg_idmint, idmint_sqlite). Thread-safe: yes (pure function). */
+IDM_API bool idm_sf_layout_equal(const idm_sf_layout *a, const idm_sf_layout *b);
 
 /* Largest node number (2^node_bits - 1) and largest time in Unix ms that the
  * layout can represent. Thread-safe: yes (pure functions). */

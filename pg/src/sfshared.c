@@ -186,19 +186,12 @@ static void make_generator(const idm_sf_layout *l, uint64 node)
     sf.reserve_ms = pgi_reserve_ms;
 }
 
-static bool same_layout(const idm_sf_layout *a, const idm_sf_layout *b)
-{
-    return a->epoch_ms == b->epoch_ms && a->unit_ms == b->unit_ms &&
-           memcmp(a->order, b->order, sizeof a->order) == 0 &&
-           memcmp(a->bits, b->bits, sizeof a->bits) == 0;
-}
-
 static idm_sfhost *generator(void)
 {
     const idm_sf_layout *l = pgi_layout();
     uint64 node = (uint64)pgi_node;
     if (likely(sf.h != NULL && sf.node == node && sf.max_rewind_ms == pgi_max_rewind_ms &&
-               sf.reserve_ms == pgi_reserve_ms && same_layout(&sf.layout, l)))
+               sf.reserve_ms == pgi_reserve_ms && idm_sf_layout_equal(&sf.layout, l)))
         return sf.h;
     drop_generator();
     make_generator(l, node);

@@ -408,6 +408,13 @@ int idm_sf_layout_format(const idm_sf_layout *l, char *dst, size_t cap)
     return IDM_OK;
 }
 
+bool idm_sf_layout_equal(const idm_sf_layout *a, const idm_sf_layout *b)
+{
+    return a->epoch_ms == b->epoch_ms && a->unit_ms == b->unit_ms &&
+           memcmp(a->order, b->order, sizeof a->order) == 0 &&
+           memcmp(a->bits, b->bits, sizeof a->bits) == 0;
+}
+
 uint64_t idm_sf_layout_max_node(const idm_sf_layout *l)
 {
     unsigned b = l->bits[IDM_SF_NODE];

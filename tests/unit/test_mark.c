@@ -9,6 +9,7 @@
  */
 #include "fakeclock.h"
 #include "testlib.h"
+#include "tmpfiles.h"
 
 #include "mark/markfile.h"
 
@@ -22,36 +23,13 @@
 
 #define T0_MS INT64_C(1767225600000) /* 2026-01-01T00:00Z */
 
-static char dir[64];
-
 static const char *tmp_path(const char *name)
 {
-    static char path[128];
-    if (dir[0] == '\0') {
-        snprintf(dir, sizeof dir, "/tmp/idm-test-mark.XXXXXX");
-        if (mkdtemp(dir) == NULL) {
-            perror("mkdtemp");
-            exit(2);
-        }
-    }
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    const char *path = test_tmp_path("mark", name);
     unlink(path);
     return path;
 }
 
-static int64_t file_mark(const char *path)
-{
-    uint8_t buf[IDM_MARK_FILE_BYTES * 2];
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf);
-    close(fd);
-    int64_t mark = -1;
-    if (n < 0 || idm_mark_decode(buf, (size_t)n, &mark, NULL, NULL, NULL) != IDM_OK)
-        return -1;
-    return mark;
-}
 
 static idm_mark_config mark_cfg(struct fake_clock *c, int64_t reserve_ms, uint32_t flags)
 {
@@ -201,7 +179,7 @@ static void test_blocking_one_write_per_reserve(void)
     ASSERT_OK(idm_uuidv7_next_n(g, u, 100, &err), &err);
     ASSERT_EQ_U64(idm_mark_writes(m), 1);
     ASSERT_EQ_INT(idm_mark_durable_ms(m), T0_MS + 1000);
-    ASSERT_EQ_INT(file_mark(p), T0_MS + 1000);
+    ASSERT_EQ_INT(test_file_mark(p), T0_MS + 1000);
     ASSERT_EQ_INT(idm_gen_ceiling(g), T0_MS + 1000);
     /* 1000 ms of minting within the reserve: no more writes. */
     for (int i = 0; i < 1000; i++) {
@@ -212,8 +190,8 @@ static void test_blocking_one_write_per_reserve(void)
     fake_clock_set_ms(&c, T0_MS + 1001);
     ASSERT_OK(idm_uuidv7_next_n(g, u, 1, &err), &err);
     ASSERT_EQ_U64(idm_mark_writes(m), 2);
-    ASSERT_EQ_INT(file_mark(p), T0_MS + 2001);
-    ASSERT_TRUE(v7_ms(&u[0]) <= file_mark(p));
+    ASSERT_EQ_INT(test_file_mark(p), T0_MS + 2001);
+    ASSERT_TRUE(v7_ms(&u[0]) <= test_file_mark(p));
     /* Other formats share the ceiling. */
     idm_ulid l;
     idm_ksuid k;
@@ -223,7 +201,7 @@ static void test_blocking_one_write_per_reserve(void)
     int64_t used = idm_mark_used_ms(m);
     ASSERT_TRUE(used >= T0_MS + 1001 && used < T0_MS + 2001);
     ASSERT_OK(idm_mark_close(m, &err), &err);
-    ASSERT_EQ_INT(file_mark(p), used);
+    ASSERT_EQ_INT(test_file_mark(p), used);
     /* ... and the generator mints nothing past it any more. */
     fake_clock_set_ms(&c, T0_MS + 5000);
     ASSERT_EQ_INT(idm_uuidv7_next_n(g, u, 1, &err), IDM_ECEILING);
@@ -237,7 +215,7 @@ static void test_blocking_one_write_per_reserve(void)
     ASSERT_OK(idm_mark_attach_gen(m, g, &err), &err);
     ASSERT_OK(idm_uuidv7_next_n(g, u, 1, &err), &err);
     ASSERT_TRUE(v7_ms(&u[0]) > used);
-    ASSERT_EQ_INT(file_mark(p), used + 1 + 1000); /* the ms after it, and a reserve */
+    ASSERT_EQ_INT(test_file_mark(p), used + 1 + 1000); /* the ms after it, and a reserve */
     ASSERT_OK(idm_mark_close(m, &err), &err);
     idm_gen_free(g);
 }
@@ -326,7 +304,7 @@ static void test_split_want_write_commit(void)
     ASSERT_TRUE(idm_mark_want(m, T0_MS + 600, false, &target));
     ASSERT_OK(idm_mark_write(m, target, &durable, &err), &err);
     idm_mark_commit(m, durable);
-    ASSERT_EQ_INT(file_mark(p), T0_MS + 1600);
+    ASSERT_EQ_INT(test_file_mark(p), T0_MS + 1600);
     ASSERT_OK(idm_mark_close(m, &err), &err);
     idm_gen_free(g);
 }
@@ -420,7 +398,7 @@ static void test_detach_and_replace(void)
     }
     ASSERT_EQ_U64(n, 7); /* b and seven generators */
     ASSERT_OK(idm_mark_close(m, &err), &err);
-    ASSERT_EQ_INT(file_mark(p), T0_MS + 700); /* lowered to the detached one's use */
+    ASSERT_EQ_INT(test_file_mark(p), T0_MS + 700); /* lowered to the detached one's use */
     for (size_t i = 0; i < 8; i++)
         idm_gen_free(gs[i]);
     idm_snowflake_free(a);
@@ -448,14 +426,14 @@ static void test_file_removed_or_replaced(void)
     ASSERT_EQ_INT(unlink(path), 0);
     ASSERT_OK(idm_mark_check(m, &err), &err);
     ASSERT_EQ_U64(idm_mark_relinked(m), IDM_MARK_REMADE);
-    ASSERT_EQ_INT(file_mark(path), T0_MS + 1000);
+    ASSERT_EQ_INT(test_file_mark(path), T0_MS + 1000);
     ASSERT_OK(idm_mark_check(m, &err), &err);
     ASSERT_EQ_U64(idm_mark_relinked(m), 0);
     /* Removed, then a write: made again with what is written. */
     ASSERT_EQ_INT(unlink(path), 0);
     ASSERT_OK(idm_mark_advance(m, T0_MS + 2000, &err), &err);
     ASSERT_EQ_U64(idm_mark_relinked(m), IDM_MARK_REMADE);
-    ASSERT_EQ_INT(file_mark(path), T0_MS + 3000);
+    ASSERT_EQ_INT(test_file_mark(path), T0_MS + 3000);
     /* Replaced by rename with an older mark (a backup put back): taken
      * over, written with ours. */
     {
@@ -466,10 +444,10 @@ static void test_file_removed_or_replaced(void)
         ASSERT_OK(idm_mark_close(o, &err), &err);
     }
     ASSERT_EQ_INT(rename(other, path), 0);
-    ASSERT_EQ_INT(file_mark(path), 0); /* lowered at close: nothing used */
+    ASSERT_EQ_INT(test_file_mark(path), 0); /* lowered at close: nothing used */
     ASSERT_OK(idm_mark_check(m, &err), &err);
     ASSERT_EQ_U64(idm_mark_relinked(m), IDM_MARK_REPLACED);
-    ASSERT_EQ_INT(file_mark(path), T0_MS + 3000);
+    ASSERT_EQ_INT(test_file_mark(path), T0_MS + 3000);
     /* Replaced by another writer's file, locked by it: left alone. */
     {
         idm_mark *o = NULL;
@@ -486,11 +464,11 @@ static void test_file_removed_or_replaced(void)
         ASSERT_EQ_INT(idm_mark_check(m, &err), IDM_ESTATE);
         ASSERT_EQ_U64(idm_mark_relinked(m), IDM_MARK_TAKEN);
         ASSERT_TRUE(strstr(err.msg, "later mark") != NULL);
-        ASSERT_EQ_INT(file_mark(path), T0_MS + 10000);
+        ASSERT_EQ_INT(test_file_mark(path), T0_MS + 10000);
     }
     /* Nor lowered at close. */
     ASSERT_EQ_INT(idm_mark_close(m, &err), IDM_ESTATE);
-    ASSERT_EQ_INT(file_mark(path), T0_MS + 10000);
+    ASSERT_EQ_INT(test_file_mark(path), T0_MS + 10000);
 }
 
 static void test_failed_write_is_reported(void)
@@ -509,12 +487,12 @@ static void test_failed_write_is_reported(void)
     ASSERT_EQ_INT(idm_uuidv7_next_n(g, &u, 1, &err), IDM_ESTATE);
     ASSERT_TRUE(strstr(err.msg, "No space left") != NULL && strstr(err.msg, p) != NULL);
     ASSERT_EQ_INT(idm_gen_ceiling(g), 0); /* nothing was handed out */
-    ASSERT_EQ_INT(file_mark(p), 0);
+    ASSERT_EQ_INT(test_file_mark(p), 0);
     ASSERT_OK(idm_uuidv7_next_n(g, &u, 1, &err), &err); /* the next write works */
-    ASSERT_EQ_INT(file_mark(p), T0_MS + 1000);
+    ASSERT_EQ_INT(test_file_mark(p), T0_MS + 1000);
     idm__mark_fail_write_at(1, EIO); /* the close's lowering fails: left as is */
     ASSERT_EQ_INT(idm_mark_close(m, &err), IDM_ESTATE);
-    ASSERT_EQ_INT(file_mark(p), T0_MS + 1000);
+    ASSERT_EQ_INT(test_file_mark(p), T0_MS + 1000);
     idm_gen_free(g);
 }
 
@@ -529,16 +507,16 @@ static void test_shared_adopts_a_later_mark(void)
     ASSERT_OK(idm_mark_open(&a, p, &cfg, &err), &err);
     ASSERT_OK(idm_mark_open(&b, p, &cfg, &err), &err);
     ASSERT_OK(idm_mark_advance(a, T0_MS + 5000, &err), &err);
-    ASSERT_EQ_INT(file_mark(p), T0_MS + 6000);
+    ASSERT_EQ_INT(test_file_mark(p), T0_MS + 6000);
     /* b wants less than a wrote: it adopts a's mark, writing nothing. */
     ASSERT_OK(idm_mark_advance(b, T0_MS + 1, &err), &err);
     ASSERT_EQ_INT(idm_mark_durable_ms(b), T0_MS + 6000);
     ASSERT_OK(idm_mark_advance(b, T0_MS + 7000, &err), &err);
-    ASSERT_EQ_INT(file_mark(p), T0_MS + 8000);
+    ASSERT_EQ_INT(test_file_mark(p), T0_MS + 8000);
     /* Shared marks are never lowered. */
     ASSERT_OK(idm_mark_close(a, &err), &err);
     ASSERT_OK(idm_mark_close(b, &err), &err);
-    ASSERT_EQ_INT(file_mark(p), T0_MS + 8000);
+    ASSERT_EQ_INT(test_file_mark(p), T0_MS + 8000);
 }
 
 static void test_tag_and_trusted_state(void)
@@ -566,7 +544,7 @@ static void test_tag_and_trusted_state(void)
     ASSERT_OK(idm_mark_write(b, T0_MS + 10, &durable, &err), &err);
     idm_mark_commit(b, durable);
     ASSERT_EQ_INT(durable, T0_MS + 1000);
-    ASSERT_EQ_INT(file_mark(p), T0_MS + 1000);
+    ASSERT_EQ_INT(test_file_mark(p), T0_MS + 1000);
     ASSERT_OK(idm_mark_close(b, &err), &err);
     ASSERT_OK(idm_mark_open(&b, p, &cfg, &err), &err);
     idm_mark_tag(b, got);
@@ -607,7 +585,7 @@ static void test_snowflake_and_hlc(void)
     ASSERT_OK(idm_uuidv7_next_n(g, &u, 1, &err), &err);
     ASSERT_OK(idm_mark_close(m, &err), &err);
     idm_gen_free(g);
-    ASSERT_EQ_INT(file_mark(p), T0_MS + 3000);
+    ASSERT_EQ_INT(test_file_mark(p), T0_MS + 3000);
     fake_clock_set_ms(&c, T0_MS);
     ASSERT_OK(idm_mark_open(&m, p, &cfg, &err), &err);
     idm_snowflake_config sc;
@@ -634,7 +612,7 @@ static void test_snowflake_and_hlc(void)
     idm_sf_parts parts;
     ASSERT_OK(idm_sf_decode(idm_snowflake_layout(sf), ids[0], &parts, &err), &err);
     ASSERT_TRUE(parts.unix_ms > T0_MS + 3000); /* above the previous run's */
-    ASSERT_TRUE(idm_snowflake_high_water_ms(sf) <= file_mark(p));
+    ASSERT_TRUE(idm_snowflake_high_water_ms(sf) <= test_file_mark(p));
     /* The try_ calls never write. */
     uint64_t writes = idm_mark_writes(m);
     int64_t retry = 0;
@@ -658,7 +636,7 @@ static void test_snowflake_and_hlc(void)
     ASSERT_OK(idm_hlc_now(h, &stamp, &err), &err);
     int64_t wall = 0;
     idm_hlc_decode(stamp, &wall, NULL);
-    ASSERT_TRUE(wall <= idm_mark_durable_ms(m) && wall <= file_mark(p));
+    ASSERT_TRUE(wall <= idm_mark_durable_ms(m) && wall <= test_file_mark(p));
     /* A remote stamp beyond the ceiling: the handler raises it. */
     uint64_t remote = 0;
     ASSERT_OK(idm_hlc_encode(wall + 200, 0, &remote, &err), &err);
@@ -704,7 +682,7 @@ static void test_crash_then_clock_back(void)
     int status = 0;
     waitpid(pid, &status, 0);
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ASSERT_TRUE(file_mark(p) >= child_last); /* on disk before it was handed out */
+    ASSERT_TRUE(test_file_mark(p) >= child_last); /* on disk before it was handed out */
 
     /* The next run, its clock 5 s behind the child's last ID. */
     struct fake_clock c = {0};
@@ -720,16 +698,6 @@ static void test_crash_then_clock_back(void)
     ASSERT_TRUE(v7_ms(&u) > child_last);
     ASSERT_OK(idm_mark_close(m, &err), &err);
     idm_gen_free(g);
-}
-
-static void cleanup(void)
-{
-    if (dir[0] != '\0') {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", dir);
-    }
 }
 
 static const struct test_case tests[] = {
@@ -752,6 +720,5 @@ static const struct test_case tests[] = {
 
 int main(int argc, char **argv)
 {
-    atexit(cleanup);
     return test_main(argc, argv, tests);
 }

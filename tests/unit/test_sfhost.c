@@ -8,6 +8,7 @@
  */
 #include "fakeclock.h"
 #include "testlib.h"
+#include "tmpfiles.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -18,20 +19,9 @@
 
 #define T0_MS INT64_C(1767225600000) /* 2026-01-01T00:00Z */
 
-static char root[64];
-
 static const char *tmp_dir(const char *name)
 {
-    static char path[128];
-    if (root[0] == '\0') {
-        snprintf(root, sizeof root, "/tmp/idm-test-sfhost.XXXXXX");
-        if (mkdtemp(root) == NULL) {
-            perror("mkdtemp");
-            exit(2);
-        }
-    }
-    snprintf(path, sizeof path, "%s/%s", root, name);
-    return path;
+    return test_tmp_path("sfhost", name);
 }
 
 static idm_sfhost_config cfg_for(const char *dir, struct fake_clock *c)
@@ -51,20 +41,6 @@ static int64_t id_ms(idm_sfhost *h, uint64_t id)
     if (idm_sf_decode(idm_snowflake_layout(idm_sfhost_generator(h)), id, &p, NULL) != IDM_OK)
         return -1;
     return p.unix_ms;
-}
-
-static int64_t file_mark(const char *path)
-{
-    uint8_t buf[IDM_MARK_FILE_BYTES];
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf);
-    close(fd);
-    int64_t mark = -1;
-    if (n < 0 || idm_mark_decode(buf, (size_t)n, &mark, NULL, NULL, NULL) != IDM_OK)
-        return -1;
-    return mark;
 }
 
 static void test_refusals(void)
@@ -131,7 +107,7 @@ static void test_two_openers_share_one_sequence(void)
             fake_clock_set_ms(&c, T0_MS + (i + 1) / 500);
     }
     /* Every ID lies at or below the mark on disk. */
-    ASSERT_TRUE(file_mark(idm_sfhost_mark_path(a)) >= id_ms(a, last));
+    ASSERT_TRUE(test_file_mark(idm_sfhost_mark_path(a)) >= id_ms(a, last));
     idm_sfhost_close(a);
     idm_sfhost_close(b);
 }
@@ -150,7 +126,7 @@ static void test_mark_written_ahead(void)
         uint64_t id = 0;
         int64_t retry = 0;
         ASSERT_OK(idm_sfhost_try_next(h, &id, &retry, &err), &err);
-        int64_t on_disk = file_mark(idm_sfhost_mark_path(h));
+        int64_t on_disk = test_file_mark(idm_sfhost_mark_path(h));
         ASSERT_TRUE(on_disk >= id_ms(h, id));
         ASSERT_TRUE(on_disk <= T0_MS + step + 2 * cfg.reserve_ms); /* a reserve, not more */
     }
@@ -170,7 +146,7 @@ static void test_state_lost_resumes_from_mark(void)
     ASSERT_OK(idm_sfhost_open(&h, &cfg, &err), &err);
     uint64_t id = 0;
     ASSERT_OK(idm_sfhost_next(h, &id, &err), &err);
-    int64_t mark = file_mark(idm_sfhost_mark_path(h));
+    int64_t mark = test_file_mark(idm_sfhost_mark_path(h));
     ASSERT_TRUE(mark > T0_MS);
     char state[256];
     snprintf(state, sizeof state, "%s", idm_sfhost_state_path(h));
@@ -237,7 +213,7 @@ static void test_floor_is_kept(void)
     uint64_t id = 0;
     ASSERT_OK(idm_sfhost_next(h, &id, &err), &err);
     ASSERT_TRUE(id_ms(h, id) > T0_MS + 3000);
-    ASSERT_TRUE(file_mark(idm_sfhost_mark_path(h)) >= id_ms(h, id));
+    ASSERT_TRUE(test_file_mark(idm_sfhost_mark_path(h)) >= id_ms(h, id));
     idm_sfhost_close(h);
 }
 
@@ -348,16 +324,6 @@ static void test_processes_killed_mid_run(void)
     free(ids);
 }
 
-static void cleanup(void)
-{
-    if (root[0] != '\0') {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", root);
-    }
-}
-
 static const struct test_case tests[] = {
     TEST(test_refusals),
     TEST(test_paths_name_the_layout),
@@ -373,6 +339,5 @@ static const struct test_case tests[] = {
 
 int main(int argc, char **argv)
 {
-    atexit(cleanup);
     return test_main(argc, argv, tests);
 }
