@@ -432,8 +432,8 @@ static int ref_ows(char c)
 static int ref_qvalue(const char *s, size_t len)
 {
     char buf[8];
-    if (len == 0 || len > 5) {
-        return -1;
+    if (len == 0 || len > 5 || memchr(s, '\0', len) != NULL) {
+        return -1; /* a NUL inside is malformed, not the end of the value */
     }
     memcpy(buf, s, len);
     buf[len] = '\0';
