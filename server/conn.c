@@ -65,10 +65,10 @@
 #include "optparse.h"
 #include "tls.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -80,13 +80,13 @@
 #include <malloc.h>
 #endif
 
-#define REPARSE_BYTES 1024
-#define READ_CHUNK 65536
-#define PARK_MAX_MS 100
+#define REPARSE_BYTES  1024
+#define READ_CHUNK     65536
+#define PARK_MAX_MS    100
 #define TURN_BUDGET_NS 2000000u
-#define LINGER_MS 2000
+#define LINGER_MS      2000
 #define TRIM_PERIOD_MS 1000
-#define TRIM_MIN_PEAK (4u << 20)
+#define TRIM_MIN_PEAK  (4u << 20)
 
 typedef struct write_req {
     uv_write_t req;
@@ -923,8 +923,7 @@ static void process(idms_conn *c)
      * client trickling bytes would cost a full parse per byte. RESP
      * multibulk frames are length-prefixed and cheap to re-parse. */
     if (c->proto->head_ends_in_lf && !c->body_wait && c->parsed_len > 0 &&
-        c->parsed_len < c->in_len &&
-        c->in_len - c->parsed_len < REPARSE_BYTES &&
+        c->parsed_len < c->in_len && c->in_len - c->parsed_len < REPARSE_BYTES &&
         memchr(c->in + c->parsed_len, '\n', c->in_len - c->parsed_len) == NULL)
         return;
     idms_buf out;
@@ -1414,7 +1413,8 @@ int idms_conn_listen(idms_net *s, idms_listener *l)
     struct sockaddr_storage sa;
     int rc = parse_addr(addr, &sa);
     if (rc != 0) {
-        fprintf(stderr, "idmintd: invalid %s listen address '%s' (expected ADDR:PORT or unix:PATH)\n",
+        fprintf(stderr,
+                "idmintd: invalid %s listen address '%s' (expected ADDR:PORT or unix:PATH)\n",
                 proto->name, addr);
         return -1;
     }
@@ -1425,7 +1425,8 @@ int idms_conn_listen(idms_net *s, idms_listener *l)
     if (rc == 0)
         rc = uv_listen(&l->sock.stream, 1024, on_connection);
     if (rc != 0) {
-        idms_log(IDMS_LOG_ERROR, "cannot listen on %s for %s: %s", addr, proto->name, uv_strerror(rc));
+        idms_log(IDMS_LOG_ERROR, "cannot listen on %s for %s: %s", addr, proto->name,
+                 uv_strerror(rc));
         return -1;
     }
     idms_log(IDMS_LOG_INFO, "listening for %s on %s", proto->name, addr);

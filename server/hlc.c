@@ -6,6 +6,7 @@
 #include "hwm.h"
 #include "log.h"
 #include "node.h"
+#include "pause.h"
 #include "services.h"
 
 #include <inttypes.h>
@@ -102,11 +103,11 @@ void idms_hlc_stamp(const idms_req *q, const uint64_t *remote, idms_hlc_result *
          * cannot be written. The write is asked to reach past the stamp:
          * the clock's next millisecond, or the remote's (within
          * --max-offset, or it was refused above without moving). */
-        char why[1400];
-        if (!idms_hwm_ready(h->hwm, why, sizeof why)) {
+        idms_pause_why mark;
+        if (!idms_hwm_ready(h->hwm, &mark)) {
             r->status = 503;
             r->retry_after_s = 1;
-            snprintf(r->message, sizeof r->message, "%.300s", why);
+            snprintf(r->message, sizeof r->message, "%.300s", mark.why);
             return;
         }
         int64_t need = idm_hlc_ceiling(h->clock) + 1;

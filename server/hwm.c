@@ -45,6 +45,7 @@
 #include "hwm.h"
 #include "idmint_coord.h"
 #include "log.h"
+#include "pause.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -391,11 +392,16 @@ void idms_hwm_need(idms_hwm *h, int64_t now_ms, bool at_ceiling)
         queue_work(h, target, false);
 }
 
-bool idms_hwm_ready(const idms_hwm *h, char *why, size_t cap)
+bool idms_hwm_ready(const idms_hwm *h, idms_pause_why *w)
 {
     if (!h->failing)
         return true;
-    snprintf(why, cap, "%s", h->why);
+    w->cause = IDMS_PAUSE_MARK;
+    snprintf(w->why, sizeof w->why, "%.880s", h->why);
+    snprintf(w->ends, sizeof w->ends,
+             "a write of the mark to the state directory succeeding (tried again every %d ms)",
+             RETRY_MS);
+    w->eta_ms = -1;
     return false;
 }
 

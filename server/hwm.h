@@ -43,6 +43,8 @@
 #include <idmint/idmint.h>
 #include <idmint/mark.h>
 
+struct idms_pause_why;
+
 struct idmc_slot;
 
 /* Whose mark the generators resume above (what a waiting server names). */
@@ -156,8 +158,9 @@ void idms_hwm_check(idms_hwm *h);
 void idms_hwm_work(idms_hwm *h);
 void idms_hwm_work_done(idms_hwm *h, bool cancelled);
 void idms_hwm_retry(idms_hwm *h);
-/* Whether the mark can be made durable; why is the reason when not. */
-bool idms_hwm_ready(const idms_hwm *h, char *why, size_t cap);
+/* Whether the mark can be made durable; when not, w says why and what
+ * ends it (pause.h: IDMS_PAUSE_MARK). */
+bool idms_hwm_ready(const idms_hwm *h, struct idms_pause_why *w);
 /* After the loop has stopped: shrinks the mark to the latest time the
  * attached generators handed out (not when a write failed or another
  * idmintd took the directory), so that an ordinary restart does not wait,

@@ -61,6 +61,30 @@ static void publish_failure(idms_lease *L, const char *what, const char *msg)
     snprintf(L->sh.msg, sizeof L->sh.msg, "%s: %.500s", what, msg);
 }
 
+struct holders_ctx {
+    const idms_lease *L;
+    idms_holders *out;
+};
+
+static void add_holder(void *ctx, const idmc_slot_info *slot)
+{
+    struct holders_ctx *h = ctx;
+    if (slot->held && slot->node >= h->L->lo && slot->node <= h->L->hi)
+        idms_holders_add(h->out, slot->node, slot->holder, slot->ttl_ms_left);
+}
+
+/* On the thread, after a claim found every node held: who holds them
+ * (what a waiting server tells its operator). A list that fails leaves
+ * them unnamed. */
+static void list_holders(idms_lease *L, idms_holders *out)
+{
+    idms_holders_init(out);
+    struct holders_ctx ctx = {L, out};
+    idmc_error err;
+    if (idmc_list(L->coord, add_holder, &ctx, &err) < 0)
+        idms_holders_init(out);
+}
+
 static void thread_main(void *arg)
 {
     idms_lease *L = arg;
@@ -77,7 +101,13 @@ static void thread_main(void *arg)
             struct idmc_lease *l = NULL;
             int64_t t0 = mono_ms();
             int rc = idmc_claim(L->coord, L->lo, L->hi, L->holder, &l, &err);
+            idms_holders holders;
+            if (rc == IDMC_BUSY)
+                list_holders(L, &holders);
             uv_mutex_lock(&L->mu);
+            sh->claim_busy = rc == IDMC_BUSY;
+            if (rc == IDMC_BUSY)
+                sh->holders = holders;
             if (rc == 0) {
                 L->lease = l;
                 publish_claim(L, l, t0);
@@ -274,6 +304,11 @@ int idms_lease_open(idms_lease *L, const char *url, int64_t ttl_ms, int64_t rese
         rc = idmc_claim(L->coord, L->lo, L->hi, L->holder, &L->lease, &err);
     if (rc != 0) {
         snprintf(msg, cap, "%s", err.msg);
+        /* Who holds the range, for the pause the loop starts with (the
+         * thread claims next; idms_lease_start hands sh to the loop). */
+        L->sh.claim_busy = rc == IDMC_BUSY;
+        if (rc == IDMC_BUSY)
+            list_holders(L, &L->sh.holders);
         return rc;
     }
     publish_claim(L, L->lease, t0);

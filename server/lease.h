@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <uv.h>
 
+#include "pause.h"
+
 struct idmc_coord;
 struct idmc_lease;
 
@@ -49,6 +51,8 @@ typedef struct idms_lease_shared {
     bool lost;              /* the lease of `epoch` is gone for good */
     bool failing;           /* the last call failed */
     char msg[600];          /* why (the last failure) */
+    bool claim_busy;        /* the last claim found every node held ... */
+    idms_holders holders;   /* ... by these (pause.h), read after it */
     uint64_t claims, losses, keepalive_failures, mark_failures;
 } idms_lease_shared;
 

@@ -6,8 +6,8 @@
 
 #include <fcntl.h>
 #include <idmint/rfc3339.h>
-#include <stdint.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -66,7 +66,8 @@ void idms_log(int level, const char *fmt, ...)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     char stamp[IDM_RFC3339_CAP];
-    if (idm_time_format((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, stamp, sizeof stamp) != IDM_OK)
+    if (idm_time_format((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000, stamp, sizeof stamp) !=
+        IDM_OK)
         stamp[0] = '\0';
     int n = snprintf(line, sizeof line, "%s idmintd %s: ", stamp, level_names[level]);
     va_list ap;

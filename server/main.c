@@ -54,8 +54,8 @@ static idms_server server;
 
 /* The snowflake generator of node (the node module's make_snowflake):
  * resuming above the mark found at start-up (idms_hwm_resume_ms), under
- * the mark (hwm.h) in place of the old one, which the caller frees. Returns 0, or -1 after logging why
- * (s->sf is then unchanged). */
+ * the mark (hwm.h) in place of the old one, which the caller frees. Returns 0, or -1 after logging
+ * why (s->sf is then unchanged). */
 static int make_snowflake(void *ctx, uint64_t node)
 {
     idms_server *s = ctx;
@@ -499,7 +499,11 @@ static void wire(idms_server *s)
     h->node = &s->node;
     h->ceiling_waiters = &net->ceiling_waiters;
     h->metrics = &s->metrics;
-    s->status = (idms_status){&s->hwm, &s->node, &s->mint, &s->hlc, &s->segments};
+    s->status = (idms_status){.hwm = &s->hwm,
+                              .node = &s->node,
+                              .mint = &s->mint,
+                              .hlc = &s->hlc,
+                              .segments = &s->segments};
     s->svc = (idms_services){
         .opt = &s->opt,
         .layout_name = s->layout_name,
@@ -553,6 +557,7 @@ int main(int argc, char **argv)
     idms_conn_init(&s->net);
     idms_hwm_loop_start(&s->hwm_loop, s->loop);
     idms_node_start(&s->node, s->loop);
+    idms_status_start(&s->status, s->loop);
     if (idms_segments_start(&s->segments, s->loop) != 0)
         return 1;
     signal(SIGPIPE, SIG_IGN);

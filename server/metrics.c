@@ -9,6 +9,7 @@
 #include "lease.h"
 #include "segments.h"
 #include "server.h"
+#include "status.h"
 
 #include <inttypes.h>
 
@@ -44,10 +45,11 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
     idms_buf_puts(out, "# HELP idmint_ids_minted_total IDs minted, by format.\n"
                        "# TYPE idmint_ids_minted_total counter\n");
     for (int f = 0; f < IDMX_FMT_COUNT; f++)
-        idms_buf_printf(out, "idmint_ids_minted_total{format=\"%s\"} %" PRIu64 "\n", idmx_formats[f].name,
-                        m->minted[f]);
-    idms_buf_puts(out, "# HELP idmint_requests_total Requests answered, by route and status class.\n"
-                       "# TYPE idmint_requests_total counter\n");
+        idms_buf_printf(out, "idmint_ids_minted_total{format=\"%s\"} %" PRIu64 "\n",
+                        idmx_formats[f].name, m->minted[f]);
+    idms_buf_puts(out,
+                  "# HELP idmint_requests_total Requests answered, by route and status class.\n"
+                  "# TYPE idmint_requests_total counter\n");
     for (int r = 0; r < IDMS_ROUTE_COUNT; r++) {
         const char *name = route_names[r < IDMS_ROUTE_PROTO ? r : 0];
         if (r >= IDMS_ROUTE_PROTO) {
@@ -58,46 +60,51 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
         }
         for (int c = 0; c < 6; c++) {
             if (m->requests[r][c] != 0 || c == 2)
-                idms_buf_printf(out, "idmint_requests_total{route=\"%s\",status=\"%s\"} %" PRIu64 "\n",
+                idms_buf_printf(out,
+                                "idmint_requests_total{route=\"%s\",status=\"%s\"} %" PRIu64 "\n",
                                 name, status_classes[c], m->requests[r][c]);
         }
     }
-    idms_buf_printf(out,
-                    "# HELP idmint_clock_rewinds_total Backwards clock steps seen while minting snowflakes.\n"
-                    "# TYPE idmint_clock_rewinds_total counter\n"
-                    "idmint_clock_rewinds_total %" PRIu64 "\n"
-                    "# HELP idmint_clock_rewind_waits_total Requests parked for a small backwards step.\n"
-                    "# TYPE idmint_clock_rewind_waits_total counter\n"
-                    "idmint_clock_rewind_waits_total %" PRIu64 "\n"
-                    "# HELP idmint_clock_refusals_total Requests refused because the clock moved back too far.\n"
-                    "# TYPE idmint_clock_refusals_total counter\n"
-                    "idmint_clock_refusals_total %" PRIu64 "\n"
-                    "# HELP idmint_sequence_exhaustion_waits_total Requests parked for the next time unit after a full sequence.\n"
-                    "# TYPE idmint_sequence_exhaustion_waits_total counter\n"
-                    "idmint_sequence_exhaustion_waits_total %" PRIu64 "\n",
-                    m->clock_rewinds, m->rewind_waits, m->clock_refusals, m->exhaustion_waits);
-    idms_buf_printf(out,
-                    "# HELP idmint_connections_open Open client connections.\n"
-                    "# TYPE idmint_connections_open gauge\n"
-                    "idmint_connections_open %" PRIu64 "\n"
-                    "# HELP idmint_connections_total Connections accepted.\n"
-                    "# TYPE idmint_connections_total counter\n"
-                    "idmint_connections_total %" PRIu64 "\n"
-                    "# HELP idmint_connections_rejected_total Connections turned away at the "
-                    "limit or while draining (idmint_connections_refused_total has the detail).\n"
-                    "# TYPE idmint_connections_rejected_total counter\n"
-                    "idmint_connections_rejected_total %" PRIu64 "\n"
-                    "# HELP idmint_protocol_errors_total Malformed or oversized requests.\n"
-                    "# TYPE idmint_protocol_errors_total counter\n"
-                    "idmint_protocol_errors_total %" PRIu64 "\n"
-                    "# HELP idmint_high_water_mark_writes_total Time high-water mark fsyncs.\n"
-                    "# TYPE idmint_high_water_mark_writes_total counter\n"
-                    "idmint_high_water_mark_writes_total %" PRIu64 "\n"
-                    "# HELP idmint_high_water_mark_errors_total Time high-water mark writes that failed.\n"
-                    "# TYPE idmint_high_water_mark_errors_total counter\n"
-                    "idmint_high_water_mark_errors_total %" PRIu64 "\n",
-                    m->connections_open, m->connections_total, m->connections_rejected,
-                    m->protocol_errors, s->hwm.writes, s->hwm.write_errors);
+    idms_buf_printf(
+        out,
+        "# HELP idmint_clock_rewinds_total Backwards clock steps seen while minting snowflakes.\n"
+        "# TYPE idmint_clock_rewinds_total counter\n"
+        "idmint_clock_rewinds_total %" PRIu64 "\n"
+        "# HELP idmint_clock_rewind_waits_total Requests parked for a small backwards step.\n"
+        "# TYPE idmint_clock_rewind_waits_total counter\n"
+        "idmint_clock_rewind_waits_total %" PRIu64 "\n"
+        "# HELP idmint_clock_refusals_total Requests refused because the clock moved back too "
+        "far.\n"
+        "# TYPE idmint_clock_refusals_total counter\n"
+        "idmint_clock_refusals_total %" PRIu64 "\n"
+        "# HELP idmint_sequence_exhaustion_waits_total Requests parked for the next time unit "
+        "after a full sequence.\n"
+        "# TYPE idmint_sequence_exhaustion_waits_total counter\n"
+        "idmint_sequence_exhaustion_waits_total %" PRIu64 "\n",
+        m->clock_rewinds, m->rewind_waits, m->clock_refusals, m->exhaustion_waits);
+    idms_buf_printf(
+        out,
+        "# HELP idmint_connections_open Open client connections.\n"
+        "# TYPE idmint_connections_open gauge\n"
+        "idmint_connections_open %" PRIu64 "\n"
+        "# HELP idmint_connections_total Connections accepted.\n"
+        "# TYPE idmint_connections_total counter\n"
+        "idmint_connections_total %" PRIu64 "\n"
+        "# HELP idmint_connections_rejected_total Connections turned away at the "
+        "limit or while draining (idmint_connections_refused_total has the detail).\n"
+        "# TYPE idmint_connections_rejected_total counter\n"
+        "idmint_connections_rejected_total %" PRIu64 "\n"
+        "# HELP idmint_protocol_errors_total Malformed or oversized requests.\n"
+        "# TYPE idmint_protocol_errors_total counter\n"
+        "idmint_protocol_errors_total %" PRIu64 "\n"
+        "# HELP idmint_high_water_mark_writes_total Time high-water mark fsyncs.\n"
+        "# TYPE idmint_high_water_mark_writes_total counter\n"
+        "idmint_high_water_mark_writes_total %" PRIu64 "\n"
+        "# HELP idmint_high_water_mark_errors_total Time high-water mark writes that failed.\n"
+        "# TYPE idmint_high_water_mark_errors_total counter\n"
+        "idmint_high_water_mark_errors_total %" PRIu64 "\n",
+        m->connections_open, m->connections_total, m->connections_rejected, m->protocol_errors,
+        s->hwm.writes, s->hwm.write_errors);
     static const char *const reasons[IDMS_REFUSED_COUNT] = {"limit", "draining", "accept"};
     idms_buf_puts(out, "# HELP idmint_connections_refused_total Connections refused, by protocol "
                        "and reason (limit: over --max-connections, answered with an error; "
@@ -106,10 +113,10 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                        "# TYPE idmint_connections_refused_total counter\n");
     for (int p = 0; p < IDMS_PROTO_MAX; p++) {
         for (int r = 0; r < IDMS_REFUSED_COUNT && proto_name(s, p) != NULL; r++)
-            idms_buf_printf(out,
-                            "idmint_connections_refused_total{protocol=\"%s\",reason=\"%s\"} %" PRIu64
-                            "\n",
-                            proto_name(s, p), reasons[r], m->refused[p][r]);
+            idms_buf_printf(
+                out,
+                "idmint_connections_refused_total{protocol=\"%s\",reason=\"%s\"} %" PRIu64 "\n",
+                proto_name(s, p), reasons[r], m->refused[p][r]);
     }
     idms_buf_puts(out, "# HELP idmint_request_timeouts_total Requests not complete within "
                        "--header-timeout of their first byte (and bodies cut off), by protocol.\n"
@@ -171,6 +178,9 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
                     s->node.lease.seen.keepalive_failures);
     put_seconds(out, "idmint_node_lease_remaining_seconds",
                 s->node.coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node.lease) : 0);
+    int64_t now;
+    const idms_pauses *paused = idms_status_poll(&s->status, &now);
+    idms_pauses_metrics(paused, now, out);
     idms_buf_printf(out,
                     "# HELP idmint_connections_max Open connections each port takes at most "
                     "(--max-connections, or less if the open-file limit is lower).\n"
@@ -212,20 +222,21 @@ void idms_metrics_render(idms_server *s, idms_buf *out)
         "# TYPE idmint_max_offset_seconds gauge\n",
         m->observations, m->observations_refused);
     put_seconds(out, "idmint_max_offset_seconds", s->opt.max_offset_ms);
-    idms_buf_printf(out,
-                    "# HELP idmint_tls_handshakes_total TLS handshakes completed (--tls-cert).\n"
-                    "# TYPE idmint_tls_handshakes_total counter\n"
-                    "idmint_tls_handshakes_total %" PRIu64 "\n"
-                    "# HELP idmint_tls_handshake_failures_total TLS handshakes that failed (a plain-text "
-                    "client, an old protocol version, garbage); the connection was closed.\n"
-                    "# TYPE idmint_tls_handshake_failures_total counter\n"
-                    "idmint_tls_handshake_failures_total %" PRIu64 "\n"
-                    "# HELP idmint_tls_reloads_total Reloads of the certificate and key on SIGHUP, by "
-                    "result (a failed one keeps the previous pair).\n"
-                    "# TYPE idmint_tls_reloads_total counter\n"
-                    "idmint_tls_reloads_total{result=\"ok\"} %" PRIu64 "\n"
-                    "idmint_tls_reloads_total{result=\"failed\"} %" PRIu64 "\n",
-                    m->tls_handshakes, m->tls_handshake_failures, m->tls_reloads[0], m->tls_reloads[1]);
+    idms_buf_printf(
+        out,
+        "# HELP idmint_tls_handshakes_total TLS handshakes completed (--tls-cert).\n"
+        "# TYPE idmint_tls_handshakes_total counter\n"
+        "idmint_tls_handshakes_total %" PRIu64 "\n"
+        "# HELP idmint_tls_handshake_failures_total TLS handshakes that failed (a plain-text "
+        "client, an old protocol version, garbage); the connection was closed.\n"
+        "# TYPE idmint_tls_handshake_failures_total counter\n"
+        "idmint_tls_handshake_failures_total %" PRIu64 "\n"
+        "# HELP idmint_tls_reloads_total Reloads of the certificate and key on SIGHUP, by "
+        "result (a failed one keeps the previous pair).\n"
+        "# TYPE idmint_tls_reloads_total counter\n"
+        "idmint_tls_reloads_total{result=\"ok\"} %" PRIu64 "\n"
+        "idmint_tls_reloads_total{result=\"failed\"} %" PRIu64 "\n",
+        m->tls_handshakes, m->tls_handshake_failures, m->tls_reloads[0], m->tls_reloads[1]);
     idms_buf_printf(out,
                     "# HELP idmint_tls_handshakes_in_progress TLS handshakes under way, each "
                     "holding a slot.\n"

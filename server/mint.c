@@ -29,6 +29,7 @@
 #include "core/job.h"
 #include "formats.h"
 #include "log.h"
+#include "pause.h"
 #include "services.h"
 
 #include <inttypes.h>
@@ -130,8 +131,8 @@ static int mint_more(idms_minter *m, idms_mint_job *j, const char *prefix, uint6
     if (f->lib->minted_by == IDM_FORMAT_BY_SNOWFLAKE)
         rc = idm_snowflake_try_next_text_n(m->sf, p, cap, n, IDM_TEXT_NEWLINE, &len, retry_ns, err);
     else
-        rc = idm_format_next_text_n(f->lib, m->gen, prefix, prefix_len, p, cap, n,
-                                    IDM_TEXT_NEWLINE, &len, err);
+        rc = idm_format_next_text_n(f->lib, m->gen, prefix, prefix_len, p, cap, n, IDM_TEXT_NEWLINE,
+                                    &len, err);
     j->done += count_lines(p, len);
     if (!on_stack) {
         j->text.len += len;
@@ -394,8 +395,8 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
     if (rc == IDM_EAGAIN) {
         /* Counted once per request and reason: a wait under a millisecond
          * parks again on every loop turn. */
-        bool rewind = retry_ns / 1000000 <= idm_snowflake_high_water_ms(m->sf) &&
-                      clock_ns(m) < retry_ns;
+        bool rewind =
+            retry_ns / 1000000 <= idm_snowflake_high_water_ms(m->sf) && clock_ns(m) < retry_ns;
         unsigned why = rewind ? 1u << 3 : 1u << IDMS_PARK_TIME;
         if (!(j->parked_for & why)) {
             if (j->parked_for == 0)
@@ -456,7 +457,7 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
     }
 }
 
-bool idms_mint_clock_ready(const idms_minter *m, int64_t now, char *why, size_t cap)
+bool idms_mint_clock_ready(const idms_minter *m, int64_t now, idms_pause_why *w)
 {
     int64_t high = m->sf != NULL ? idm_snowflake_high_water_ms(m->sf) : 0;
     /* A lead an observation made (up to --max-offset) is not a clock
@@ -465,15 +466,21 @@ bool idms_mint_clock_ready(const idms_minter *m, int64_t now, char *why, size_t 
     if (now >= high - m->max_rewind_ms || observed)
         return true;
     const char *whose;
+    w->cause = IDMS_PAUSE_CLOCK;
+    w->eta_ms = high - m->max_rewind_ms - now;
     if (waiting_for_resume(m, &whose))
-        snprintf(why, cap,
+        snprintf(w->why, sizeof w->why,
                  "waiting for the clock to reach the time high-water mark of %s (%" PRId64
                  " ms ahead)",
                  whose, high - now);
     else
-        snprintf(why, cap,
+        snprintf(w->why, sizeof w->why,
                  "the clock is %" PRId64 " ms behind the latest time used (tolerance %" PRId64
                  " ms)",
                  high - now, m->max_rewind_ms);
+    snprintf(w->ends, sizeof w->ends,
+             "the clock reaching %" PRId64 " ms before the latest time used (%" PRId64
+             " ms from now, unless it is stepped)",
+             m->max_rewind_ms, w->eta_ms);
     return false;
 }

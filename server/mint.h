@@ -25,6 +25,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct idms_pause_why;
+
 /* What the service asks of the layer below it, the ceiling's owner and
  * the node claim (hwm.c, node.c): functions main.c registers over them
  * (the unit tests register their own). Each gets ctx. */
@@ -166,6 +168,6 @@ bool idms_mint_check(const idms_minter *m, int format, const char *prefix, uint6
  * does not count); true, or false with why (the wait for the mark resumed
  * above, or the clock behind). now_ms: the clock's time (status.c reads
  * it). */
-bool idms_mint_clock_ready(const idms_minter *m, int64_t now_ms, char *why, size_t cap);
+bool idms_mint_clock_ready(const idms_minter *m, int64_t now_ms, struct idms_pause_why *w);
 
 #endif

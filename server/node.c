@@ -13,6 +13,7 @@
 #include "json.h"
 #include "lease.h"
 #include "log.h"
+#include "pause.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -150,6 +151,30 @@ static int claim_coord(idms_node *n)
     return 0;
 }
 
+struct holders_ctx {
+    const idms_node *n;
+    idms_holders *out;
+};
+
+static void add_holder(void *ctx, uint64_t node, bool held, int64_t mark_ms, const char *holder)
+{
+    (void)mark_ms;
+    struct holders_ctx *h = ctx;
+    if (held && node >= h->n->lo && node <= h->n->hi)
+        idms_holders_add(h->out, node, holder, -1);
+}
+
+/* Who holds the range, after a claim found every slot held (file I/O: at
+ * start-up or on the thread pool). */
+static void list_holders(const idms_node *n, idms_holders *out)
+{
+    idms_holders_init(out);
+    struct holders_ctx ctx = {n, out};
+    idmc_error err;
+    if (idmc_local_list(n->registry, n->ns, add_holder, &ctx, &err) < 0)
+        idms_holders_init(out);
+}
+
 int idms_node_claim(idms_node *n)
 {
     n->coord = n->opt->node_set ? IDMS_NODE_STATIC : IDMS_NODE_LOCAL;
@@ -201,6 +226,7 @@ int idms_node_claim(idms_node *n)
         return 0;
     }
     if (rc == IDMC_BUSY && n->coord == IDMS_NODE_LOCAL) {
+        list_holders(n, &n->holders);
         snprintf(n->why, sizeof n->why, "no snowflake node: %.240s; waiting for one to free", msg);
         idms_log(IDMS_LOG_WARN, "%s", n->why);
         return 0;
@@ -223,6 +249,8 @@ static void on_claim(uv_work_t *w)
     n->work_slot = NULL;
     n->work_rc = idmc_local_claim(n->registry, n->ns, n->lo, n->hi, n->max_mark_ms, n->holder,
                                   &n->work_slot, &n->work_err);
+    if (n->work_rc == IDMC_BUSY)
+        list_holders(n, &n->work_holders);
 }
 
 /* The snowflake generator for a node just claimed: it resumes above both
@@ -346,12 +374,12 @@ bool idms_node_ceiling_rises(idms_node *n, bool snowflake, char *why, size_t cap
             return false;
         }
     }
-    char mark_why[700];
-    if (!idms_hwm_ready(n->hwm, mark_why, sizeof mark_why)) {
+    idms_pause_why mark;
+    if (!idms_hwm_ready(n->hwm, &mark)) {
         snprintf(why, cap,
                  "cannot make the time high-water mark durable (%.600s); not minting "
                  "past it",
-                 mark_why);
+                 mark.why);
         return false;
     }
     if (!idms_hwm_enabled(n->hwm) && !coord) {
@@ -368,6 +396,8 @@ static void on_claimed(uv_work_t *w, int status)
     idms_node *n = w->data;
     n->in_flight = false;
     if (status != 0 || n->work_rc != 0) {
+        if (status == 0 && n->work_rc == IDMC_BUSY)
+            n->holders = n->work_holders;
         if (status == 0 && n->work_rc == IDMC_ERROR)
             idms_log(IDMS_LOG_ERROR, "cannot lease a node: %s", n->work_err.msg);
         if (!*n->draining)
@@ -487,17 +517,80 @@ void idms_node_start(idms_node *n, uv_loop_t *loop)
     uv_timer_start(&n->check, on_check, CHECK_MS, CHECK_MS);
 }
 
-bool idms_node_ready(const idms_node *n, char *why, size_t cap)
+/* " and N more" when holders were counted but not named. */
+static void holders_text(const idms_holders *h, char *out, size_t cap)
 {
+    if (h->shown == 0)
+        snprintf(out, cap, "(not listed)");
+    else if (h->more > 0)
+        snprintf(out, cap, "%s; and %u more", h->text, h->more);
+    else
+        snprintf(out, cap, "%s", h->text);
+}
+
+/* Not held: a coordinator's lease waiting on its coordinator, a range
+ * whose every node is held, or a local slot whose file is gone. */
+static void not_held(const idms_node *n, idms_pause_why *w)
+{
+    char holders[sizeof n->holders.text + 32];
+    w->cause = IDMS_PAUSE_NODE;
+    if (n->coord != IDMS_NODE_COORD) {
+        if (n->slot_broken) {
+            snprintf(w->ends, sizeof w->ends,
+                     "the slot's file put back in %.600s (tried every %d ms)", n->registry,
+                     CHECK_MS);
+            return;
+        }
+        holders_text(&n->holders, holders, sizeof holders);
+        snprintf(w->ends, sizeof w->ends,
+                 "a node of %" PRIu64 "..%" PRIu64 " freeing: a slot frees when its holder "
+                 "exits (tried every %d ms); held by %s",
+                 n->lo, n->hi, RETRY_MS, holders);
+        return;
+    }
+    const idms_lease *L = &n->lease;
+    const char *kind = idmc_kind(L->coord);
+    if (L->expired && !L->seen.lost) {
+        w->cause = IDMS_PAUSE_COORD;
+        snprintf(w->ends, sizeof w->ends,
+                 "%s confirming the lease of node %" PRIu64 " again, or reporting it lost "
+                 "(then a node is claimed anew); it is asked every few hundred ms",
+                 kind, L->seen.node);
+    } else if (L->seen.claim_busy) {
+        holders_text(&L->seen.holders, holders, sizeof holders);
+        snprintf(w->ends, sizeof w->ends,
+                 "a node of %" PRIu64 "..%" PRIu64 " freeing: a holder's lease ending or "
+                 "released (asked every 500 ms); held by %s",
+                 n->lo, n->hi, holders);
+        w->eta_ms = L->seen.holders.soonest_ms;
+    } else {
+        w->cause = IDMS_PAUSE_COORD;
+        snprintf(w->ends, sizeof w->ends,
+                 "%s answering a claim (tried again with a back-off of up to 5 s)", kind);
+    }
+}
+
+bool idms_node_ready(const idms_node *n, idms_pause_why *w)
+{
+    w->eta_ms = -1;
+    w->ends[0] = '\0';
     if (!n->held) {
-        snprintf(why, cap, "%s", n->why);
+        snprintf(w->why, sizeof w->why, "%s", n->why);
+        not_held(n, w);
         return false;
     }
     /* Held, but the slot's mark cannot be raised past the clock: nothing
      * can be minted until the coordinator answers again. */
     if (n->coord == IDMS_NODE_COORD && n->lease.seen.failing &&
         n->lease.recorded <= idms_clock_ms()) {
-        snprintf(why, cap, "node %" PRIu64 ": %.600s", n->node, n->lease.seen.msg);
+        w->cause = IDMS_PAUSE_COORD;
+        snprintf(w->why, sizeof w->why, "node %" PRIu64 ": %.600s", n->node, n->lease.seen.msg);
+        snprintf(w->ends, sizeof w->ends,
+                 "%s confirming the lease or recording the mark (asked again every few "
+                 "hundred ms); should the lease's deadline pass first (in %" PRId64
+                 " ms), the node is claimed anew once %s answers",
+                 idmc_kind(n->lease.coord), idms_lease_ms_left(&n->lease),
+                 idmc_kind(n->lease.coord));
         return false;
     }
     return true;
@@ -531,7 +624,7 @@ static void json_string(idms_buf *out, const char *text)
         idms_buf_puts(out, quoted);
 }
 
-void idms_node_json(const idms_node *n, idms_buf *out)
+void idms_node_json(const idms_node *n, const idms_pauses *p, int64_t mono_ms, idms_buf *out)
 {
     bool coord = n->coord == IDMS_NODE_COORD;
     idms_buf_puts(out, "{\"node\": ");
@@ -561,6 +654,8 @@ void idms_node_json(const idms_node *n, idms_buf *out)
         idms_buf_puts(out, "\"registry\": ");
         json_string(out, n->registry);
     }
+    idms_buf_puts(out, ", \"pause\": ");
+    idms_pauses_json(p, mono_ms, true, out);
     idms_buf_puts(out, "}\n");
 }
 

@@ -25,6 +25,7 @@
 #include "idmint_coord.h"
 #include "lease.h"
 #include "options.h"
+#include "pause.h"
 
 #include <idmint/idmint.h>
 
@@ -74,6 +75,8 @@ typedef struct idms_node {
     struct idmc_slot *work_slot;
     int work_rc;
     idmc_error work_err; /* on_claim's result's detail */
+    idms_holders work_holders; /* on_claim's: who holds the range when busy */
+    idms_holders holders;      /* the last busy claim's (pause.h) */
     int64_t max_mark_ms;   /* the layout's last time: a slot's mark past it is unusable */
     /* The held slot's file, looked at every second on the thread pool
      * (coord/idmint_coord.h: idmc_slot_check, idmc_slot_repair). */
@@ -96,10 +99,13 @@ int idms_node_claim(idms_node *n);
 /* On loop: starts the lease thread, or the retry timer (when no node is
  * held yet) and the look at the slot's file every second. */
 void idms_node_start(idms_node *n, uv_loop_t *loop);
-/* Whether snowflakes can be minted; why says why not. */
-bool idms_node_ready(const idms_node *n, char *why, size_t cap);
-/* GET /v1/node's object. */
-void idms_node_json(const idms_node *n, struct idms_buf *out);
+/* Whether snowflakes can be minted; when not, w says why, what ends it
+ * and when (pause.h: IDMS_PAUSE_NODE or IDMS_PAUSE_COORD). */
+bool idms_node_ready(const idms_node *n, idms_pause_why *w);
+/* GET /v1/node's object, with the current pause (p at mono_ms, pause.h)
+ * in full. */
+void idms_node_json(const idms_node *n, const idms_pauses *p, int64_t mono_ms,
+                    struct idms_buf *out);
 /* The mark found in the node's slot when it was claimed (0: none). */
 int64_t idms_node_mark_ms(const idms_node *n);
 /* Minting has reached now_ms: asks for the marks ahead of it when less

@@ -7,11 +7,12 @@
 #include "buf.h"
 #include "core/job.h"
 #include "core/waitlist.h"
-#include <idmint/segstore.h>
 #include "log.h"
 #include "mint.h"
+#include "pause.h"
 #include "services.h"
 #include "tagtable.h"
+#include <idmint/segstore.h>
 
 #include <assert.h>
 #include <idmint/segment.h>
@@ -579,8 +580,9 @@ bool idms_segment_check(const idms_segments *g, const char *tag, size_t tag_len,
     memset(r, 0, sizeof *r);
     r->status = 200;
     if (!g->enabled) {
-        refuse(r, 404, "no segment store: start idmintd with --segments URL (sqlite:PATH or "
-                       "postgresql://...)");
+        refuse(r, 404,
+               "no segment store: start idmintd with --segments URL (sqlite:PATH or "
+               "postgresql://...)");
         r->cause = IDMS_CAUSE_NOT_LOADED;
         return false;
     }
@@ -647,11 +649,15 @@ static bool needs_lookup(const idms_seg_tag *t, int64_t now)
 static void refuse_full(idms_segments *g, idms_seg_tag *t, idms_mint_result *r)
 {
     if (g->refused_full++ == 0)
-        idms_log(IDMS_LOG_WARN, "the segment tag table is full (%zu tags, --segment-tags): tag %s "
+        idms_log(IDMS_LOG_WARN,
+                 "the segment tag table is full (%zu tags, --segment-tags): tag %s "
                  "and any other not asked for before get 503 until a restart with a larger "
-                 "table", g->live, name_of(t));
-    refuse(r, 503, "the segment tag table is full: %zu tags in use (--segment-tags %zu); tag %s "
-                   "is not served", g->live, g->live_max, name_of(t));
+                 "table",
+                 g->live, name_of(t));
+    refuse(r, 503,
+           "the segment tag table is full: %zu tags in use (--segment-tags %zu); tag %s "
+           "is not served",
+           g->live, g->live_max, name_of(t));
 }
 
 /* The tag named for q, READY (with an allocator), or NULL with r a park
@@ -686,8 +692,10 @@ static idms_seg_tag *ready_tag(const idms_req *q, const char *tag, size_t tag_le
     }
     const char *name = name_of(t);
     if (t->state == IDMS_TAG_MISSING) {
-        refuse(r, 404, "no tag '%s' in the segment store (create it with idmint segment "
-                       "create %s --store ...)", name, name);
+        refuse(r, 404,
+               "no tag '%s' in the segment store (create it with idmint segment "
+               "create %s --store ...)",
+               name, name);
         r->cause = IDMS_CAUSE_NO_TAG;
         return NULL;
     }
@@ -703,8 +711,8 @@ static idms_seg_tag *ready_tag(const idms_req *q, const char *tag, size_t tag_le
             park_for(t, r);
             return NULL;
         }
-        refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s is not loaded",
-               t->why, name);
+        refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s is not loaded", t->why,
+               name);
         r->cause = IDMS_CAUSE_NOT_LOADED;
         return NULL;
     }
@@ -781,8 +789,10 @@ void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint6
             return;
         }
         if (t->failing) {
-            refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s has no run of "
-                           "that many IDs left in memory", t->why, name);
+            refuse(r, 503,
+                   "the segment store cannot be reached (%.400s): tag %s has no run of "
+                   "that many IDs left in memory",
+                   t->why, name);
             r->cause = IDMS_CAUSE_DRY;
             return;
         }
@@ -825,8 +835,10 @@ void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint6
     fetch(g, t, false);
     if (j->done < count) {
         if (t->failing) {
-            refuse(r, 503, "the segment store cannot be reached (%.400s): tag %s has no IDs left "
-                           "in memory", t->why, name);
+            refuse(r, 503,
+                   "the segment store cannot be reached (%.400s): tag %s has no IDs left "
+                   "in memory",
+                   t->why, name);
             r->cause = IDMS_CAUSE_DRY;
             idms_mint_job_free(j);
             return;
@@ -844,28 +856,44 @@ void idms_segment_mint(const idms_req *q, const char *tag, size_t tag_len, uint6
     idms_mint_job_free(j);
 }
 
-bool idms_segments_ready(const idms_segments *g, char *why, size_t cap)
+bool idms_segments_ready(const idms_segments *g, idms_pause_why *w)
 {
     if (!g->enabled)
         return true;
+    w->cause = IDMS_PAUSE_SEGMENT;
+    w->eta_ms = -1;
     if (g->refused_full > 0 && g->live >= g->live_max) {
-        snprintf(why, cap, "the segment tag table is full: %zu tags in use (--segment-tags %zu); "
-                           "tags not asked for before get 503", g->live, g->live_max);
+        snprintf(w->why, sizeof w->why,
+                 "the segment tag table is full: %zu tags in use (--segment-tags %zu); "
+                 "tags not asked for before get 503",
+                 g->live, g->live_max);
+        snprintf(w->ends, sizeof w->ends,
+                 "a restart with a larger --segment-tags (the tags in use stay loaded)");
         return false;
     }
+    const char *tag = NULL, *store_why = NULL;
     if (g->lookup_failed[0] != '\0') {
-        snprintf(why, cap, "segment tag %s has no IDs left and the store cannot be reached: "
-                           "%.400s", g->lookup_failed, g->store_why);
-        return false;
+        tag = g->lookup_failed;
+        store_why = g->store_why;
+    } else {
+        /* The retry list only: the tags whose fetch failed. */
+        for (const idms_seg_tag *t = g->failing.fail_next; t != &g->failing; t = t->fail_next)
+            if (idm_segment_available(t->seg) == 0) {
+                tag = name_of(t);
+                store_why = t->why;
+                break;
+            }
     }
-    /* The retry list only: the tags whose fetch failed. */
-    for (const idms_seg_tag *t = g->failing.fail_next; t != &g->failing; t = t->fail_next)
-        if (idm_segment_available(t->seg) == 0) {
-            snprintf(why, cap, "segment tag %s has no IDs left and the store cannot be "
-                               "reached: %.400s", name_of(t), t->why);
-            return false;
-        }
-    return true;
+    if (tag == NULL) {
+        w->cause = IDMS_PAUSE_NONE;
+        return true;
+    }
+    snprintf(w->why, sizeof w->why,
+             "segment tag %s has no IDs left and the store cannot be reached: %.400s", tag,
+             store_why);
+    snprintf(w->ends, sizeof w->ends,
+             "the segment store answering a fetch (tried again every %d ms)", IDMS_SEG_RETRY_MS);
+    return false;
 }
 
 void idms_segments_cache_json(const idms_segments *g, idms_buf *out)
@@ -907,22 +935,21 @@ void idms_segments_metrics(const idms_segments *g, idms_buf *out)
         "# TYPE idmint_segment_available gauge\n"};
     for (int k = 0; k < 4; k++) {
         idms_buf_puts(out, heads[k]);
-        for (const idms_tag_entry *e = g->table.pinned.next; e != &g->table.pinned;
-             e = e->next) {
-                const idms_seg_tag *t = (const idms_seg_tag *)e;
-                if (t->seg == NULL)
-                    continue;
-                uint64_t v = k == 0   ? t->leases
-                             : k == 1 ? (uint64_t)idm_segment_step(t->seg)
-                             : k == 2 ? t->served
-                                      : (uint64_t)idm_segment_available(t->seg);
-                idms_buf_printf(out, "%s{tag=\"%s\"} %" PRIu64 "\n",
-                                k == 0   ? "idmint_segment_leases_total"
-                                : k == 1 ? "idmint_segment_step"
-                                : k == 2 ? "idmint_segment_ids_total"
-                                         : "idmint_segment_available",
-                                name_of(t), v);
-            }
+        for (const idms_tag_entry *e = g->table.pinned.next; e != &g->table.pinned; e = e->next) {
+            const idms_seg_tag *t = (const idms_seg_tag *)e;
+            if (t->seg == NULL)
+                continue;
+            uint64_t v = k == 0   ? t->leases
+                         : k == 1 ? (uint64_t)idm_segment_step(t->seg)
+                         : k == 2 ? t->served
+                                  : (uint64_t)idm_segment_available(t->seg);
+            idms_buf_printf(out, "%s{tag=\"%s\"} %" PRIu64 "\n",
+                            k == 0   ? "idmint_segment_leases_total"
+                            : k == 1 ? "idmint_segment_step"
+                            : k == 2 ? "idmint_segment_ids_total"
+                                     : "idmint_segment_available",
+                            name_of(t), v);
+        }
     }
     idms_buf_printf(out,
                     "# HELP idmint_segment_store_errors_total Segment store calls that failed.\n"

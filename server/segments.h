@@ -61,6 +61,8 @@
 #include "core/waitlist.h"
 #include "tagtable.h"
 
+struct idms_pause_why;
+
 struct idms_buf;
 struct idms_mint_result;
 struct idm_segment;
@@ -215,7 +217,7 @@ bool idms_segment_check(const idms_segments *g, const char *tag, size_t tag_len,
 /* Whether every tag that was asked for can be served (false: a tag ran
  * dry, or could not be looked up, while the store fails; or the table of
  * live tags is full and a tag was refused for it); why says why not. */
-bool idms_segments_ready(const idms_segments *g, char *why, size_t cap);
+bool idms_segments_ready(const idms_segments *g, struct idms_pause_why *w);
 /* Leaf's /cache, as far as it means something here: one JSON object,
  * each tag with an allocator by its name: {"key", "initOk" (true),
  * "step" (the next lease's, Leaf's dynamic step), "available" (IDs in

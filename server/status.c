@@ -9,6 +9,7 @@
 #include "segments.h"
 
 #include <stdio.h>
+#include <time.h>
 
 int64_t idms_used_ms(const idms_status *s)
 {
@@ -17,33 +18,67 @@ int64_t idms_used_ms(const idms_status *s)
     return hlc_used > used ? hlc_used : used;
 }
 
-bool idms_readiness(const idms_status *s, const char **cls, char *why, size_t cap)
+bool idms_status_check(const idms_status *s, idms_pause_why *w)
 {
-    *cls = "no snowflake node";
-    if (!idms_node_ready(s->node, why, cap))
+    idms_pause_why_clear(w);
+    /* Readiness order: the first part that stops minting names the pause. */
+    if (!idms_node_ready(s->node, w) || !idms_hwm_ready(s->hwm, w) ||
+        !idms_segments_ready(s->segments, w))
         return false;
-    *cls = "the time high-water mark is not durable";
-    if (!idms_hwm_ready(s->hwm, why, cap))
-        return false;
-    *cls = "a segment tag cannot be served";
-    if (!idms_segments_ready(s->segments, why, cap))
-        return false;
-    *cls = "the clock cannot be read";
     int64_t now = idms_clock_ms(); /* 0: unreadable */
     if (now == 0) {
-        snprintf(why, cap, "the clock cannot be read");
+        w->cause = IDMS_PAUSE_NOCLOCK;
+        snprintf(w->why, sizeof w->why, "the clock cannot be read");
+        snprintf(w->ends, sizeof w->ends, "clock_gettime(CLOCK_REALTIME) working again");
         return false;
     }
-    *cls = "the clock is behind the time used";
-    if (!idms_mint_clock_ready(s->mint, now, why, cap))
+    if (!idms_mint_clock_ready(s->mint, now, w))
         return false;
-    *cls = "ready";
-    snprintf(why, cap, "ready");
+    idms_pause_why_clear(w);
     return true;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const idms_pauses *idms_status_poll(idms_status *s, int64_t *mono_now)
+{
+    idms_pause_why w;
+    (void)idms_status_check(s, &w);
+    int64_t now = mono_ms();
+    idms_pauses_observe(&s->pauses, &w, now, idms_clock_ms());
+    if (mono_now != NULL)
+        *mono_now = now;
+    return &s->pauses;
+}
+
+static void on_poll(uv_timer_t *t)
+{
+    (void)idms_status_poll(t->data, NULL);
+}
+
+void idms_status_start(idms_status *s, uv_loop_t *loop)
+{
+    uv_timer_init(loop, &s->poll);
+    s->poll.data = s;
+    uv_unref((uv_handle_t *)&s->poll);
+    uv_timer_start(&s->poll, on_poll, 0, IDMS_PAUSE_POLL_MS);
+}
+
+void idms_status_stop(idms_status *s)
+{
+    if (s->poll.loop != NULL)
+        uv_timer_stop(&s->poll);
 }
 
 bool idms_ready(const idms_status *s, char *why, size_t cap)
 {
-    const char *cls;
-    return idms_readiness(s, &cls, why, cap);
+    idms_pause_why w;
+    bool ready = idms_status_check(s, &w);
+    snprintf(why, cap, "%s", w.why);
+    return ready;
 }

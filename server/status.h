@@ -10,6 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <uv.h>
+
+#include "pause.h"
 
 struct idms_hwm;
 struct idms_node;
@@ -24,6 +27,8 @@ typedef struct idms_status {
     struct idms_minter *mint;
     struct idms_hlc *hlc;
     struct idms_segments *segments;
+    idms_pauses pauses; /* status.c's: the pause accounting */
+    uv_timer_t poll;    /* status.c's: idms_status_poll every IDMS_PAUSE_POLL_MS */
 } idms_status;
 
 /* The latest time handed out: the generators' high water (hwm.h) and the
@@ -32,14 +37,21 @@ typedef struct idms_status {
  * asked for by the mint service must cover. */
 int64_t idms_used_ms(const idms_status *s);
 
-/* Whether the server can mint right now; why says why not (or "ready"),
- * with the details an operator needs (holders, paths, the coordinator). */
+/* Whether the server can mint right now; w says why not (the first part
+ * that stops it, in the order node, mark, segments, clock), what ends it
+ * and when (pause.h), or "ready". */
+bool idms_status_check(const idms_status *s, idms_pause_why *w);
+/* The same, as one line of text ("ready" when it can). */
 bool idms_ready(const idms_status *s, char *why, size_t cap);
-/* The same, with *cls set to a short class of the reason that names no
- * process, host, address or path ("no snowflake node", "the time
- * high-water mark is not durable", "a segment tag cannot be served", "the
- * clock is behind the time used", "the clock cannot be read"; "ready"):
- * what /readyz tells a client without the token. */
-bool idms_readiness(const idms_status *s, const char **cls, char *why, size_t cap);
+
+/* Checks and hands the answer to the pause accounting (pause.h), which
+ * logs a pause's start and end; returns it, with *mono_now (when given)
+ * the monotonic time it was taken at. Every reader of the pause polls
+ * first, so what it reports is current. */
+const idms_pauses *idms_status_poll(idms_status *s, int64_t *mono_now);
+/* On loop: polls every IDMS_PAUSE_POLL_MS, so that a pause nobody asks
+ * about is logged and counted too; stop ends that before the loop closes. */
+void idms_status_start(idms_status *s, uv_loop_t *loop);
+void idms_status_stop(idms_status *s);
 
 #endif

@@ -778,8 +778,8 @@ int idms_http_query_get(const char *query, size_t len, const char *key, char *ds
     return query_get(query, len, key, dst, cap, out_len, 0);
 }
 
-int idms_http_query_get_bytes(const char *query, size_t len, const char *key, char *dst,
-                              size_t cap, size_t *out_len)
+int idms_http_query_get_bytes(const char *query, size_t len, const char *key, char *dst, size_t cap,
+                              size_t *out_len)
 {
     return query_get(query, len, key, dst, cap, out_len, 1);
 }

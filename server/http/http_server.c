@@ -80,8 +80,8 @@
 #include "services.h"
 #include "status.h"
 
-#include "http/http_parser.h"
 #include "hlc_render.h"
+#include "http/http_parser.h"
 #include "inspect_render.h"
 #include "json.h"
 #include "optvalue.h"
@@ -164,9 +164,9 @@ typedef struct response {
     size_t req_body_len;
     bool body_incomplete;
     const char *www_authenticate; /* 401 and a 400 for credentials: the challenge */
-    bool parked;           /* no response yet: the request waits (mint.h) */
-    bool part;             /* a part of the body; the rest follows (IDMS_MINT_PART) */
-    bool cut;              /* a body sent in parts was cut short: close */
+    bool parked;                  /* no response yet: the request waits (mint.h) */
+    bool part;                    /* a part of the body; the rest follows (IDMS_MINT_PART) */
+    bool cut;                     /* a body sent in parts was cut short: close */
     /* The body goes out in parts (in_parts): Content-Length is the whole
      * body's, length, sent with the first part (!continued). */
     bool in_parts;
@@ -282,8 +282,7 @@ static bool starts_with(const char *p, size_t len, const char *prefix, size_t *r
 /* The mint service's answer as a response: parked (c waits on what the
  * service says), a part (more follows once it is written), cut short, an
  * error, or IDs. */
-static void minted(idms_conn *c, const idms_mint_result *res, const char *content_type,
-                   response *r)
+static void minted(idms_conn *c, const idms_mint_result *res, const char *content_type, response *r)
 {
     r->parked = res->status == IDMS_MINT_PARKED;
     r->part = res->status == IDMS_MINT_PART;
@@ -421,7 +420,7 @@ typedef struct http_held {
     uint64_t count;
     bool json, leaf, length_known, has_prefix;
     uint64_t length;
-    int style; /* segment: IDMS_SEG_* */
+    int style;       /* segment: IDMS_SEG_* */
     bool has_remote; /* hlc: the POST's stamp to merge */
     uint64_t remote;
     size_t text_len; /* the prefix's (has_prefix) or the tag's bytes in text */
@@ -517,7 +516,8 @@ static void go_ids(idms_conn *c, const http_held *h, const char *after, response
     const char *prefix = h->has_prefix ? h->text : NULL;
     idms_mint_result res;
     idms_req q = idms_conn_req(c);
-    idms_mint_after(&q, h->format, prefix, after, h->count, h->json ? &json_array : &idms_sink_lines,
+    idms_mint_after(&q, h->format, prefix, after, h->count,
+                    h->json ? &json_array : &idms_sink_lines,
                     h->length_known ? idms_conn_part(c) : 0, &r->body, &res);
     minted(c, &res, h->type, r);
     if (res.in_parts && (res.status == 200 || r->parked || r->part)) {
@@ -1438,20 +1438,19 @@ static int route_keyed(idms_conn *c, const idms_http_request *req, int rt, const
                        size_t seg_len, const char *query, size_t query_len, response *r)
 {
     bool obf = rt == IDMS_ROUTE_OBFUSCATE;
-    if (!query_ok(query, query_len, obf ? obfuscate_params : no_params, obf ? "prefix" : "none",
-                  r))
+    if (!query_ok(query, query_len, obf ? obfuscate_params : no_params, obf ? "prefix" : "none", r))
         return rt;
     char in[IDM_STOKEN_STRLEN_MAX + 1];
     ptrdiff_t n = idms_http_percent_decode(seg, seg_len, in, sizeof in);
     if (n < 0) {
-        json_error(r, 400, obf ? "the ID must be a decimal 64-bit number"
-                               : "not an obfuscated ID (too long, or a malformed %-escape)");
+        json_error(r, 400,
+                   obf ? "the ID must be a decimal 64-bit number"
+                       : "not an obfuscated ID (too long, or a malformed %-escape)");
         return rt;
     }
     char prefix[IDM_TYPEID_PREFIX_MAX + 2];
     size_t plen = 0;
-    if (obf &&
-        idms_http_query_get(query, query_len, "prefix", prefix, sizeof prefix, &plen) < 0) {
+    if (obf && idms_http_query_get(query, query_len, "prefix", prefix, sizeof prefix, &plen) < 0) {
         json_error(r, 400, "invalid prefix: at most 63 characters of [a-z_]");
         return rt;
     }
@@ -1518,21 +1517,31 @@ static int route_status(const idms_services *s, const idms_auth *a, const idms_h
         /* The probe is open: without the token it says only a class of
          * the reason, never whose pid, host, address or path (the details
          * are for whoever may read /v1/node). */
-        char why[900];
-        const char *cls;
-        bool ready = idms_readiness(s->status, &cls, why, sizeof why);
+        int64_t now;
+        const idms_pauses *p = idms_status_poll(s->status, &now);
+        bool ready = p->cause == IDMS_PAUSE_NONE;
+        bool detail = !a->required || has_token(a, req);
         r->status = ready ? 200 : 503;
-        r->content_type = "text/plain; charset=utf-8";
-        if (ready || !a->required || has_token(a, req))
-            idms_buf_printf(&r->body, "%s\n", why);
-        else
-            idms_buf_printf(&r->body, "not ready: %s\n", cls);
         if (!ready)
             r->retry_after_s = 1;
+        const char *accept = NULL;
+        size_t accept_len = 0;
+        if (idms_http_header_get(req, "Accept", &accept, &accept_len) &&
+            idms_http_accepts_json(accept, accept_len)) {
+            r->content_type = "application/json";
+            idms_buf_printf(&r->body, "{\"ready\": %s, \"pause\": ", ready ? "true" : "false");
+            idms_pauses_json(p, now, detail, &r->body);
+            idms_buf_puts(&r->body, "}\n");
+        } else {
+            r->content_type = "text/plain; charset=utf-8";
+            idms_pauses_text(p, now, detail, &r->body);
+        }
     } else if (rt == IDMS_ROUTE_NODE) {
+        int64_t now;
+        const idms_pauses *p = idms_status_poll(s->status, &now);
         r->status = 200;
         r->content_type = "application/json";
-        idms_node_json(s->node, &r->body);
+        idms_node_json(s->node, p, now, &r->body);
     } else {
         r->status = 200;
         r->content_type = "text/plain; version=0.0.4; charset=utf-8";
@@ -1604,10 +1613,10 @@ static int route(idms_conn *c, const idms_http_request *req, response *r)
     case IDMS_ROUTE_REVEAL:
         return route_keyed(c, req, rt, path + seg, path_len - seg, query, query_len, r);
     case IDMS_ROUTE_OTHER:
-        json_error(
-            r, 404,
-            "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /v1/segment/TAG, /v1/node, /v1/hlc, "
-            "/v1/obfuscate/ID, /v1/reveal/TOKEN, /healthz, /readyz, /metrics)");
+        json_error(r, 404,
+                   "no such route (try /v1/ids/uuidv7, /v1/inspect/ID, /v1/segment/TAG, /v1/node, "
+                   "/v1/hlc, "
+                   "/v1/obfuscate/ID, /v1/reveal/TOKEN, /healthz, /readyz, /metrics)");
         return rt;
     default:
         return route_status(s, c->net->auth, req, rt, query, query_len, r);
@@ -1622,8 +1631,8 @@ static bool another_request(const char *buf, size_t len, size_t used, uint64_t c
         return false;
     size_t next = used + (size_t)content_length;
     idms_http_request tmp;
-    return next < len &&
-           idms_http_parse_request(buf + next, len - next, &tmp, NULL, NULL) != IDMS_HTTP_INCOMPLETE;
+    return next < len && idms_http_parse_request(buf + next, len - next, &tmp, NULL, NULL) !=
+                             IDMS_HTTP_INCOMPLETE;
 }
 
 /* The request held at the head of the buffer goes on from its record:
@@ -1862,13 +1871,14 @@ const idms_proto idms_http_proto = {
     http_feed,
     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 40\r\n"
     "Connection: close\r\nRetry-After: 1\r\n\r\n{\"error\": \"too many open connections\"}\r\n",
-    "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: "
+    "close\r\n\r\n",
     http_too_slow,
     IDMS_HTTP_MAX_HEAD,
     "an HTTP request",
     sizeof(http_session), /* the request held while it waits */
-    false, /* counted by route */
-    false, /* carries the token (Authorization: Bearer) */
+    false,                /* counted by route */
+    false,                /* carries the token (Authorization: Bearer) */
     http_probe,
     true,
     NULL, /* the session holds no allocation */

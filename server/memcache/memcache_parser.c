@@ -114,8 +114,7 @@ static ptrdiff_t parse_binary(const char *buf, size_t len, idms_mc_request *req,
     uint8_t op = h[1];
     bool bare = op == IDMS_MC_OP_VERSION || op == IDMS_MC_OP_NOOP || op == IDMS_MC_OP_QUIT;
     bool get = op == IDMS_MC_OP_GET || op == IDMS_MC_OP_GETK;
-    if ((get && (key_len == 0 || extras != 0 || body != key_len)) ||
-        (bare && body != 0))
+    if ((get && (key_len == 0 || extras != 0 || body != key_len)) || (bare && body != 0))
         return invalid(reason, "bad lengths");
     if (len < IDMS_MC_HEADER + (size_t)body)
         return IDMS_MC_INCOMPLETE;

@@ -499,8 +499,8 @@ static int cmd_next(req *r)
     }
     /* Without a count the reply is a bulk string; with one (even 1), an
      * array, so that generic code need not look at the count. */
-    idms_resp_held h = {.kind = IDMS_RESP_HELD_NEXT, .format = f->id, .count = count,
-                        .array = count_arg != NULL};
+    idms_resp_held h = {
+        .kind = IDMS_RESP_HELD_NEXT, .format = f->id, .count = count, .array = count_arg != NULL};
     if (prefix_arg != NULL) {
         h.text_len = prefix_arg->len;
         h.has_prefix = true;
@@ -865,9 +865,9 @@ static void client_line(idms_buf *text, idms_conn *c)
                     "lib-ver=%s\n",
                     ss->id, addr, laddr, (int)fd, ss->name, (now - ss->start_ms) / 1000,
                     (now - ss->last_ms) / 1000, ss->multi.open ? "x" : "N",
-                    ss->multi.open ? (int64_t)ss->multi.n : (int64_t)-1, c->in_len, ss->multi.queue.cap,
-                    c->in_cap, c->in_cap + ss->multi.queue.cap, ss->last_cmd ? ss->last_cmd : "NULL",
-                    ss->protocol, ss->lib_name, ss->lib_ver);
+                    ss->multi.open ? (int64_t)ss->multi.n : (int64_t)-1, c->in_len,
+                    ss->multi.queue.cap, c->in_cap, c->in_cap + ss->multi.queue.cap,
+                    ss->last_cmd ? ss->last_cmd : "NULL", ss->protocol, ss->lib_name, ss->lib_ver);
 }
 
 static int cmd_client(req *r)
@@ -1140,18 +1140,20 @@ static void info_cpu(req *r, idms_buf *text)
 static void info_generator(req *r, idms_buf *text)
 {
     const idms_services *s = r->s;
-    char why[256];
-    bool ready = idms_ready(s->status, why, sizeof why);
-    idms_buf_printf(text,
-                    "node:%" PRId64 "\r\nnode_coord:%s\r\nnode_state:%s\r\nnode_generation:%s"
-                    "\r\nnode_lease_ms_left:%" PRId64 "\r\nlayout:%s\r\nmax_rewind_ms:%" PRId64
-                    "\r\nmax_offset_ms:%" PRId64 "\r\nready:%d\r\n",
-                    s->node->held ? (int64_t)s->node->node : -1, idms_node_coord_name(s->node),
-                    idms_node_state_name(s->node),
-                    s->node->coord == IDMS_NODE_COORD && s->node->held ? s->node->generation : "",
-                    s->node->coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node->lease)
-                                                      : (int64_t)-1,
-                    s->layout_name, s->opt->max_rewind_ms, s->opt->max_offset_ms, ready ? 1 : 0);
+    int64_t now;
+    const idms_pauses *p = idms_status_poll(s->status, &now);
+    bool ready = p->cause == IDMS_PAUSE_NONE;
+    idms_buf_printf(
+        text,
+        "node:%" PRId64 "\r\nnode_coord:%s\r\nnode_state:%s\r\nnode_generation:%s"
+        "\r\nnode_lease_ms_left:%" PRId64 "\r\nlayout:%s\r\nmax_rewind_ms:%" PRId64
+        "\r\nmax_offset_ms:%" PRId64 "\r\npause_cause:%s\r\npause_ms:%" PRId64 "\r\nready:%d\r\n",
+        s->node->held ? (int64_t)s->node->node : -1, idms_node_coord_name(s->node),
+        idms_node_state_name(s->node),
+        s->node->coord == IDMS_NODE_COORD && s->node->held ? s->node->generation : "",
+        s->node->coord == IDMS_NODE_COORD ? idms_lease_ms_left(&s->node->lease) : (int64_t)-1,
+        s->layout_name, s->opt->max_rewind_ms, s->opt->max_offset_ms,
+        idms_pause_cause_name(p->cause), idms_pauses_current_ms(p, now), ready ? 1 : 0);
 }
 
 /* The segment tags this server has loaded (DBSIZE's count), in Redis's

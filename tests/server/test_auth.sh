@@ -321,10 +321,12 @@ stop_server
 start_server --node-range 0..0 --state-dir "$T_DIR/state.h"
 holder=$SRV_PID
 start_server --auth-token-file "$TOK" --node-range 0..0 --state-dir "$T_DIR/state.w"
+# The class, and since when (no pid, host or path).
+PUBLIC_WAIT=$'not ready: no snowflake node\npaused since [0-9T:.Z-]+ \\([0-9]+ ms, node\\)'
 http "idmintd(8): /readyz without the token: 503 and only a class of the reason" -s 503 \
-    -h 'Retry-After: 1' -o 'not ready: no snowflake node' -- /readyz
+    -h 'Retry-After: 1' -O "$PUBLIC_WAIT" -- /readyz
 http "... none of the holder's details with a wrong token either" -s 503 \
-    -o 'not ready: no snowflake node' -- /readyz -H "Authorization: Bearer $WRONG"
+    -O "$PUBLIC_WAIT" -- /readyz -H "Authorization: Bearer $WRONG"
 http "... with the token, the details: the holder" -s 503 \
     -O "no snowflake node: node 0 is held by pid=$holder host=.* http=.*" -- /readyz "${AUTH[@]}"
 http "/v1/node with the token says why no node is held" \

@@ -66,7 +66,7 @@ expect "Four servers on a 2-bit layout hold nodes 0..3" \
     "$(for n in p q r s2; do node_of "$n"; done | sort | tr '\n' ' ')" = '0 1 2 3 '
 one w --layout "$L"
 expect "A fifth waits: no node" "$(node_of w):$(field_of w state)" = null:waiting
-http "... not ready, naming the range" -s 503 -O 'no snowflake node: every node from 0 to 3 is held .*waiting for one to free' -- /readyz
+http "... not ready, naming the range, and the holders" -s 503 -O $'no snowflake node: every node from 0 to 3 is held [^\n]*waiting for one to free\n.*held by node [0-3] \\(pid=[0-9]+ host=.*' -- /readyz
 http "... snowflakes refused with 503 and Retry-After" -s 503 -h 'Retry-After: 1' -O '\{"error": "no snowflake node: .*\}' -- /v1/ids/snowflake
 http "... while the other formats are served" -L '[0-9a-f-]{36}' -n 1 -- /v1/ids/uuidv7
 victim=$(node_of q)

@@ -15,6 +15,7 @@
 
 #include "fakeclock.h"
 #include "hwm.h"
+#include "pause.h"
 
 #include <idmint/idmint.h>
 #include <stdbool.h>
@@ -169,8 +170,8 @@ static void test_first_mark(void)
     struct stat st;
     ASSERT_TRUE(stat(path, &st) == 0 && st.st_size > 0);
     ASSERT_TRUE(stat(f.dir, &st) == 0 && (st.st_mode & 0777) == 0700);
-    char why[256];
-    ASSERT_TRUE(idms_hwm_ready(&f.h, why, sizeof why));
+    idms_pause_why w;
+    ASSERT_TRUE(idms_hwm_ready(&f.h, &w));
     fixture_free(&f);
 }
 
@@ -225,10 +226,12 @@ static void test_failure_and_retry(void)
     ASSERT_TRUE(replace_dir_by_file(&f));
     idms_hwm_need(&f.h, durable, true);
     run_pending(&f);
-    char why[1500];
+    idms_pause_why w;
     ASSERT_TRUE(idms_hwm_failing(&f.h));
-    ASSERT_TRUE(!idms_hwm_ready(&f.h, why, sizeof why));
-    ASSERT_TRUE(strstr(why, f.dir) != NULL);
+    ASSERT_TRUE(!idms_hwm_ready(&f.h, &w));
+    ASSERT_TRUE(strstr(w.why, f.dir) != NULL);
+    ASSERT_EQ_INT(w.cause, IDMS_PAUSE_MARK);
+    ASSERT_TRUE(strstr(w.ends, "tried again every 1000 ms") != NULL);
     ASSERT_EQ_INT(f.h.write_errors, 1);
     ASSERT_EQ_INT(idms_hwm_durable_ms(&f.h), durable);
     ASSERT_EQ_INT(idm_gen_ceiling(f.gen), durable);
@@ -242,7 +245,7 @@ static void test_failure_and_retry(void)
     idms_hwm_retry(&f.h);
     run_pending(&f);
     ASSERT_TRUE(!idms_hwm_failing(&f.h));
-    ASSERT_TRUE(idms_hwm_ready(&f.h, why, sizeof why));
+    ASSERT_TRUE(idms_hwm_ready(&f.h, &w));
     /* Written again (from the clock's time: within the millisecond of the
      * first, not necessarily higher). */
     ASSERT_EQ_INT(f.h.writes, 2);

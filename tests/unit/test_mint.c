@@ -14,6 +14,7 @@
 #include "fakeclock.h"
 #include "formats.h"
 #include "mint.h"
+#include "pause.h"
 #include "services.h"
 
 #include <idmint/idmint.h>
@@ -407,10 +408,10 @@ static void test_clock_rewind(void)
     idms_buf out;
     idms_buf_init(&out);
     idms_mint_result r;
-    char why[256];
+    idms_pause_why w;
     idms_mint(&f.q, IDMX_FMT_SNOWFLAKE, NULL, 1, &idms_sink_lines, 0, &out, &r);
     ASSERT_EQ_INT(r.status, 200);
-    ASSERT_TRUE(idms_mint_clock_ready(&f.m, T0_MS, why, sizeof why));
+    ASSERT_TRUE(idms_mint_clock_ready(&f.m, T0_MS, &w));
     fake_clock_set_ms(&f.clock, T0_MS - 5);
     idms_mint(&f.q, IDMX_FMT_SNOWFLAKE, NULL, 1, &idms_sink_lines, 0, &out, &r);
     ASSERT_EQ_INT(r.status, IDMS_MINT_PARKED);
@@ -423,8 +424,11 @@ static void test_clock_rewind(void)
     ASSERT_EQ_INT(r.status, 503);
     ASSERT_EQ_INT(r.retry_after_s, 3);
     ASSERT_EQ_INT(f.metrics.clock_refusals, 1);
-    ASSERT_TRUE(!idms_mint_clock_ready(&f.m, T0_MS - 2000, why, sizeof why));
-    ASSERT_TRUE(strstr(why, "the clock is 2000 ms behind the latest time used") != NULL);
+    ASSERT_TRUE(!idms_mint_clock_ready(&f.m, T0_MS - 2000, &w));
+    ASSERT_TRUE(strstr(w.why, "the clock is 2000 ms behind the latest time used") != NULL);
+    /* What ends it: the clock within --max-rewind of the time used. */
+    ASSERT_EQ_INT(w.cause, IDMS_PAUSE_CLOCK);
+    ASSERT_EQ_INT(w.eta_ms, 2000 - f.m.max_rewind_ms);
     idms_buf_free(&out);
     fixture_close(&f);
 
@@ -437,8 +441,9 @@ static void test_clock_rewind(void)
     ASSERT_TRUE(strstr(r.message, "waiting for the clock to reach the time high-water mark of "
                                   "the test's own mark") != NULL);
     ASSERT_EQ_INT(f.metrics.clock_refusals, 0);
-    ASSERT_TRUE(!idms_mint_clock_ready(&f.m, T0_MS, why, sizeof why));
-    ASSERT_TRUE(strstr(why, "of the test's own mark (3000 ms ahead)") != NULL);
+    ASSERT_TRUE(!idms_mint_clock_ready(&f.m, T0_MS, &w));
+    ASSERT_TRUE(strstr(w.why, "of the test's own mark (3000 ms ahead)") != NULL);
+    ASSERT_EQ_INT(w.eta_ms, 3000 - f.m.max_rewind_ms);
     idms_buf_free(&out);
     fixture_close(&f);
 }
