@@ -26,7 +26,6 @@
 #define AUDIT_MAX_LINES  UINT32_MAX
 #define AUDIT_KEY_MAX    20 /* a KSUID's bytes */
 #define AUDIT_SHOW_MAX   1000
-#define AUDIT_RING       8 /* units a node has left that are remembered */
 #define AUDIT_MAX_BUCKETS 60 /* and one more when the span does not start on one */
 
 /* What order the input promises (--order). */

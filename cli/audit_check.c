@@ -10,27 +10,29 @@
  * snowflakes take 10 M x 12 bytes) and walking the runs of equal keys;
  * there the two earliest ordinals of a run are the first places.
  *
- * What needs the input's order is checked as the IDs arrive, per node
- * (a snowflake's node field; one pseudo-node for the other formats):
+ * What needs the input's order (--order node or input):
  *
- *   - out of order: an ID below its node's highest so far in the same
- *     input (with --order input: below the previous line's);
- *   - the shared-node signature (a "restart"): an ID below the node's
- *     highest that falls in a unit the node has already minted in, with
- *     a sequence number it had already reached there - a second writer
- *     counting the same unit again, whether its IDs come in a block (the
- *     sequence restarts) or woven between the first writer's (the two
- *     interleave); and, across inputs, one node's ID ranges in two inputs
- *     that overlap (two writers, one file each: an "overlap");
- *   - a sequence that overflowed: a unit whose sequence reached its
- *     largest value and went on at a lower one (the generator wrapped
- *     instead of waiting), or an ID that is the previous line's plus one
- *     sequence step carried out of a full sequence into the field above.
+ *   - out of order, as the IDs arrive: an ID below its node's highest so
+ *     far in the same input (with --order input: below the previous
+ *     line's);
+ *   - the shared-node signature, after the sort, when time is the
+ *     layout's top field (then one unit's IDs are together): the IDs of
+ *     one (node, unit) taken in input order, where a single writer's
+ *     sequence only rises. A run that starts again below the highest
+ *     sequence seen before it is a "restart": a second writer counting
+ *     the same unit, in a block or woven between the first's IDs. A lone
+ *     copy of an earlier ID (a run of one duplicate) is left to the
+ *     duplicates. Across inputs, one node's ID ranges in two inputs that
+ *     overlap are an "overlap" (two writers, one file each);
+ *   - a sequence that overflowed: the same, when the highest sequence
+ *     before the run was the layout's largest (the generator wrapped
+ *     instead of waiting); or, as the IDs arrive, an ID that is the
+ *     previous line's plus one sequence step carried out of a full
+ *     sequence into the node field.
  *
- * A node's highest unit and the last AUDIT_RING units it left are
- * remembered, so a second writer whose clock lags by more than that many
- * units is seen as plain out-of-order IDs (and, when the first used the
- * same sequence numbers there, as duplicates).
+ * No window limits these: a second writer whose clock lags by minutes is
+ * seen as soon as both minted in one unit. docs/audit.md says where they
+ * can be wrong.
  */
 #include "audit.h"
 
@@ -922,6 +924,9 @@ static int span_cmp(const void *x, const void *y)
 static void find_overlaps(audit *a)
 {
     flush_spans(a);
+    if (a->n_spans == 0) {
+        return;
+    }
     qsort(a->spans, a->n_spans, sizeof *a->spans, span_cmp);
     size_t i = 0;
     while (i < a->n_spans) {

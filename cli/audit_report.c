@@ -105,21 +105,16 @@ static void text_event(const audit *a, idmx_outbuf *out, int f, const audit_even
              (long long)e->value);
         break;
     case AUDIT_F_SHARED_NODE:
-        if (e->value == 3) {
-            audit_place(a, e->ord2, at2, sizeof at2);
-            audit_key_text(a, e->key2, id2, sizeof id2);
-            putf(out, "    %s at %s%s: in the range of the node's IDs of another input, up to %s at %s\n",
-                 id, at, node, id2, at2);
-            break;
-        }
-        /* fall through */
     case AUDIT_F_OUT_OF_ORDER:
-    case AUDIT_F_SEQ_OVERFLOW:
+    case AUDIT_F_SEQ_OVERFLOW: {
+        const char *how = f != AUDIT_F_SHARED_NODE ? " after"
+                          : e->value == 3 ? ": in the range of the node's IDs of another input, up to"
+                                          : ": the unit minted again, below";
         audit_place(a, e->ord2, at2, sizeof at2);
         audit_key_text(a, e->key2, id2, sizeof id2);
-        putf(out, "    %s at %s%s%s after %s at %s\n", id, at, node,
-             f == AUDIT_F_SHARED_NODE ? ": the unit minted again, below" : "", id2, at2);
+        putf(out, "    %s at %s%s%s %s at %s\n", id, at, node, how, id2, at2);
         break;
+    }
     case AUDIT_F_FUTURE:
         putf(out, "    %s at %s%s: %lld ms ahead of now\n", id, at, node, (long long)e->value);
         break;

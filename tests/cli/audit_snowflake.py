@@ -6,9 +6,13 @@ the next millisecond when the sequence runs out), for `idmint audit`'s
 tests (tests/cli/test_audit.sh): run twice at once with the same machine
 id, its IDs must be flagged; with different ids, not.
 
-Usage: audit_snowflake.py MACHINE_ID START_UNIX_MS DURATION_MS
-Waits until START_UNIX_MS, then prints IDs, one per line, for DURATION_MS.
+Usage: audit_snowflake.py MACHINE_ID STARTED_FILE OTHER_STARTED_FILE MS
+Creates STARTED_FILE when it begins to mint, then prints IDs, one per
+line, until OTHER_STARTED_FILE exists (the other run has begun; "-" for
+none) and MS more milliseconds have passed: two runs started together
+surely mint in the same milliseconds, however busy the machine.
 """
+import os
 import sys
 import threading
 import time
@@ -40,16 +44,19 @@ class Snowflake:
 
 
 def main():
-    machine_id, start_ms, duration_ms = (int(a) for a in sys.argv[1:4])
-    gen = Snowflake(machine_id)
-    delay = start_ms / 1000.0 - time.time()
-    if delay > 0:
-        time.sleep(delay)
-    end = time.time() + duration_ms / 1000.0
+    machine_id, started, other, ms = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    gen = Snowflake(int(machine_id))
     out = []
-    while time.time() < end:
+    open(started, "w").close()
+    seen = None
+    while True:
         for _ in range(100):
             out.append(gen.next_id())
+        now = time.time()
+        if seen is None and (other == "-" or os.path.exists(other)):
+            seen = now
+        if seen is not None and now - seen >= ms / 1000.0:
+            break
     sys.stdout.write("".join("%d\n" % i for i in out))
 
 

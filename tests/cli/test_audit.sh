@@ -84,13 +84,13 @@ check "the same, stdin as '-'" -s 1 -O '(.|\n)*at -:40001, first at -:123(.|\n)*
 
 # --- two writers on one node ------------------------------------------------------
 # Two idmint runs forced into the same node's time unit: causal minting
-# after an ID 300 ms ahead of the clock (gen --after) starts both there.
-# (bash arithmetic: no interpreter to start between the clock and the runs)
+# after an ID 20 s ahead of the clock (gen --after, --max-offset) starts
+# both there, however long each takes to start.
 NOW=$(date +%s%3N)
-ahead=$((((NOW + 400 - 1288834974657) << 22) | (7 << 12)))
+ahead=$((((NOW + 20000 - 1288834974657) << 22) | (7 << 12)))
 ahead2=$((ahead + 500))
-"$IDMINT" gen snowflake --node 7 --after "$ahead" -n 1500 >"$D/w1"
-"$IDMINT" gen snowflake --node 7 --after "$ahead2" -n 1500 >"$D/w2"
+"$IDMINT" gen snowflake --node 7 --after "$ahead" --max-offset 30000 -n 1500 >"$D/w1"
+"$IDMINT" gen snowflake --node 7 --after "$ahead2" --max-offset 30000 -n 1500 >"$D/w2"
 cat "$D/w1" "$D/w2" >"$D/w_cat"
 paste -d '\n' "$D/w1" "$D/w2" >"$D/w_paste"
 check "two runs on node 7, one after the other in a file: a shared node (a restart)" -s 1 \
@@ -114,12 +114,11 @@ check "one writer's IDs split across two files: no overlap" -O '(.|\n)*verdict: 
     -- "$IDMINT" audit snowflake "$D/w1a" "$D/w1b"
 
 # A Python snowflake class as services write it, run twice at once.
-start=$(($(date +%s%3N) + 1500))
-python3 "$HERE/audit_snowflake.py" 1 $start 400 >"$D/py1" &
+python3 "$HERE/audit_snowflake.py" 1 "$D/py1.started" "$D/py2.started" 300 >"$D/py1" &
 py_pid=$!
-python3 "$HERE/audit_snowflake.py" 1 $start 400 >"$D/py2"
+python3 "$HERE/audit_snowflake.py" 1 "$D/py2.started" "$D/py1.started" 300 >"$D/py2"
 wait $py_pid
-python3 "$HERE/audit_snowflake.py" 2 $start 200 >"$D/py3"
+python3 "$HERE/audit_snowflake.py" 2 "$D/py3.started" - 200 >"$D/py3"
 check "the Python class twice with machine id 1: a shared node (two files)" -s 1 \
     -O '(.|\n)*nodes with two writers: 1' -- "$IDMINT" audit snowflake "$D/py1" "$D/py2"
 check "the same, their output in one file" -s 1 \
