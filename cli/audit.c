@@ -112,8 +112,8 @@ const char cli_audit_help[] =
 typedef struct audit_args {
     const char *format;
     bool json;
-    const char *layout_text, *epoch_text, *order_text, *now_text, *max_ahead_text,
-        *not_before_text, *show_text;
+    const char *layout_text, *epoch_text, *order_text, *now_text, *max_ahead_text, *not_before_text,
+        *show_text;
     bool skip_invalid;
     const char *db, *table, *column, *order_by;
     char **files;
@@ -123,8 +123,8 @@ typedef struct audit_args {
 typedef struct audit_run {
     cli *c;
     audit a;
-    bool progress;       /* stderr is a terminal */
-    uint64_t diagnosed;  /* invalid lines named on stderr */
+    bool progress;      /* stderr is a terminal */
+    uint64_t diagnosed; /* invalid lines named on stderr */
 } audit_run;
 
 static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
@@ -183,8 +183,8 @@ static int take_option(cli *c, void *ctx, int id, const idmx_optparse *p)
     return CLI_CONTINUE;
 }
 
-static const char *const audit_formats[] = {"snowflake", "uuidv7", "ulid", "ksuid", "typeid",
-                                            "uuidv4"};
+static const char *const audit_formats[] = {"snowflake", "uuidv7", "ulid",
+                                            "ksuid",     "typeid", "uuidv4"};
 
 /* The options into the checks' settings. Returns CLI_CONTINUE or a
  * reported usage error. */
@@ -242,8 +242,8 @@ static int resolve(cli *c, const audit_args *g, audit_opts *o)
     }
     o->max_ahead_ms = DEFAULT_MAX_AHEAD_MS;
     if (g->max_ahead_text != NULL &&
-        idmx_parse_ms("--max-ahead", g->max_ahead_text, &idmx_range_max_offset_ms,
-                      &o->max_ahead_ms, msg, sizeof msg) != 0) {
+        idmx_parse_ms("--max-ahead", g->max_ahead_text, &idmx_range_max_offset_ms, &o->max_ahead_ms,
+                      msg, sizeof msg) != 0) {
         return cli_usage(c, "%s", msg);
     }
     if (g->not_before_text != NULL) {
@@ -445,7 +445,8 @@ int cli_audit(cli *c, int argc, char **argv)
         return st;
     }
     if (r.diagnosed > DIAG_INVALID_MAX) {
-        cli_diag(c, "%llu more invalid lines", (unsigned long long)(r.diagnosed - DIAG_INVALID_MAX));
+        cli_diag(c, "%llu more invalid lines",
+                 (unsigned long long)(r.diagnosed - DIAG_INVALID_MAX));
     }
     if (g.json) {
         audit_report_json(&r.a, &c->out);

@@ -4,8 +4,9 @@
  * every ID it is given with the place it came from, and finds
  * duplicates, IDs out of order, the signature of two writers sharing a
  * snowflake node, sequences that overflowed, and IDs from the future or
- * before the epoch; audit_report.c prints the result for people or as
- * JSON. audit.c is the command: options, files, stdin and --db.
+ * before the epoch (audit_end.c the checks made after the sort);
+ * audit_report.c prints the result for people or as JSON. audit.c is
+ * the command: options, files, stdin and --db.
  *
  * Places: every input line (or database row) has an ordinal, counted
  * across all inputs from 1; an input begins at a base ordinal, so
@@ -23,16 +24,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define AUDIT_MAX_LINES  UINT32_MAX
-#define AUDIT_KEY_MAX    20 /* a KSUID's bytes */
-#define AUDIT_SHOW_MAX   1000
+#define AUDIT_MAX_LINES   UINT32_MAX
+#define AUDIT_KEY_MAX     20 /* a KSUID's bytes */
+#define AUDIT_SHOW_MAX    1000
 #define AUDIT_MAX_BUCKETS 60 /* and one more when the span does not start on one */
 
 /* What order the input promises (--order). */
 enum {
-    AUDIT_ORDER_NONE = 0,  /* none: only order-free checks */
-    AUDIT_ORDER_NODE = 1,  /* each node's IDs in each input in minting order (snowflake) */
-    AUDIT_ORDER_INPUT = 2  /* each input is one generator's IDs in minting order */
+    AUDIT_ORDER_NONE = 0, /* none: only order-free checks */
+    AUDIT_ORDER_NODE = 1, /* each node's IDs in each input in minting order (snowflake) */
+    AUDIT_ORDER_INPUT = 2 /* each input is one generator's IDs in minting order */
 };
 
 /* The findings, in the order reports list them. The first ones are the
@@ -102,7 +103,13 @@ typedef struct audit_input {
     bool db;       /* rows, not lines */
 } audit_input;
 
-typedef struct audit_span audit_span;
+/* A node's range of IDs in one input (snowflakes, for the overlaps). */
+typedef struct audit_span {
+    uint32_t node; /* index into nodes */
+    uint32_t input;
+    uint8_t min_key[8], max_key[8];
+    uint32_t min_ord, max_ord;
+} audit_span;
 
 typedef struct audit {
     audit_opts o;
@@ -130,8 +137,8 @@ typedef struct audit {
     uint8_t in_last_key[AUDIT_KEY_MAX];
     uint32_t in_last_ord;
     uint64_t in_last_id, in_last_seq, in_last_node; /* snowflake */
-    bool spans_lost; /* out of memory for the overlap check */
-    uint64_t seq_max; /* snowflake: 2^seq_bits - 1 */
+    bool spans_lost;                                /* out of memory for the overlap check */
+    uint64_t seq_max;                               /* snowflake: 2^seq_bits - 1 */
     char typeid_prefix[64];
     bool have_prefix;
     bool finished;
@@ -169,6 +176,27 @@ void audit_place(const audit *a, uint32_t ord, char *dst, size_t cap);
 
 /* The text of a stored key, into dst (IDM_FORMAT_TEXT_MAX + 1 bytes). */
 void audit_key_text(const audit *a, const uint8_t *key, char *dst, size_t cap);
+
+/* ---- shared by audit_check.c and audit_end.c ---- */
+
+/* What a key says: its time (has_time false for UUIDv4) and, for a
+ * snowflake, its fields. */
+typedef struct audit_key_info {
+    bool has_time;
+    int64_t ms;
+    idm_sf_parts parts;
+} audit_key_info;
+
+uint64_t audit__be64(const uint8_t *p);
+void audit__key_decode(const audit *a, const uint8_t *key, audit_key_info *k);
+audit_node *audit__find_node(const audit *a, uint64_t node);
+/* Counts one occurrence of finding f at ord; returns the event to fill
+ * when it is among the --show earliest, else NULL. */
+audit_event *audit__note(audit *a, int f, uint32_t ord);
+/* The earlier place (and ID) an event conflicts with. */
+void audit__note_prev(const audit *a, audit_event *e, uint32_t ord2, const uint8_t *key2);
+/* Closes each node's range in the current input (audit_span). */
+void audit__flush_spans(audit *a);
 
 /* audit_report.c: the summary for people, and the JSON object. */
 void audit_report_text(const audit *a, idmx_outbuf *out);

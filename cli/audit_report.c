@@ -108,8 +108,9 @@ static void text_event(const audit *a, idmx_outbuf *out, int f, const audit_even
     case AUDIT_F_OUT_OF_ORDER:
     case AUDIT_F_SEQ_OVERFLOW: {
         const char *how = f != AUDIT_F_SHARED_NODE ? " after"
-                          : e->value == 3 ? ": in the range of the node's IDs of another input, up to"
-                                          : ": the unit minted again, below";
+                          : e->value == 3
+                              ? ": in the range of the node's IDs of another input, up to"
+                              : ": the unit minted again, below";
         audit_place(a, e->ord2, at2, sizeof at2);
         audit_key_text(a, e->key2, id2, sizeof id2);
         putf(out, "    %s at %s%s%s %s at %s\n", id, at, node, how, id2, at2);
@@ -131,8 +132,8 @@ static void text_event(const audit *a, idmx_outbuf *out, int f, const audit_even
 }
 
 static const char *const finding_titles[AUDIT_N_FINDINGS] = {
-    "duplicates",   "shared node (two writers minting as one node)",
-    "out of order", "sequence overflow",
+    "duplicates",      "shared node (two writers minting as one node)",
+    "out of order",    "sequence overflow",
     "from the future", "before the epoch",
     "invalid lines"};
 
@@ -147,8 +148,8 @@ static void text_nodes(const audit *a, idmx_outbuf *out)
         putf(out, "\n%10s %12s  %-24s  %-24s %10s %10s %9s  %s\n", "node", "IDs", "first", "last",
              "avg/s", "peak/s", "max/unit", "findings");
     } else {
-        putf(out, "\n%12s  %-24s  %-24s %10s %10s  %s\n", "IDs", "first", "last", "avg/s",
-             "peak/s", "findings");
+        putf(out, "\n%12s  %-24s  %-24s %10s %10s  %s\n", "IDs", "first", "last", "avg/s", "peak/s",
+             "findings");
     }
     for (size_t i = 0; i < a->n_nodes && i < TEXT_MAX_NODES; i++) {
         const audit_node *n = v[i];
@@ -163,9 +164,11 @@ static void text_nodes(const audit *a, idmx_outbuf *out)
         const struct {
             uint64_t v;
             const char *what;
-        } parts[] = {{n->dups, "duplicates"},         {n->restarts, "restarts"},
+        } parts[] = {{n->dups, "duplicates"},
+                     {n->restarts, "restarts"},
                      {n->overlaps, "overlapping inputs"},
-                     {n->out_of_order, "out of order"}, {n->overflows, "overflows"}};
+                     {n->out_of_order, "out of order"},
+                     {n->overflows, "overflows"}};
         for (size_t j = 0; j < sizeof parts / sizeof parts[0]; j++) {
             if (parts[j].v > 0 && o < sizeof found) {
                 int w = snprintf(found + o, sizeof found - o, "%s%llu %s", o > 0 ? ", " : "",
@@ -201,9 +204,9 @@ void audit_report_text(const audit *a, idmx_outbuf *out)
              (unsigned long long)a->seq_max + 1, (long long)a->o.layout.unit_ms);
     }
     putf(out, "; order checked: %s\n", order_name(a->o.order));
-    putf(out, "read: %llu lines, %zu IDs, %llu invalid, from %u input%s", (unsigned long long)a->lines,
-         a->n_recs, (unsigned long long)a->f[AUDIT_F_INVALID].count, a->n_inputs,
-         a->n_inputs == 1 ? "" : "s");
+    putf(out, "read: %llu lines, %zu IDs, %llu invalid, from %u input%s",
+         (unsigned long long)a->lines, a->n_recs, (unsigned long long)a->f[AUDIT_F_INVALID].count,
+         a->n_inputs, a->n_inputs == 1 ? "" : "s");
     for (uint32_t i = 0; i < a->n_inputs && i < 8; i++) {
         putf(out, "%s%s", i == 0 ? ": " : ", ", a->inputs[i].name);
     }
@@ -323,8 +326,7 @@ static void json_event(const audit *a, idmx_outbuf *out, int f, const audit_even
         putf(out, ",\"times\":%lld", (long long)e->value);
         break;
     case AUDIT_F_SHARED_NODE:
-        putf(out, ",\"kind\":\"%s\"",
-             e->value == 1 ? "restart" : "overlap");
+        putf(out, ",\"kind\":\"%s\"", e->value == 1 ? "restart" : "overlap");
         break;
     case AUDIT_F_FUTURE:
         putf(out, ",\"ahead_ms\":%lld", (long long)e->value);
@@ -360,8 +362,8 @@ static void json_node(const audit *a, idmx_outbuf *out, const audit_node *n)
          ",\"duplicates\":%llu,\"restarts\":%llu,\"overlaps\":%llu,"
          "\"out_of_order\":%llu,\"sequence_overflows\":%llu,\"buckets\":[",
          (unsigned long long)n->dups, (unsigned long long)n->restarts,
-         (unsigned long long)n->overlaps,
-         (unsigned long long)n->out_of_order, (unsigned long long)n->overflows);
+         (unsigned long long)n->overlaps, (unsigned long long)n->out_of_order,
+         (unsigned long long)n->overflows);
     for (uint32_t i = 0; n->buckets != NULL && i < a->n_buckets; i++) {
         if (i > 0) {
             idmx_outbuf_putc(out, ',');

@@ -12,8 +12,9 @@
  *   layout.c   --layout/--epoch/--node option values for snowflakes
  *   gen.c      idmint gen
  *   inspect.c  idmint inspect
- *   audit.c    idmint audit (audit.h: audit_check.c the checks,
- *              audit_report.c the summary and JSON)
+ *   audit.c    idmint audit (audit.h: audit_check.c the checks as IDs
+ *              arrive, audit_end.c those after the sort, audit_report.c
+ *              the summary and JSON)
  *   convert.c  idmint convert
  *   nodelease.c  a snowflake node leased for one gen run (--node auto,
  *              --coord): claim, marks, keep-alive, release
