@@ -506,14 +506,11 @@ int audit_skip_line(audit *a)
     return 0;
 }
 
-static void note_invalid(audit *a, uint32_t ord, const char *text, size_t len, const char *why)
+static void note_invalid(audit *a, uint32_t ord, const char *why)
 {
     audit_event *e = audit__note(a, AUDIT_F_INVALID, ord);
     if (e != NULL) {
         snprintf(e->why, sizeof e->why, "%s", why);
-        size_t n = len < AUDIT_KEY_MAX ? len : AUDIT_KEY_MAX;
-        memcpy(e->key, text, n);
-        e->value = (int64_t)len;
     }
 }
 
@@ -530,7 +527,7 @@ int audit_add(audit *a, const char *text, size_t len, bool binary, bool *invalid
     if (binary) {
         if (binary_text(a, (const uint8_t *)text, len, buf, sizeof buf, why, why_cap) != 0) {
             *invalid = true;
-            note_invalid(a, ord, "", 0, why);
+            note_invalid(a, ord, why);
             return 0;
         }
         text = buf;
@@ -554,7 +551,7 @@ int audit_add(audit *a, const char *text, size_t len, bool binary, bool *invalid
     if (rc != IDM_OK) {
         snprintf(why, why_cap, "%s", err.msg[0] != '\0' ? err.msg : idm_strerror(rc));
         *invalid = true;
-        note_invalid(a, ord, text, len, why);
+        note_invalid(a, ord, why);
         return 0;
     }
     if (a->o.fmt->id == IDM_FORMAT_TYPEID && !a->have_prefix) {

@@ -234,6 +234,9 @@ if command -v sqlite3 >/dev/null 2>&1; then
         -- "$IDMINT" audit uuidv7 --db "sqlite:$DB" --table u --column id --order-by n
     check "--db sqlite: clean rows pass" -O '(.|\n)*verdict: OK(.|\n)*' \
         --sh "\"\$IDMINT\" audit snowflake --db 'sqlite:$DB' --table orders --column id --order-by seq | head -c 0; sqlite3 '$DB' 'DELETE FROM orders WHERE seq = 20001' && \"\$IDMINT\" audit snowflake --db 'sqlite:$DB' --table orders --column id --order-by seq"
+    sqlite3 "$DB" "CREATE TABLE n (id INTEGER); INSERT INTO n VALUES (4194305000), (NULL);"
+    check "--db sqlite: an SQL NULL is an invalid row, named" -s 1 -e "^idmint: sqlite:$DB n.id row 2: NULL: " \
+        -O '(.|\n)*invalid lines: 1(.|\n)*' -- "$IDMINT" audit snowflake --db "sqlite:$DB" --table n --column id --now 0
     check "--db sqlite: no such table" -s 2 -e 'no such table' \
         -- "$IDMINT" audit snowflake --db "sqlite:$DB" --table nope --column id
     check "--db sqlite: a table name that is not a name" -s 2 -e "table 'x;drop': expected" \
