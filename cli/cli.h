@@ -12,6 +12,9 @@
  *   layout.c   --layout/--epoch/--node option values for snowflakes
  *   gen.c      idmint gen
  *   inspect.c  idmint inspect
+ *   audit.c    idmint audit (audit.h: audit_check.c the checks as IDs
+ *              arrive, audit_end.c those after the sort, audit_report.c
+ *              the summary and JSON)
  *   convert.c  idmint convert
  *   nodelease.c  a snowflake node leased for one gen run (--node auto,
  *              --coord): claim, marks, keep-alive, release
@@ -209,6 +212,7 @@ void cli_node_lease_end(cli_node_lease *L, int64_t used_ms);
  * exit status. */
 int cli_gen(cli *c, int argc, char **argv);
 int cli_inspect(cli *c, int argc, char **argv);
+int cli_audit(cli *c, int argc, char **argv);
 int cli_convert(cli *c, int argc, char **argv);
 int cli_lease(cli *c, int argc, char **argv);
 int cli_segment(cli *c, int argc, char **argv);
@@ -217,6 +221,7 @@ int cli_hlc(cli *c, int argc, char **argv);
 
 extern const char cli_gen_help[];
 extern const char cli_inspect_help[];
+extern const char cli_audit_help[];
 extern const char cli_convert_help[];
 extern const char cli_lease_help[];
 extern const char cli_segment_help[];

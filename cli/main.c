@@ -21,6 +21,8 @@ static const char main_help[] =
     "Commands:\n"
     "  gen FORMAT [-n COUNT]   mint IDs, one per line\n"
     "  inspect [ID ...]        decode IDs (from standard input when none given)\n"
+    "  audit FORMAT [FILE ...] check IDs minted elsewhere: duplicates, two writers\n"
+    "                          on one snowflake node, overflows, order, times\n"
     "  convert --to FORM [ID ...]\n"
     "                          re-encode 128-bit IDs as uuid, ulid or typeid\n"
     "  lease list [--coord URL] [--json]\n"
@@ -67,11 +69,12 @@ typedef struct command {
 
 /* The commands, as usage errors list them. */
 #define COMMAND_NAMES                                                                              \
-    "gen, inspect, convert, lease, segment, bench, hlc, keygen, obfuscate, reveal or verify"
+    "gen, inspect, audit, convert, lease, segment, bench, hlc, keygen, obfuscate, reveal or verify"
 
 static const command commands[] = {
     {"gen", cli_gen, cli_gen_help},
     {"inspect", cli_inspect, cli_inspect_help},
+    {"audit", cli_audit, cli_audit_help},
     {"convert", cli_convert, cli_convert_help},
     {"lease", cli_lease, cli_lease_help},
     {"segment", cli_segment, cli_segment_help},

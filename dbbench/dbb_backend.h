@@ -25,6 +25,7 @@ struct idmb_db {
     void *impl;                     /* the backend's */
     char where[IDMB_WHERE_CAP];     /* idmb_url_redact(url) */
     char version[IDMB_VERSION_CAP]; /* set by open */
+    bool reader;                    /* idmb_open_reader: open to read, change nothing */
 };
 
 typedef struct idmb_ops {
@@ -41,6 +42,9 @@ typedef struct idmb_ops {
     int (*drop_table)(idmb_db *db, const char *table, idmb_error *err);
     int (*read_counters)(idmb_db *db, idmb_counters *out, idmb_error *err);
     int (*read_stats)(idmb_db *db, const char *table, idmb_stats *out, idmb_error *err);
+    /* Runs sql (a SELECT of one column, names checked and quoted) and
+     * streams its values to fn (idmb_scan); IDMB_EABORTED when fn stops. */
+    int (*scan)(idmb_db *db, const char *sql, idmb_row_fn fn, void *ctx, idmb_error *err);
 } idmb_ops;
 
 /* The backends this build has (NULL when built without one). */

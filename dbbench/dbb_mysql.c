@@ -351,6 +351,42 @@ static int my_stats(idmb_db *db, const char *table, idmb_stats *out, idmb_error 
     out->table_bytes = out->index_bytes;
     return IDMB_OK;
 }
+/* idmb_scan: streamed (mysql_use_result); binary strings (the binary
+ * character set, 63: BINARY, VARBINARY, BLOB) as bytes, everything else
+ * as the text the protocol sends (integers in decimal, MariaDB's UUID
+ * type in its text form). */
+static int my_scan(idmb_db *db, const char *sql, idmb_row_fn fn, void *ctx, idmb_error *err)
+{
+    MYSQL *c = my(db)->conn;
+    if (mysql_query(c, sql) != 0)
+        return my_fail(db, sql, err);
+    MYSQL_RES *res = mysql_use_result(c);
+    if (res == NULL)
+        return my_fail(db, sql, err);
+    MYSQL_FIELD *f = mysql_fetch_field_direct(res, 0);
+    bool binary = f != NULL && f->charsetnr == 63 &&
+                  (f->type == MYSQL_TYPE_STRING || f->type == MYSQL_TYPE_VAR_STRING ||
+                   f->type == MYSQL_TYPE_VARCHAR || f->type == MYSQL_TYPE_BLOB ||
+                   f->type == MYSQL_TYPE_TINY_BLOB || f->type == MYSQL_TYPE_MEDIUM_BLOB ||
+                   f->type == MYSQL_TYPE_LONG_BLOB);
+    int ret = IDMB_OK;
+    MYSQL_ROW row;
+    while ((row = mysql_fetch_row(res)) != NULL) {
+        unsigned long *lens = mysql_fetch_lengths(res);
+        int stop = row[0] == NULL ? fn(ctx, NULL, 0, false)
+                                  : fn(ctx, row[0], lens != NULL ? lens[0] : 0, binary);
+        if (stop != 0) {
+            idmb__msg(err, "%s: stopped by the caller", db->where);
+            ret = IDMB_EABORTED;
+            break;
+        }
+    }
+    if (ret == IDMB_OK && mysql_errno(c) != 0)
+        ret = my_fail(db, sql, err);
+    mysql_free_result(res); /* reads and drops what a stop left */
+    return ret;
+}
+
 static const idmb_ops mysql_ops = {
     .kind = IDMB_MYSQL,
     .open = my_open,
@@ -360,6 +396,7 @@ static const idmb_ops mysql_ops = {
     .drop_table = my_drop,
     .read_counters = my_counters,
     .read_stats = my_stats,
+    .scan = my_scan,
 };
 
 const idmb_ops *const idmb__mysql_ops = &mysql_ops;

@@ -181,6 +181,8 @@ static int pg_open(idmb_db *db, const char *url, idmb_error *err)
         rc = IDMB_EDB;
         goto fail;
     }
+    if (db->reader) /* idmb_open_reader: no settings, no extension */
+        goto version;
     rc = pg_exec(db, "SET synchronous_commit = off", err);
     /* DROP TABLE IF EXISTS would print a NOTICE per table otherwise. */
     if (rc == IDMB_OK)
@@ -190,6 +192,7 @@ static int pg_open(idmb_db *db, const char *url, idmb_error *err)
     rc = ensure_pgstattuple(db, err);
     if (rc != IDMB_OK)
         goto fail;
+version:;
     /* "15.20 (Debian 15.20-0+deb12u1)" -> "PostgreSQL 15.20". */
     const char *v = PQparameterStatus(s->conn, "server_version");
     snprintf(db->version, sizeof db->version, "PostgreSQL %.*s",
@@ -445,6 +448,78 @@ static int pg_stats(idmb_db *db, const char *table, idmb_stats *out, idmb_error 
     return IDMB_OK;
 }
 
+/* Type OIDs (pg_type.dat) that idmb_scan hands over. */
+enum { PG_BYTEA = 17, PG_NAME = 19, PG_INT8 = 20, PG_INT2 = 21, PG_INT4 = 23, PG_TEXT = 25,
+       PG_BPCHAR = 1042, PG_VARCHAR = 1043, PG_UUID = 2950 };
+
+static uint64_t pg_be(const char *p, int len)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < len; i++)
+        v = v << 8 | (unsigned char)p[i];
+    return v;
+}
+
+/* One value of a binary-format result: integers as decimal text (they
+ * arrive big-endian), text as text, uuid and bytea as bytes. */
+static int pg_value(const PGresult *res, Oid type, idmb_row_fn fn, void *ctx)
+{
+    if (PQgetisnull(res, 0, 0))
+        return fn(ctx, NULL, 0, false);
+    const char *p = PQgetvalue(res, 0, 0);
+    int len = PQgetlength(res, 0, 0);
+    if (type == PG_INT8 || type == PG_INT4 || type == PG_INT2) {
+        uint64_t v = pg_be(p, len);
+        int bits = len * 8;
+        char text[24];
+        if (bits < 64 && (v >> (bits - 1)) != 0)
+            v |= ~UINT64_C(0) << bits; /* sign-extend */
+        if ((v >> 63) != 0)
+            snprintf(text, sizeof text, "-%llu", (unsigned long long)(~v + 1));
+        else
+            snprintf(text, sizeof text, "%llu", (unsigned long long)v);
+        return fn(ctx, text, strlen(text), false);
+    }
+    bool text = type == PG_TEXT || type == PG_VARCHAR || type == PG_BPCHAR || type == PG_NAME;
+    return fn(ctx, p, (size_t)len, !text);
+}
+
+/* idmb_scan: one row at a time (single-row mode), in binary format. */
+static int pg_scan(idmb_db *db, const char *sql, idmb_row_fn fn, void *ctx, idmb_error *err)
+{
+    PGconn *c = pg(db)->conn;
+    if (!PQsendQueryParams(c, sql, 0, NULL, NULL, NULL, NULL, 1) || !PQsetSingleRowMode(c))
+        return pg_fail(db, NULL, sql, err);
+    int ret = IDMB_OK;
+    bool checked = false;
+    PGresult *res;
+    while ((res = PQgetResult(c)) != NULL) {
+        ExecStatusType st = PQresultStatus(res);
+        if (ret == IDMB_OK && st == PGRES_SINGLE_TUPLE) {
+            Oid type = PQftype(res, 0);
+            if (!checked && type != PG_BYTEA && type != PG_NAME && type != PG_INT8 &&
+                type != PG_INT2 && type != PG_INT4 && type != PG_TEXT && type != PG_BPCHAR &&
+                type != PG_VARCHAR && type != PG_UUID) {
+                idmb__msg(err,
+                          "%s: the column's type (oid %u) is not one idmint reads: use text, "
+                          "varchar, bigint, uuid or bytea (a view can cast it)",
+                          db->where, (unsigned)type);
+                ret = IDMB_EDB;
+            } else if (pg_value(res, type, fn, ctx) != 0) {
+                idmb__msg(err, "%s: stopped by the caller", db->where);
+                ret = IDMB_EABORTED;
+            }
+            checked = true;
+        } else if (ret == IDMB_OK && st != PGRES_TUPLES_OK && st != PGRES_SINGLE_TUPLE) {
+            ret = pg_fail(db, res, sql, err);
+        }
+        /* After a stop the remaining rows are read and dropped: the
+         * connection is closed next anyway. */
+        PQclear(res);
+    }
+    return ret;
+}
+
 static const idmb_ops pg_ops = {
     .kind = IDMB_POSTGRESQL,
     .open = pg_open,
@@ -454,6 +529,7 @@ static const idmb_ops pg_ops = {
     .drop_table = pg_drop,
     .read_counters = pg_counters,
     .read_stats = pg_stats,
+    .scan = pg_scan,
 };
 
 const idmb_ops *const idmb__pg_ops = &pg_ops;

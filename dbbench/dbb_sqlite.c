@@ -59,7 +59,8 @@ static int sq_open(idmb_db *db, const char *path, idmb_error *err)
         idmb__msg(err, "out of memory");
         return IDMB_EDB;
     }
-    int rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    int flags = db->reader ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    int rc = sqlite3_open_v2(path, &s->db, flags, NULL);
     if (rc != SQLITE_OK) {
         char why[256];
         idmb__copy_msg(why, sizeof why, s->db != NULL ? sqlite3_errmsg(s->db) : "out of memory");
@@ -71,8 +72,10 @@ static int sq_open(idmb_db *db, const char *path, idmb_error *err)
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, SQ_BUSY_TIMEOUT_MS);
     int ret = IDMB_OK;
-    /* dbstat exists when it can be prepared against. */
     sqlite3_stmt *st = NULL;
+    if (db->reader) /* idmb_open_reader: no figures, nothing changed */
+        goto done;
+    /* dbstat exists when it can be prepared against. */
     if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM dbstat LIMIT 0", -1, &st, NULL) != SQLITE_OK) {
         idmb__msg(err,
                   "%s: this SQLite has no dbstat table (built without "
@@ -96,6 +99,7 @@ static int sq_open(idmb_db *db, const char *path, idmb_error *err)
         ret = sq_fail(db, s->db, "PRAGMA synchronous = NORMAL", err);
         goto fail;
     }
+done:
     snprintf(db->version, sizeof db->version, "SQLite %s", sqlite3_libversion());
     db->impl = s;
     return IDMB_OK;
@@ -271,6 +275,40 @@ static int sq_stats(idmb_db *db, const char *table, idmb_stats *out, idmb_error 
     return IDMB_OK;
 }
 
+/* idmb_scan: integers as decimal text, text as text, blobs as bytes. */
+static int sq_scan(idmb_db *db, const char *sql, idmb_row_fn fn, void *ctx, idmb_error *err)
+{
+    sqlite3 *h = sq(db)->db;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
+        return sq_fail(db, h, sql, err);
+    int rc;
+    int ret = IDMB_OK;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int type = sqlite3_column_type(st, 0);
+        int stop;
+        if (type == SQLITE_NULL) {
+            stop = fn(ctx, NULL, 0, false);
+        } else if (type == SQLITE_BLOB) {
+            const void *p = sqlite3_column_blob(st, 0);
+            stop = fn(ctx, p != NULL ? p : "", (size_t)sqlite3_column_bytes(st, 0), true);
+        } else {
+            const unsigned char *p = sqlite3_column_text(st, 0);
+            stop = fn(ctx, p != NULL ? (const char *)p : "", (size_t)sqlite3_column_bytes(st, 0),
+                      false);
+        }
+        if (stop != 0) {
+            ret = IDMB_EABORTED;
+            idmb__msg(err, "%s: stopped by the caller", db->where);
+            break;
+        }
+    }
+    if (ret == IDMB_OK && rc != SQLITE_DONE)
+        ret = sq_fail(db, h, sql, err);
+    sqlite3_finalize(st);
+    return ret;
+}
+
 static const idmb_ops sqlite_ops = {
     .kind = IDMB_SQLITE,
     .open = sq_open,
@@ -280,6 +318,7 @@ static const idmb_ops sqlite_ops = {
     .drop_table = sq_drop,
     .read_counters = sq_counters,
     .read_stats = sq_stats,
+    .scan = sq_scan,
 };
 
 const idmb_ops *const idmb__sqlite_ops = &sqlite_ops;

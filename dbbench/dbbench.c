@@ -423,7 +423,7 @@ bool idmb_have(idmb_kind kind)
     return false;
 }
 
-static int db_open(const char *url, idmb_db **out, idmb_error *err)
+static int db_open(const char *url, bool reader, idmb_db **out, idmb_error *err)
 {
     if (out == NULL) {
         idmb__msg(err, "idmb_open: no place for the handle");
@@ -473,6 +473,7 @@ static int db_open(const char *url, idmb_db **out, idmb_error *err)
         return IDMB_EDB;
     }
     db->ops = ops;
+    db->reader = reader;
     idmb_url_redact(url, db->where, sizeof db->where);
     int rc = ops->open(db, target, err);
     if (rc != IDMB_OK) {
@@ -632,7 +633,7 @@ int idmb_mysql_url_parse(const char *url, size_t len, idmb_mysql_url *out, idmb_
 int idmb_open(const char *url, idmb_db **out, idmb_error *err)
 {
     idmb_error mine = {0};
-    return finish(db_open(url, out, &mine), &mine, err);
+    return finish(db_open(url, false, out, &mine), &mine, err);
 }
 
 int idmb_create_table(idmb_db *db, const char *table, int key_bytes, idmb_error *err)
@@ -664,4 +665,119 @@ int idmb_read_stats(idmb_db *db, const char *table, idmb_stats *out, idmb_error 
 {
     idmb_error mine = {0};
     return finish(do_read_stats(db, table, out, &mine), &mine, err);
+}
+
+/* ---- reading a column (idmint audit) --------------------------------------- */
+
+int idmb_open_reader(const char *url, idmb_db **out, idmb_error *err)
+{
+    idmb_error mine = {0};
+    return finish(db_open(url, true, out, &mine), &mine, err);
+}
+
+static bool ident_part(const char *s, size_t len)
+{
+    if (len == 0 || len > IDMB_TABLE_MAX || (s[0] >= '0' && s[0] <= '9') || s[0] == '$')
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '_' || c == '$';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static int ident_check(const char *what, const char *name, bool dotted, idmb_error *err)
+{
+    if (name == NULL) {
+        idmb__msg(err, "no %s name", what);
+        return IDMB_EUSAGE;
+    }
+    size_t len = strlen(name);
+    const char *dot = dotted ? memchr(name, '.', len) : NULL;
+    bool ok = dot == NULL ? ident_part(name, len)
+                          : ident_part(name, (size_t)(dot - name)) &&
+                                ident_part(dot + 1, len - (size_t)(dot - name) - 1);
+    if (!ok) {
+        char shown[IDMB_TABLE_MAX * 2 + 8];
+        idmb__copy_msg(shown, sizeof shown, name);
+        idmb__msg(err,
+                  "%s '%s%s': expected letters, digits, '_' and '$', not starting with a "
+                  "digit, at most %d bytes%s",
+                  what, shown, len > IDMB_TABLE_MAX * 2 ? "..." : "", IDMB_TABLE_MAX,
+                  dotted ? " (or SCHEMA.NAME)" : "");
+        return IDMB_EUSAGE;
+    }
+    return IDMB_OK;
+}
+
+int idmb_ident_check(const char *what, const char *name, bool dotted, idmb_error *err)
+{
+    idmb_error mine = {0};
+    return finish(ident_check(what != NULL ? what : "name", name, dotted, &mine), &mine, err);
+}
+
+/* Appends text to the SQL being built in dst (cap bytes). */
+static void sql_add(char *dst, size_t cap, const char *text)
+{
+    size_t o = strlen(dst);
+    snprintf(dst + o, cap - o, "%s", text);
+}
+
+/* Appends a checked name, each part quoted with q. */
+static void sql_add_ident(char *dst, size_t cap, char q, const char *name)
+{
+    size_t o = strlen(dst);
+    /* A checked name is at most 2 x IDMB_TABLE_MAX + 1 bytes: room is
+     * made by the caller's buffer; stop short rather than overrun. */
+    if (o + 2 * strlen(name) + 8 > cap)
+        return;
+    dst[o++] = q;
+    for (const char *p = name; *p != '\0'; p++) {
+        if (*p == '.') {
+            dst[o++] = q;
+            dst[o++] = '.';
+            dst[o++] = q;
+        } else {
+            dst[o++] = *p;
+        }
+    }
+    dst[o++] = q;
+    dst[o] = '\0';
+}
+
+static int scan(idmb_db *db, const char *table, const char *column, const char *order_by,
+                idmb_row_fn fn, void *ctx, idmb_error *err)
+{
+    if (db == NULL || fn == NULL) {
+        idmb__msg(err, "idmb_scan: no database handle or callback");
+        return IDMB_EUSAGE;
+    }
+    int rc = ident_check("table", table, true, err);
+    if (rc == IDMB_OK)
+        rc = ident_check("column", column, false, err);
+    if (rc == IDMB_OK && order_by != NULL)
+        rc = ident_check("column", order_by, false, err);
+    if (rc != IDMB_OK)
+        return rc;
+    /* Three quoted names of at most 2 x 63 bytes each fit. */
+    char sql[1024] = "SELECT ";
+    char q = db->ops->kind == IDMB_MYSQL ? '`' : '"';
+    sql_add_ident(sql, sizeof sql, q, column);
+    sql_add(sql, sizeof sql, " FROM ");
+    sql_add_ident(sql, sizeof sql, q, table);
+    if (order_by != NULL) {
+        sql_add(sql, sizeof sql, " ORDER BY ");
+        sql_add_ident(sql, sizeof sql, q, order_by);
+    }
+    return db->ops->scan(db, sql, fn, ctx, err);
+}
+
+int idmb_scan(idmb_db *db, const char *table, const char *column, const char *order_by,
+              idmb_row_fn fn, void *ctx, idmb_error *err)
+{
+    idmb_error mine = {0};
+    return finish(scan(db, table, column, order_by, fn, ctx, &mine), &mine, err);
 }

@@ -72,7 +72,8 @@ enum {
     IDMB_EUSAGE = 1,       /* a bad URL, table name or argument */
     IDMB_EUNSUPPORTED = 2, /* a URL of a kind this build has no client for */
     IDMB_EDB = 3,          /* the database failed or could not be reached */
-    IDMB_EMISSING = 4      /* the database lacks what a figure needs (pgstattuple, dbstat) */
+    IDMB_EMISSING = 4,     /* the database lacks what a figure needs (pgstattuple, dbstat) */
+    IDMB_EABORTED = 5      /* the caller's row callback stopped idmb_scan */
 };
 
 /* One failure: its code and what happened (the caller's; see "Errors"). */
@@ -187,5 +188,35 @@ typedef struct idmb_stats {
 } idmb_stats;
 
 int idmb_read_stats(idmb_db *db, const char *table, idmb_stats *out, idmb_error *err);
+
+/* ---- reading a column (idmint audit) ------------------------------------ */
+
+/* Connects to read, changing nothing: a SQLite file is opened read-only
+ * (it must exist), PostgreSQL gets no extension and no setting; no dbstat
+ * or pgstattuple is needed. The handle serves idmb_scan and idmb_close. */
+int idmb_open_reader(const char *url, idmb_db **out, idmb_error *err);
+
+/* Checks an identifier for idmb_scan: 1 to 63 bytes of [A-Za-z0-9_$],
+ * not starting with a digit or '$'; with dotted, also SCHEMA.NAME (each
+ * part so). It is then quoted as the database quotes names ("x" or `x`),
+ * so its case is kept. IDMB_EUSAGE with a message quoting it. A pure
+ * function (fuzz/fuzz_dbbench_ident.c). */
+int idmb_ident_check(const char *what, const char *name, bool dotted, idmb_error *err);
+
+/* One value of a scanned column: text (text and character columns, and
+ * integers as decimal), or bytes (binary, len bytes: bytea, BLOB,
+ * BINARY/VARBINARY, PostgreSQL's uuid as its 16 bytes); data NULL for an
+ * SQL NULL. Returns 0 to go on, non-zero to stop the scan. */
+typedef int (*idmb_row_fn)(void *ctx, const void *data, size_t len, bool binary);
+
+/* Reads column of table row by row (streamed: the rows are not held in
+ * memory), ordered by order_by when it is not NULL (else in the order
+ * the database returns them), and hands each value to fn. Names are
+ * checked by idmb_ident_check (table dotted). Returns IDMB_OK,
+ * IDMB_EUSAGE, IDMB_EDB (the database's message: no such table or
+ * column, a column type it cannot hand over), or IDMB_EABORTED when fn
+ * stopped it. */
+int idmb_scan(idmb_db *db, const char *table, const char *column, const char *order_by,
+              idmb_row_fn fn, void *ctx, idmb_error *err);
 
 #endif

@@ -63,5 +63,6 @@ check_page() {
 
 check_page "$SRC/man/idmintd.8" "$IDMINTD"
 check_page "$SRC/man/idmint.1" "$IDMINT" gen
+check_page "$SRC/man/idmint.1" "$IDMINT" audit
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -101,17 +101,6 @@ elif what == "svg":
             fail("no %r in the chart's text" % word)
 PYEOF
 
-# tcheck EVIDENCE PROBLEMS: a case that passes when PROBLEMS is empty.
-tcheck() {
-    CASE_NO=$((CASE_NO + 1))
-    if [ -z "$2" ]; then
-        PASSED=$((PASSED + 1))
-    else
-        FAILED=$((FAILED + 1))
-        printf 'FAIL #%d: %s\n%s\n\n' "$CASE_NO" "$1" "$2"
-    fi
-}
-
 # texpect EVIDENCE ACTUAL OP WANT (OP: = !=, =~ and !=~ for an ERE).
 texpect() {
     local ok=0
