@@ -1,100 +1,24 @@
-# test_pauses.sh - a pause in minting explained (docs/idmintd.md, "Pauses"):
-# /readyz, /v1/node, INFO, the log and /metrics say why minting stopped,
-# since when, what ends it and (where known) how long that should take, for
-# the three pauses an operator meets:
-#   1. the clock behind the mark a restart resumed above (libfaketime): the
-#      remaining ms, ending by itself once the clock reaches it;
-#   2. no free node in a one-node range held by another server on the same
+# test_pauses.sh - a pause in minting explained (docs/idmintd.md, "Pauses,
+# explained"): /readyz, /v1/node, the log and /metrics say why minting
+# stopped, since when, what ends it and (where known) how long that should
+# take, for a node range held by others and a coordinator that cannot
+# confirm the lease (the clock's pause: test_pauses_clock.sh):
+#   1. no free node in a one-node range held by another server on the same
 #      host registry: the holder named, ending when it stops;
-#   3. a coordinator (a real etcd) that cannot confirm the lease (SIGSTOP):
-#      the pause names the coordinator and ends when it answers again; and a
-#      second server waiting for the node it holds: the holder, with the
-#      time left on its lease as the expected end.
+#   2. a third server waiting for a node of a two-node range held through a
+#      real etcd: the holders, with the time left on their leases as the
+#      expected end; and etcd stopped (SIGSTOP) past a holder's lease
+#      deadline: the pause names the coordinator and ends when it answers.
 # Each pause is logged once when it starts and once when it ends, with its
 # length; /metrics counts the time per cause.
 # Usage: bash tests/server/test_pauses.sh IDMINTD IDMINT LOADCLIENT
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/server/pauses.sh
+. "$(dirname "$0")/pauses.sh"
 # shellcheck source=tests/coord/services.sh
 . "$(dirname "$0")/../coord/services.sh"
 
-if [ ! -e "$FAKETIME_LIB" ]; then
-    echo "test_pauses.sh: $FAKETIME_LIB is missing (Debian package libfaketime)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
-
-# metric_of NAME{LABELS}: the value of one labelled sample.
-metric_of() {
-    curl -s "$BASE/metrics" | grep -F "$1 " | head -n 1 | awk '{print $2}'
-}
-# ready: /readyz answers 200.
-ready() {
-    curl -fs -o /dev/null "$BASE/readyz"
-}
-not_ready() {
-    ! ready
-}
-# logged REGEX: a line of the server's log matches.
-logged() {
-    grep -Eq "$1" "$SRV_LOG"
-}
-# positive VALUE: a number above 0 (a decimal fraction allowed).
-positive() {
-    awk -v v="$1" 'BEGIN { exit !(v + 0 > 0) }'
-}
-# ended WHO CAUSE [END_RE]: once ready again, the log holds one start of a
-# pause for CAUSE and one end (for END_RE, default CAUSE: the cause it
-# ended with), and /metrics counts time paused for CAUSE.
-ended() {
-    local who=$1 cause=$2 end=${3:-$2} secs
-    http "$who: ready again" -o ready -- /readyz
-    expect "$who: the log says once that the pause began ($cause) and once that it ended, with its length" \
-        "$(grep -c "minting paused ($cause)" "$SRV_LOG"):$(grep -cE "minting resumed after a pause of [0-9]+ ms \(($end)\)" "$SRV_LOG")" = 1:1
-    secs=$(metric_of "idmint_pause_seconds_total{cause=\"$cause\"}")
-    expect "$who: /metrics counts the time paused for the $cause ($secs s)" "$(positive "$secs" && echo yes)" = yes
-}
-
-# ---- 1. the clock behind the mark ---------------------------------------------------------
-
-step_clock +0
-start_server "${FAKETIME_ENV[@]}" --state-dir "$T_DIR/state.c"
-last=$(curl -s "$BASE/v1/ids/snowflake")
-expect "a snowflake before the restart" "$last" != ''
-expect "minting from the start: nothing paused (/metrics idmint_paused{cause=\"clock\"})" \
-    "$(metric_of 'idmint_paused{cause="clock"}')" = 0
-stop_server TERM
-# Restarted with the clock stopped 4 s before that ID (the mark a clean stop
-# leaves): it waits for the clock, 4,000 ms less the 10 ms of --max-rewind.
-last_ms=$("$IDMINT" inspect --json "$last" | grep -Eo '"unix_ms": [0-9]+' | grep -Eo '[0-9]+$')
-freeze_clock $((last_ms - 4000))
-start_server "${FAKETIME_ENV[@]}" --state-dir "$T_DIR/state.c"
-http "idmintd(8): /readyz while the clock is behind the mark: why, since when, what ends it, the remaining ms" \
-    -s 503 -O $'waiting for the clock to reach the time high-water mark of [^\n]+ \\(4000 ms ahead\\)\npaused since [0-9T:.Z-]+ \\([0-9]+ ms, clock\\)\nends with: the clock reaching 10 ms before the latest time used \\(3990 ms from now, unless it is stepped\\)\nexpected in about 3990 ms' \
-    -- /readyz
-http "/readyz as JSON (Accept: application/json): the pause as an object" -s 503 \
-    -O '\{"ready": false, "pause": \{"cause": "clock", "class": "the clock is behind the time used", "since": "[0-9T:.Z-]+", "paused_ms": [0-9]+, "eta_ms": [0-9]+, "why": "waiting for the clock[^"]*", "ends": "the clock reaching[^"]*"\}\}' \
-    -- /readyz -H 'Accept: application/json'
-http "/v1/node says the same under \"pause\"" \
-    -O '.*"pause": \{"cause": "clock", "class": "[^"]*", "since": "[^"]*", "paused_ms": [0-9]+, "eta_ms": [0-9]+, "why": "[^"]*", "ends": "[^"]*"\}\}' \
-    -- /v1/node
-check "INFO: pause_cause and pause_ms" -O '.*pause_cause:clock pause_ms:[0-9]+.*' \
-    --sh "redis-cli -p $RESP_PORT INFO | tr -d '\r' | paste -sd ' '"
-expect "/metrics: idmint_paused{cause=\"clock\"} 1 while paused" "$(metric_of 'idmint_paused{cause="clock"}')" = 1
-expect "... and no other cause" "$(metric_of 'idmint_paused{cause="node"}')" = 0
-expect "the log says once that minting paused, why and what ends it" \
-    "$(grep -c 'minting paused (clock): waiting for the clock to reach the time high-water mark.*; ends with the clock reaching.*(expected in about [0-9]* ms)' "$SRV_LOG")" = 1
-# The clock set right: the pause ends by itself.
-step_clock +0
-wait_until 5 ready
-ended "the clock caught up" clock
-http "... /readyz as JSON: no pause" -o '{"ready": true, "pause": null}' -- /readyz -H 'Accept: application/json'
-http "... /v1/node: \"pause\": null" -O '.*"pause": null\}' -- /v1/node
-expect "/metrics: idmint_paused{cause=\"clock\"} 0 again" "$(metric_of 'idmint_paused{cause="clock"}')" = 0
-expect "/metrics: one pause counted for the clock" "$(metric_of 'idmint_pauses_total{cause="clock"}')" = 1
-expect "... and none for the node" "$(metric_of 'idmint_pause_seconds_total{cause="node"}')" = 0.000
-stop_server
-
-# ---- 2. no free node: the holder named ----------------------------------------------------
+# ---- 1. no free node: the holder named ----------------------------------------------------
 
 start_server --node-range 0..0 --state-dir "$T_DIR/state.h"
 holder=$SRV_PID
@@ -113,7 +37,7 @@ wait_until 10 ready
 ended "the holder gone, the waiter" node
 stop_server
 
-# ---- 3. a coordinator that cannot confirm the lease ---------------------------------------
+# ---- 2. a coordinator that cannot confirm the lease ---------------------------------------
 
 SVC=$T_DIR/svc
 mkdir -p "$SVC"
