@@ -298,6 +298,35 @@ static void note_pause(unsigned inst, int64_t a, int64_t b, int64_t *worst, int6
     }
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Per kind of fault (its name): how many, and the longest pause of each
+ * occurrence: the median and the largest. */
+static void print_by_kind(void)
+{
+    static bool done[MAX_FAULTS];
+    static int64_t v[MAX_FAULTS];
+    printf("by kind of fault (occurrences; the longest pause of each: median, max, in ms):\n");
+    for (int i = 0; i < C.nf; i++) {
+        if (done[i])
+            continue;
+        size_t m = 0;
+        for (int j = i; j < C.nf; j++) {
+            if (!done[j] && strcmp(C.f[j].name, C.f[i].name) == 0) {
+                done[j] = true;
+                v[m++] = C.f[j].pause_us;
+            }
+        }
+        qsort(v, m, sizeof *v, cmp_i64);
+        printf("  %-26s %4zu  median %8.1f  max %8.1f\n", C.f[i].name, m,
+               (double)v[m / 2] / 1000, (double)v[m - 1] / 1000);
+    }
+}
+
 static int cmp_episode(const void *a, const void *b)
 {
     const episode *x = a, *y = b;
@@ -556,6 +585,7 @@ int main(int argc, char **argv)
         if (js != NULL)
             fprintf(js, "}}");
     }
+    print_by_kind();
     /* Node moves: snowflakes by node and time; a change of instance is a
      * move, from the old holder's last ID to the new one's first. */
     if (js != NULL)

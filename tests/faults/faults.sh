@@ -144,7 +144,8 @@ f_registry_removed() {
     fi
     rm -rf "$RUN/nodes"
     inst_start l2 || say "idmintd l2 did not start"
-    load_start l2
+    # Its clients, once: they reconnect to its ports when it runs again.
+    [ "$F_L2_ADDED" = 1 ] && load_start l2 && F_L2_ADDED=2
     sleep "$1"
     svc_stop "${INST_PID[l2]}" 10
     fault_log "$t0" registry_removed "inst=${INST_NO[l2]} name=l2"

@@ -40,6 +40,8 @@
 #   quorum loss, leaders stopped, and requests dropped one way.
 # --ttl S: --lease-ttl of the coordinated instances (default 2 bounded,
 #   10 long: idmintd's default).
+# LOAD_COUNT, LOAD_INTERVAL_MS (environment): IDs per request (20) and the
+#   pause after each reply (5 ms bounded, 20 ms long).
 # --keep: keep the run directory (it is kept anyway when the check fails,
 #   and its path printed: the evidence).
 #
@@ -90,6 +92,14 @@ if [ -z "$TTL" ]; then
     [ "$MODE" = bounded ] && TTL=2 || TTL=10
 fi
 RANDOM=$SEED
+# Load: IDs per request and the pause between a reply and the next request
+# of each connection (a long run asks for less, so that its tens of
+# millions of IDs fit the checker's memory: 24 bytes each).
+if [ "$MODE" = bounded ]; then
+    export LOAD_COUNT=${LOAD_COUNT:-20} LOAD_INTERVAL_MS=${LOAD_INTERVAL_MS:-5}
+else
+    export LOAD_COUNT=${LOAD_COUNT:-20} LOAD_INTERVAL_MS=${LOAD_INTERVAL_MS:-20}
+fi
 
 IDMINTD=$BUILD/idmintd
 IDMINT=$BUILD/idmint
@@ -178,7 +188,7 @@ die() {
     exit 1
 }
 
-say "mode $MODE, seed $SEED (run again with --seed $SEED), lease TTL ${TTL}s, directory $RUN"
+say "mode $MODE, seed $SEED (run again with --seed $SEED), lease TTL ${TTL}s, $LOAD_COUNT IDs a request every ${LOAD_INTERVAL_MS} ms, directory $RUN"
 
 # ---- the network namespace of e2 -------------------------------------------
 ip netns add "$NS" || die "cannot make a network namespace"
