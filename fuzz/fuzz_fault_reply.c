@@ -41,8 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         size_t pos = 0, prev = 0, count = 0;
         uint64_t id;
-        int k;
-        while ((k = fr_next_id(&r, resp, &pos, &id)) == 1) {
+        int k = fr_next_id(&r, resp, &pos, &id);
+        for (; k == 1; k = fr_next_id(&r, resp, &pos, &id)) {
             FUZZ_CHECK(pos > prev && pos <= r.body_len);
             prev = pos;
             count++;

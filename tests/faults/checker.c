@@ -194,6 +194,24 @@ static void read_poll(const char *path)
     fclose(f);
 }
 
+/* The number after KEY (" KEY=N") in a fault line's details: true with
+ * *v set, false when absent; a value that is not a whole number in
+ * [lo, hi] is refused. */
+static bool detail(const char *text, const char *key, long long lo, long long hi, long long *v,
+                   const char *path)
+{
+    const char *p = strstr(text, key);
+    if (p == NULL)
+        return false;
+    char *end;
+    errno = 0;
+    *v = strtoll(p + strlen(key), &end, 10);
+    if (errno != 0 || end == p + strlen(key) || (*end != ' ' && *end != '\n' && *end != '\0') ||
+        *v < lo || *v > hi)
+        die("%s: %s needs a whole number from %lld to %lld: %s", path, key, lo, hi, text);
+    return true;
+}
+
 static void read_faults(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -211,14 +229,14 @@ static void read_faults(const char *path)
         x->start_us = s;
         x->end_us = e;
         x->inst = -1;
-        const char *p = strstr(line + used, "inst=");
-        if (p != NULL)
-            x->inst = atoi(p + 5);
-        p = strstr(line + used, "slack_ms=");
-        if (p != NULL && x->inst >= 0 && x->inst < MAX_INST) {
-            long long m = atoll(p + 9);
-            if (m > C.slack_ms[x->inst])
-                C.slack_ms[x->inst] = m;
+        long long v;
+        if (detail(line + used, "inst=", 0, MAX_INST - 1, &v, path))
+            x->inst = (int)v;
+        if (detail(line + used, "slack_ms=", 0, 3600000, &v, path)) {
+            if (x->inst < 0)
+                die("%s: slack_ms= without inst=: %s", path, line);
+            if (v > C.slack_ms[x->inst])
+                C.slack_ms[x->inst] = v;
         }
         C.nf++;
     }
@@ -385,9 +403,8 @@ int main(int argc, char **argv)
     DIR *d = opendir(dir);
     if (d == NULL)
         die("cannot open %s: %s", dir, strerror(errno));
-    struct dirent *de;
     char path[4096];
-    while ((de = readdir(d)) != NULL) {
+    for (struct dirent *de = readdir(d); de != NULL; de = readdir(d)) {
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         if (ends_with(de->d_name, ".ids"))
             read_ids(path);

@@ -208,8 +208,8 @@ static int run(const opts *o, FILE *out)
         if (o->load && r.status == 200) {
             size_t pos = 0;
             uint64_t id;
-            int k;
-            while ((k = fr_next_id(&r, o->resp, &pos, &id)) == 1) {
+            int k = fr_next_id(&r, o->resp, &pos, &id);
+            for (; k == 1; k = fr_next_id(&r, o->resp, &pos, &id)) {
                 fc_rec rec = {id, t, o->client * 65536u + serial, (uint16_t)o->inst,
                               (uint8_t)o->kind, (uint8_t)o->resp};
                 if (fwrite(&rec, sizeof rec, 1, out) != 1) {

@@ -97,5 +97,9 @@ mkdir -p "$T/bad"
 echo "12 x" >"$T/bad/a.idtxt"
 expect "a malformed record is refused" 2 'expected "ID RECV_US CONN INST KIND"' "$T/bad"
 
+clean "$T/badfault"
+echo "1 2 clock_back inst=x" >>"$T/badfault/faults.log"
+expect "a fault line with a bad instance is refused" 2 'inst= needs a whole number' "$T/badfault"
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
