@@ -328,7 +328,9 @@ static void print_by_kind(void)
 {
     static bool done[MAX_FAULTS];
     static int64_t v[MAX_FAULTS];
-    printf("by kind of fault (occurrences; the longest pause of each: median, max, in ms):\n");
+    printf("faults injected: %d; by kind (occurrences; the longest pause of each: median, max, "
+           "in ms):\n",
+           C.nf);
     for (int i = 0; i < C.nf; i++) {
         if (done[i])
             continue;
