@@ -53,6 +53,7 @@
 #define MAX_EPI     8192
 #define SHOW        10
 #define PAUSE_SHOWN_MS 250
+#define SHARED_MS   1000 /* receive-time slack between two holders of a node */
 #define FAULT_GRACE 20000000LL /* µs a pause may start after its fault's end */
 
 typedef struct fault {
@@ -67,6 +68,7 @@ typedef struct fault {
 
 typedef struct node_at {
     int64_t node, t;
+    uint64_t id;
     int inst;
 } node_at;
 
@@ -258,12 +260,12 @@ static int cmp_inst_time(const void *a, const void *b)
     return x->recv_us < y->recv_us ? -1 : x->recv_us > y->recv_us;
 }
 
-static int cmp_node_time(const void *a, const void *b)
+static int cmp_node_id(const void *a, const void *b)
 {
     const node_at *x = a, *y = b;
     if (x->node != y->node)
         return x->node < y->node ? -1 : 1;
-    return x->t < y->t ? -1 : x->t > y->t;
+    return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static int64_t node_of(uint64_t id, int64_t *unix_ms)
@@ -605,11 +607,16 @@ int main(int argc, char **argv)
             fprintf(js, "}}");
     }
     print_by_kind();
-    /* Node moves: snowflakes by node and time; a change of instance is a
-     * move, from the old holder's last ID to the new one's first. */
+    /* Node moves: each node's snowflakes in ID order (its time order), in
+     * runs of one instance; a change of instance is a move, from the old
+     * holder's last ID received to the new one's first. A new holder that
+     * received IDs more than SHARED_MS before the old one's last is a node
+     * minted by two instances at once (even in disjoint ranges: the
+     * signature of a lease that did not fence). */
     if (js != NULL)
         fprintf(js, "],\n \"moves\": [");
     printf("node moves (node: from -> to, ms from the old holder's last ID to the new one's first):\n");
+    uint64_t shared = 0;
     {
         node_at *v = malloc((n_sf + 1) * sizeof *v);
         size_t m = 0;
@@ -621,36 +628,63 @@ int main(int argc, char **argv)
                 continue;
             int64_t nd = node_of(C.r[i].id, &ms);
             if (nd >= 0)
-                v[m++] = (node_at){nd, C.r[i].recv_us, C.r[i].inst};
+                v[m++] = (node_at){nd, C.r[i].recv_us, C.r[i].id, C.r[i].inst};
         }
-        qsort(v, m, sizeof *v, cmp_node_time);
+        qsort(v, m, sizeof *v, cmp_node_id);
         int moves = 0;
-        int64_t longest = 0;
-        for (size_t i = 1; i < m; i++) {
-            if (v[i].node != v[i - 1].node || v[i].inst == v[i - 1].inst)
+        int64_t longest = 0, run_last = m > 0 ? v[0].t : 0;
+        for (size_t i = 1; i <= m; i++) {
+            bool same = i < m && v[i].node == v[i - 1].node && v[i].inst == v[i - 1].inst;
+            if (same || i == m) {
+                if (i < m && v[i].t > run_last)
+                    run_last = v[i].t;
                 continue;
-            int64_t gap = v[i].t - v[i - 1].t;
+            }
+            if (v[i].node != v[i - 1].node) {
+                run_last = v[i].t;
+                continue;
+            }
+            /* The new run's first receipt: the earliest of its IDs. */
+            int64_t first = v[i].t;
+            size_t j = i;
+            for (; j < m && v[j].node == v[i].node && v[j].inst == v[i].inst; j++) {
+                if (v[j].t < first)
+                    first = v[j].t;
+            }
+            int64_t gap = first - run_last;
             if (gap > longest)
                 longest = gap;
-            int fi = fault_of(v[i - 1].t, v[i].t);
+            int fi = fault_of(run_last, first);
             printf("  node %" PRId64 ": %d -> %d, %.1f ms at %" PRId64 " us (%s)\n", v[i].node,
-                   v[i - 1].inst, v[i].inst, (double)gap / 1000, v[i - 1].t,
+                   v[i - 1].inst, v[i].inst, (double)gap / 1000, run_last,
                    fi >= 0 ? C.f[fi].name : "no fault");
+            if (gap < -SHARED_MS * 1000) {
+                if (shared < SHOW)
+                    printf("SHARED node %" PRId64 ": instance %d received %" PRIu64
+                           " at %" PRId64 " us, %.1f ms before instance %d's last ID below it\n",
+                           v[i].node, v[i].inst, v[i].id, first, (double)-gap / 1000,
+                           v[i - 1].inst);
+                shared++;
+            }
             if (js != NULL)
                 fprintf(js, "%s\n  {\"node\": %" PRId64 ", \"from\": %d, \"to\": %d, \"ms\": %.1f, \"at_us\": %" PRId64 ", \"fault\": \"%s\"}",
                         moves ? "," : "", v[i].node, v[i - 1].inst, v[i].inst,
-                        (double)gap / 1000, v[i - 1].t, fi >= 0 ? C.f[fi].name : "");
+                        (double)gap / 1000, run_last, fi >= 0 ? C.f[fi].name : "");
             moves++;
+            /* The new run's latest receipt so far. */
+            run_last = v[i].t;
         }
-        printf("  %d moves, the longest %.1f ms\n", moves, (double)longest / 1000);
+        printf("  %d moves, the longest %.1f ms; nodes minted by two instances at once: %" PRIu64
+               "\n",
+               moves, (double)longest / 1000, shared);
         free(v);
     }
     if (js != NULL) {
-        fprintf(js, "]}\n");
+        fprintf(js, "],\n \"shared\": %" PRIu64 "}\n", shared);
         if (fclose(js) != 0)
             die("cannot write %s: %s", json, strerror(errno));
     }
-    bool bad = dups || order || fencing || segrange;
+    bool bad = dups || order || fencing || segrange || shared;
     printf("%s\n", bad ? "VIOLATIONS FOUND" : "no violation");
     free(C.r);
     return bad ? 1 : 0;
