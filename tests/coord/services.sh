@@ -194,18 +194,23 @@ zk_launch() {
     svc_wait 30 "$ZK_PID" zk_ok
 }
 
-start_zk() {
-    ZK_DIR=$1
-    mkdir -p "$ZK_DIR" || return 1
-    # log4j 1.2 finds log4j.properties on the class path (ZK_DIR first).
-    cat >"$ZK_DIR/log4j.properties" <<EOF
+# zk_log4j DIR: DIR/log4j.properties, logging to DIR/zk.log (log4j 1.2
+# finds it on the class path, DIR first). Also for tests/faults/cluster.sh.
+zk_log4j() {
+    cat >"$1/log4j.properties" <<EOF
 log4j.rootLogger=INFO, F
 log4j.appender.F=org.apache.log4j.FileAppender
-log4j.appender.F.File=$ZK_DIR/zk.log
+log4j.appender.F.File=$1/zk.log
 log4j.appender.F.Append=true
 log4j.appender.F.layout=org.apache.log4j.PatternLayout
 log4j.appender.F.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{1}: %m%n
 EOF
+}
+
+start_zk() {
+    ZK_DIR=$1
+    mkdir -p "$ZK_DIR" || return 1
+    zk_log4j "$ZK_DIR"
     local try
     for try in 1 2 3 4 5; do
         svc_random_port || continue
