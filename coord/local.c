@@ -128,8 +128,11 @@ static void explain_host_registry(int e, char *msg, size_t cap)
 
 /* Makes dir and its namespace directory as needed (nsdir gets the latter's
  * canonical path); only those two levels are held to check_dir's rules.
- * The host's registry is made shared, with its parent mode 0755; any other
- * registry private, with its parents made 0700 where missing. */
+ * The host's registry is made shared, with its parent mode 0755, and so is
+ * any registry when *shared is true on entry (a repair of a shared one:
+ * whoever repairs first must not lock the other users' holders out); any
+ * other registry private, with its parents made 0700 where missing.
+ * *shared is set to what the registry is. */
 static int make_dirs(const char *dir, const char *ns, char *nsdir, size_t nscap, bool *shared,
                      char *msg, size_t cap)
 {
@@ -150,7 +153,7 @@ static int make_dirs(const char *dir, const char *ns, char *nsdir, size_t nscap,
         *p = '/';
     }
     msg[0] = '\0';
-    if (make_dir(path, host, shared, msg, cap) != 0) {
+    if (make_dir(path, host || *shared, shared, msg, cap) != 0) {
         if (msg[0] == '\0') {
             int e = errno;
             if (host && (e == EACCES || e == ENOENT || e == EPERM || e == EROFS))

@@ -231,6 +231,40 @@ static void test_removed_registry_hands_out_nothing(void)
     idmc_slot_release(c);
 }
 
+/* A shared registry (mode 1777: holders of several users) removed under
+ * its holders is made again shared, whoever repairs first: made private,
+ * the other users' holders could not put their files back and would stop
+ * minting for good (found by tests/faults: registry_removed). */
+static void test_shared_registry_repaired_shared(void)
+{
+    fresh_dir();
+    ASSERT_TRUE(chmod(dir, 01777) == 0);
+    idmc_error err;
+    idmc_slot *a = claim(0, 3, 0, &err);
+    ASSERT_TRUE(a != NULL);
+    remove_registry();
+    ASSERT_EQ_INT(idmc_slot_check(a, &err), IDMC_LOST);
+    ASSERT_EQ_INT(idmc_slot_repair(a, &err), 0);
+    char ns[300];
+    snprintf(ns, sizeof ns, "%s/test", dir);
+    struct stat st;
+    ASSERT_TRUE(stat(dir, &st) == 0);
+    ASSERT_EQ_INT(st.st_mode & 07777, 01777);
+    ASSERT_TRUE(stat(ns, &st) == 0);
+    ASSERT_EQ_INT(st.st_mode & 07777, 01777);
+    idmc_slot_release(a);
+    /* A private one stays private. */
+    fresh_dir();
+    idmc_slot *b = claim(0, 3, 0, &err);
+    ASSERT_TRUE(b != NULL);
+    remove_registry();
+    ASSERT_EQ_INT(idmc_slot_check(b, &err), IDMC_LOST);
+    ASSERT_EQ_INT(idmc_slot_repair(b, &err), 0);
+    ASSERT_TRUE(stat(dir, &st) == 0);
+    ASSERT_EQ_INT(st.st_mode & 07777, 0700);
+    idmc_slot_release(b);
+}
+
 static void test_repair_refused_when_another_holds_the_file(void)
 {
     fresh_dir();
@@ -431,6 +465,7 @@ static const struct test_case tests[] = {
     TEST(test_list),
     TEST(test_removed_registry_hands_out_nothing),
     TEST(test_repair_refused_when_another_holds_the_file),
+    TEST(test_shared_registry_repaired_shared),
     TEST(test_mark_past_the_layout_refused_unwritten),
     TEST(test_shared_registry_across_users),
     TEST(test_keep_records_ahead_and_end_lowers),
