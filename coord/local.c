@@ -97,20 +97,28 @@ static int check_dir(const char *path, bool *shared, char *msg, size_t cap)
     return -1;
 }
 
-/* Makes path (mode 01777 when shared, else 0700) if missing, and checks it. */
-static int make_dir(const char *path, bool shared, bool *is_shared, char *msg, size_t cap)
+/* Makes path (mode 01777 when shared, else 0700) if missing, and checks it.
+ * restore: the directory was shared when this process claimed from it (a
+ * repair): found private and this user's - made anew by a process that did
+ * not know - it is made shared again, as it was. */
+static int make_dir(const char *path, bool shared, bool restore, bool *is_shared, char *msg,
+                    size_t cap)
 {
-    if (mkdir(path, shared ? 01777 : 0700) == 0) {
-        /* mkdir's mode passed through the umask. */
-        if (shared && chmod(path, 01777) != 0) {
+    bool made = mkdir(path, shared ? 01777 : 0700) == 0;
+    if (!made && errno != EEXIST)
+        return -1;
+    if (check_dir(path, is_shared, msg, cap) != 0)
+        return -1;
+    /* mkdir's mode passed through the umask. */
+    if (shared && (made || (restore && !*is_shared)) && !*is_shared) {
+        if (chmod(path, 01777) != 0) {
             snprintf(msg, cap, "cannot make the node registry %s shared: %s", path,
                      strerror(errno));
             return -1;
         }
-    } else if (errno != EEXIST) {
-        return -1;
+        return check_dir(path, is_shared, msg, cap);
     }
-    return check_dir(path, is_shared, msg, cap);
+    return 0;
 }
 
 /* The host's registry cannot be made by this process: what to do. */
@@ -136,6 +144,7 @@ static void explain_host_registry(int e, char *msg, size_t cap)
 static int make_dirs(const char *dir, const char *ns, char *nsdir, size_t nscap, bool *shared,
                      char *msg, size_t cap)
 {
+    bool restore = *shared;
     char path[1024];
     if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
         snprintf(msg, cap, "the node registry path is too long");
@@ -153,7 +162,7 @@ static int make_dirs(const char *dir, const char *ns, char *nsdir, size_t nscap,
         *p = '/';
     }
     msg[0] = '\0';
-    if (make_dir(path, host || *shared, shared, msg, cap) != 0) {
+    if (make_dir(path, host || restore, restore, shared, msg, cap) != 0) {
         if (msg[0] == '\0') {
             int e = errno;
             if (host && (e == EACCES || e == ENOENT || e == EPERM || e == EROFS))
@@ -172,7 +181,7 @@ static int make_dirs(const char *dir, const char *ns, char *nsdir, size_t nscap,
         nspath[n++] = *q == '/' ? '_' : *q;
     nspath[n] = '\0';
     bool registry_shared = *shared;
-    if (make_dir(nspath, registry_shared, shared, msg, cap) != 0) {
+    if (make_dir(nspath, registry_shared, restore, shared, msg, cap) != 0) {
         if (msg[0] == '\0')
             snprintf(msg, cap, "cannot make the node registry %s: %s", nspath, strerror(errno));
         return -1;

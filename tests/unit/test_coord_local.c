@@ -252,6 +252,20 @@ static void test_shared_registry_repaired_shared(void)
     ASSERT_EQ_INT(st.st_mode & 07777, 01777);
     ASSERT_TRUE(stat(ns, &st) == 0);
     ASSERT_EQ_INT(st.st_mode & 07777, 01777);
+    /* Removed again, and made anew by a new server's claim first (which
+     * knows nothing of it: private): the repair makes it shared again. */
+    remove_registry();
+    idmc_slot *n = claim(1, 3, 0, &err);
+    ASSERT_TRUE(n != NULL);
+    ASSERT_TRUE(stat(dir, &st) == 0);
+    ASSERT_EQ_INT(st.st_mode & 07777, 0700);
+    ASSERT_EQ_INT(idmc_slot_check(a, &err), IDMC_LOST);
+    ASSERT_EQ_INT(idmc_slot_repair(a, &err), 0);
+    ASSERT_TRUE(stat(dir, &st) == 0);
+    ASSERT_EQ_INT(st.st_mode & 07777, 01777);
+    ASSERT_TRUE(stat(ns, &st) == 0);
+    ASSERT_EQ_INT(st.st_mode & 07777, 01777);
+    idmc_slot_release(n);
     idmc_slot_release(a);
     /* A private one stays private. */
     fresh_dir();
