@@ -4,6 +4,10 @@
  *
  *   healthz_probe HOST PORT PATH INTERVAL_MS DURATION_MS [OUTFILE]
  *
+ * PATH is an HTTP path (a GET of it), or resp:COMMAND for a RESP server:
+ * COMMAND sent as an inline command (resp:NEXT snowflake: a client asking
+ * for one ID at a time, bench/server.sh's flood section).
+ *
  * One keep-alive connection; a request for PATH is sent every INTERVAL_MS
  * for DURATION_MS, on time whether or not the replies to the earlier ones
  * have arrived (HTTP/1.1 pipelining: the replies come back in order). A
@@ -22,7 +26,9 @@
  * busy machine: it is part of every latency). OUTFILE, when given, gets
  * every latency in µs, one a line, in the order sent.
  *
- * Every reply must be an "HTTP/1.x 200" response with a Content-Length; no
+ * Every reply must be an "HTTP/1.x 200" response with a Content-Length (or
+ * a RESP reply that is not an error: a simple string, an integer, a bulk
+ * string or an array of those); no
  * reply for 60 s while one is due, a closed connection or another status
  * ends the run with exit status 1 and a message on stderr. Exit status 2:
  * a usage error. Left out: TLS, chunked replies, IPv6 (loopback
@@ -34,6 +40,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +152,61 @@ static long long parse_reply(char *p, size_t len, char *err, size_t err_cap)
     return (long long)(head_len + (size_t)clen);
 }
 
+/*
+ * The same for one RESP reply: its length, 0 when more bytes are needed,
+ * or -1 with a message in err (an error reply, or another type).
+ */
+static long long parse_resp(const char *p, size_t len, char *err, size_t err_cap)
+{
+    const char *eol = len > 0 ? memchr(p, '\n', len) : NULL;
+    if (eol == NULL && len >= MAX_HEAD) {
+        snprintf(err, err_cap, "a RESP line over %d bytes", MAX_HEAD);
+        return -1;
+    }
+    if (eol == NULL) {
+        return 0;
+    }
+    size_t line = (size_t)(eol - p) + 1;
+    char num[24];
+    size_t k = line >= 3 ? line - 3 : 0;
+    if (k >= sizeof num) {
+        k = sizeof num - 1;
+    }
+    memcpy(num, p + 1, k);
+    num[k] = '\0';
+    switch (p[0]) {
+    case '+':
+    case ':':
+        return (long long)line;
+    case '$': {
+        long long n = parse_num(num, 0, 1 << 20);
+        if (n < 0) {
+            break;
+        }
+        return len < line + (size_t)n + 2 ? 0 : (long long)(line + (size_t)n + 2);
+    }
+    case '*': {
+        long long n = parse_num(num, 0, 1 << 20);
+        if (n < 0) {
+            break;
+        }
+        size_t used = line;
+        for (long long i = 0; i < n; i++) {
+            long long e = parse_resp(p + used, len - used, err, err_cap);
+            if (e <= 0) {
+                return e;
+            }
+            used += (size_t)e;
+        }
+        return (long long)used;
+    }
+    default:
+        break;
+    }
+    snprintf(err, err_cap, "RESP reply \"%.*s\"", (int)(line > 2 ? line - 2 : 0), p);
+    return -1;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a;
@@ -172,18 +234,21 @@ int main(int argc, char **argv)
     long long interval_ms = parse_num(argv[4], 1, 60000);
     long long duration_ms = parse_num(argv[5], 1, 3600000);
     if (inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1 || port < 0 || interval_ms < 0 ||
-        duration_ms < 0 || argv[3][0] != '/' || strlen(argv[3]) > 1024) {
+        duration_ms < 0 || (argv[3][0] != '/' && strncmp(argv[3], "resp:", 5) != 0) ||
+        strlen(argv[3]) > 1024) {
         fprintf(stderr, "healthz_probe: HOST must be an IPv4 address, PORT 1-65535, PATH start "
-                        "with '/', INTERVAL_MS 1-60000, DURATION_MS 1-3600000\n");
+                        "with '/' or 'resp:', INTERVAL_MS 1-60000, DURATION_MS 1-3600000\n");
         return 2;
     }
+    bool resp = argv[3][0] != '/';
     sa.sin_port = htons((uint16_t)port);
 
     size_t cap = (size_t)(duration_ms / interval_ms) + 1;
     int64_t *lat = calloc(cap, sizeof *lat);
     char req[1200];
     int req_len =
-        snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", argv[3], argv[1]);
+        resp ? snprintf(req, sizeof req, "%s\r\n", argv[3] + 5)
+             : snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", argv[3], argv[1]);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (lat == NULL || fd < 0) {
         fprintf(stderr, "healthz_probe: %s\n", lat == NULL ? "out of memory" : strerror(errno));
@@ -258,7 +323,8 @@ int main(int argc, char **argv)
         have += (size_t)r;
         size_t used = 0;
         for (;;) {
-            long long len = parse_reply(buf + used, have - used, err, sizeof err);
+            long long len = resp ? parse_resp(buf + used, have - used, err, sizeof err)
+                                 : parse_reply(buf + used, have - used, err, sizeof err);
             if (len < 0) {
                 fprintf(stderr, "healthz_probe: probe %zu: %s\n", n + 1, err);
                 return 1;

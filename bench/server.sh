@@ -38,7 +38,17 @@
 #    resident set (idle, peak, 5 s after) under 400 RESP connections that
 #    pipeline `NEXT typeid 10000 PREFIX` and never read, and under 300
 #    half-sent 1 MiB multibulk frames, this tree and --old, with
-#    redis-server under the same clients for reference; tls: wrk over TLS
+#    redis-server under the same clients for reference; flood: /healthz
+#    (every 10 ms, one keep-alive connection) and a well-behaved RESP client
+#    (`NEXT snowflake` every 10 ms, reading each reply), both through
+#    bench/healthz_probe, while 500 connections each send 16.6 KB of one
+#    large request (`NEXT typeid 10000 PREFIX` with a 63-character prefix,
+#    `NEXT ksuid 10000`, `NEXT uuidv7 10000`, `NEXT snowflake 10000`, and
+#    HTTP typeid and snowflake count=10000) with a 4 KiB receive window and
+#    never read: p50 / p99 / max of both and idmintd's peak RSS, a fresh
+#    idmintd per round, this tree and --old alternating, 3 rounds of 6 s;
+#    with 2 cores or more idmintd runs on CPU 0 and the probes on CPU 1
+#    (taskset), the flooders unpinned; tls: wrk over TLS
 #    against idmintd (--tls-cert/--tls-key, when this idmintd has them) and
 #    nginx with `listen ... ssl`, interleaved, 3 rounds of 5 s, and
 #    redis-benchmark --tls against idmintd's RESP port and a redis-server
@@ -51,8 +61,9 @@
 #
 # --quick: 1 round, of 2 s per HTTP line, -n 100,000 / 400,000 for RESP,
 # 3 s per healthz layout and pipeline round, a quarter of the memory
-# section's connections. --only runs some of the sections http, resp,
-# healthz, pipeline, memory and tls (default: all). --old IDMINTD (or
+# section's connections, 1 flood round of 3 s per kind. --only runs some of
+# the sections http, resp, healthz, pipeline, memory, flood and tls
+# (default: all). --old IDMINTD (or
 # IDMINTD_OLD=IDMINTD; a binary or a build directory holding one) adds that
 # idmintd to every section: in http and resp its own lines (snowflake
 # over HTTP, NEXT snowflake with and without pipelining) interleaved with
@@ -68,7 +79,7 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${IDM_SRVBENCH_BUILD:-$root/build-srvbench}
 quick=0
-all_sections=http,resp,healthz,pipeline,memory,tls
+all_sections=http,resp,healthz,pipeline,memory,flood,tls
 only=$all_sections
 old=${IDMINTD_OLD-}
 usage() {
@@ -94,7 +105,7 @@ while (($#)); do
     esac
     shift
 done
-do_http=0 do_resp=0 do_healthz=0 do_pipeline=0 do_memory=0 do_tls=0
+do_http=0 do_resp=0 do_healthz=0 do_pipeline=0 do_memory=0 do_flood=0 do_tls=0
 IFS=, read -ra sections <<<"$only"
 for sec in "${sections[@]}"; do
     case $sec in
@@ -103,11 +114,12 @@ for sec in "${sections[@]}"; do
     healthz) do_healthz=1 ;;
     pipeline) do_pipeline=1 ;;
     memory) do_memory=1 ;;
+    flood) do_flood=1 ;;
     tls) do_tls=1 ;;
     *) usage ;;
     esac
 done
-((do_http + do_resp + do_healthz + do_pipeline + do_memory + do_tls)) || usage
+((do_http + do_resp + do_healthz + do_pipeline + do_memory + do_flood + do_tls)) || usage
 if [[ -n $old ]]; then
     [[ -d $old ]] && old=$old/idmintd
     if [[ ! -x $old ]]; then
@@ -132,11 +144,13 @@ if ((quick)); then
     wrk_secs=2 rounds=1 rb_rounds=1 rb_n=100000 rb_np=400000
     hz_secs=3 hz_rounds=1 hz_idle_secs=1 hz_alone_n=1
     pl_secs=3 pl_rounds=1 mem_pipe_conns=100 mem_half_conns=75 mem_hold_max=8
+    fl_secs=3 fl_rounds=1
     tls_rb_n=50000 tls_rb_np=200000
 else
     wrk_secs=5 rounds=3 rb_rounds=3 rb_n=1000000 rb_np=4000000
     hz_secs=10 hz_rounds=3 hz_idle_secs=2 hz_alone_n=3
     pl_secs=10 pl_rounds=3 mem_pipe_conns=400 mem_half_conns=300 mem_hold_max=20
+    fl_secs=6 fl_rounds=3
     tls_rb_n=300000 tls_rb_np=1200000
 fi
 rb_pipe=16
@@ -156,6 +170,13 @@ pl_bytes=2000000
 # after the hold, how long the clients have been gone when RSS is read.
 mem_pipe_bytes=100000
 mem_after_secs=5
+# flood: connections, the bytes of requests each sends once (200 x NEXT
+# typeid 10000 with a 63-character prefix), the probes' interval, and how
+# long after the probes start the flood connects.
+fl_conns=500
+fl_bytes=16600
+fl_interval_ms=10
+fl_lead_ms=500
 
 # --- 1. dependencies ----------------------------------------------------------
 
@@ -165,7 +186,7 @@ deps=(curl:curl)
 ((do_http || do_tls)) && deps+=(nginx:nginx-light)
 ((do_tls)) && deps+=(openssl:openssl)
 ((do_resp || do_memory || do_tls)) && deps+=(redis-server:redis-server redis-benchmark:redis-tools redis-cli:redis-tools)
-((do_healthz || do_pipeline || do_memory)) && deps+=(cc:gcc)
+((do_healthz || do_pipeline || do_memory || do_flood)) && deps+=(cc:gcc)
 missing=()
 for d in "${deps[@]}"; do
     cmd=${d%%:*} pkg=${d#*:}
@@ -196,7 +217,7 @@ if ! cmake -S "$root" -B "$out" -DCMAKE_BUILD_TYPE=Release -DIDM_TESTS=OFF -DIDM
 fi
 idmintd=$out/idmintd
 probe=$out/healthz_probe
-if ((do_healthz || do_pipeline)) &&
+if ((do_healthz || do_pipeline || do_flood)) &&
     ! "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -o "$probe" "$root/bench/healthz_probe.c" >&2; then
     log "FAILED: the build of bench/healthz_probe.c"
     exit 1
@@ -204,7 +225,7 @@ fi
 attack=$out/attack
 # -D_GNU_SOURCE as the CMake build defines it for every target; OpenSSL
 # for its TLS clients (tests/CMakeLists.txt links it the same way).
-if ((do_pipeline || do_memory)) &&
+if ((do_pipeline || do_memory || do_flood)) &&
     ! "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -o "$attack" "$root/tests/server/attack.c" \
         -lssl -lcrypto >&2; then
     log "FAILED: the build of tests/server/attack.c"
@@ -1096,7 +1117,125 @@ if ((do_memory)); then
     pids=()
 fi
 
-# --- 4g. TLS --------------------------------------------------------------------
+# --- 4g. /healthz and a well-behaved client under a flood of non-readers -----
+
+# Per kind, round and tag, on a fresh idmintd (both ports, default options,
+# its own state directory): from fl_lead_ms before the flood connects and
+# for fl_secs s, bench/healthz_probe sends GET /healthz every
+# fl_interval_ms ms on one keep-alive connection, and another sends
+# `NEXT snowflake` on the RESP port as often (each reads its replies); the
+# flood is fl_conns connections (tests/server/attack.c --small-window: a
+# 4 KiB receive buffer and 536-byte segments) that each send fl_bytes of one
+# large request, once, and never read. With 2 cores or more, idmintd runs
+# on CPU 0 and the probes on CPU 1 (taskset); the flooders are not pinned
+# (after sending they only wait). Kinds: NAME|PORT (http or resp)|FRAME.
+fl_prefix=$(printf 'a%.0s' $(seq 1 63))
+fl_kinds=(
+    "RESP \`NEXT typeid 10000 <63-char prefix>\`|resp|NEXT typeid 10000 $fl_prefix\r\n"
+    "RESP \`NEXT ksuid 10000\`|resp|NEXT ksuid 10000\r\n"
+    "RESP \`NEXT uuidv7 10000\`|resp|NEXT uuidv7 10000\r\n"
+    "RESP \`NEXT snowflake 10000\`|resp|NEXT snowflake 10000\r\n"
+    "HTTP typeid count=10000, 63-char prefix|http|GET /v1/ids/typeid?count=10000&prefix=$fl_prefix HTTP/1.1\r\nHost: b\r\n\r\n"
+    "HTTP snowflake count=10000|http|GET /v1/ids/snowflake?count=10000 HTTP/1.1\r\nHost: b\r\n\r\n"
+)
+declare -A fl fl_ran # fl: FIELD:TAG:KIND:ROUND, FIELD hp50 hp99 hmax rp50 rp99 rmax late peak
+fl_pin_srv=() fl_pin_probe=()
+fl_pinning="not pinned ($(nproc) core)"
+if (($(nproc) >= 2)) && command -v taskset >/dev/null; then
+    fl_pin_srv=(taskset -c 0) fl_pin_probe=(taskset -c 1)
+    fl_pinning="idmintd on CPU 0, the two probes on CPU 1 (taskset), the flooders unpinned"
+fi
+# fl_probe PORT PATH FILE-STEM &: one probe; its line in FILE-STEM.txt.
+fl_probe() {
+    timeout $((fl_secs + 120)) "${fl_pin_probe[@]}" "$probe" 127.0.0.1 "$1" "$2" "$fl_interval_ms" \
+        $((fl_secs * 1000)) "$3.lat" >"$3.txt" 2>"$3.err"
+}
+# fl_field FILE KEY: a figure from a probe's line ("" when it failed).
+fl_field() {
+    awk -v k="$2" '$1 == "probes" { for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$1"
+}
+fl_round() { # TAG KIND-INDEX
+    local tag=$1 ki=$2 kind=${fl_kinds[$2]} f=$work/flood-$1-$2-r$round a p1 p2 port http resp
+    local name=${kind%%|*} rest=${kind#*|}
+    local which=${rest%%|*} frame=${rest#*|}
+    rm -rf "$work/flood-$tag-state"
+    free_port
+    http=$port
+    free_port
+    resp=$port
+    "${fl_pin_srv[@]}" "$(hz_bin "$tag")" --http "127.0.0.1:$http" --resp "127.0.0.1:$resp" \
+        --state-dir "$work/flood-$tag-state" --node-registry "$work/flood-$tag-state-nodes" \
+        --log-level warn >>"$work/flood-$tag.log" 2>&1 &
+    hz_pid=$!
+    pids+=("$hz_pid")
+    if ! wait_ready "$hz_pid" "flood-$tag" curl -sf "http://127.0.0.1:$http/healthz"; then
+        check_fail "flood, idmintd ($tag) did not start"
+        return
+    fi
+    port=$http
+    [[ $which == resp ]] && port=$resp
+    log "flood: round $round of $fl_rounds, idmintd ($tag): $fl_conns × $name, never read; probes ${fl_secs} s"
+    fl_probe "$http" /healthz "$f-healthz" &
+    p1=$!
+    fl_probe "$resp" 'resp:NEXT snowflake' "$f-resp" &
+    p2=$!
+    pids+=("$p1" "$p2")
+    sleep "$(awk -v ms="$fl_lead_ms" 'BEGIN { print ms / 1000 }')"
+    "$attack" "127.0.0.1:$port" --conns "$fl_conns" --small-window --fill "$frame" "$fl_bytes" \
+        --hold-ms $(((fl_secs + 30) * 1000)) >"$f-flood.txt" 2>&1 &
+    a=$!
+    pids+=("$a")
+    wait "$p1" "$p2"
+    fl[peak:$tag:$ki:$round]=$(status_kib "$hz_pid" VmHWM)
+    kill -TERM "$a" 2>/dev/null
+    wait "$a"
+    local ok=1
+    for probe_f in "$f-healthz" "$f-resp"; do
+        if [[ -z $(fl_field "$probe_f.txt" p99_us) ]]; then
+            check_fail "flood, idmintd ($tag), $name: a probe failed: $(head -c 300 "$probe_f.err")"
+            ok=0
+        fi
+    done
+    if (($(attack_kv "$f-flood.txt" conns) != fl_conns || $(attack_kv "$f-flood.txt" full) != fl_conns)); then
+        check_fail "flood, idmintd ($tag), $name: not every flood connection opened and sent all (see $f-flood.txt)"
+        ok=0
+    fi
+    if ((ok)); then
+        fl[hp50:$tag:$ki:$round]=$(fl_field "$f-healthz.txt" p50_us)
+        fl[hp99:$tag:$ki:$round]=$(fl_field "$f-healthz.txt" p99_us)
+        fl[hmax:$tag:$ki:$round]=$(fl_field "$f-healthz.txt" max_us)
+        fl[rp50:$tag:$ki:$round]=$(fl_field "$f-resp.txt" p50_us)
+        fl[rp99:$tag:$ki:$round]=$(fl_field "$f-resp.txt" p99_us)
+        fl[rmax:$tag:$ki:$round]=$(fl_field "$f-resp.txt" max_us)
+        local l1 l2
+        l1=$(fl_field "$f-healthz.txt" late_max_us) l2=$(fl_field "$f-resp.txt" late_max_us)
+        fl[late:$tag:$ki:$round]=$((l1 > l2 ? l1 : l2))
+        fl_ran[$tag:$ki]=$((${fl_ran[$tag:$ki]:-0} + 1))
+    fi
+    if ! curl -sf --max-time 10 -o /dev/null "http://127.0.0.1:$http/healthz"; then
+        check_fail "flood, idmintd ($tag), $name: not serving after the flood"
+    fi
+    hz_stop "$tag" flood
+}
+if ((do_flood)); then
+    for ((ki = 0; ki < ${#fl_kinds[@]}; ki++)); do
+        for ((round = 1; round <= fl_rounds; round++)); do
+            for tag in "${hz_tags[@]}"; do
+                fl_round "$tag" "$ki"
+            done
+        done
+    done
+    for tag in "${hz_tags[@]}"; do
+        n=0
+        for ((ki = 0; ki < ${#fl_kinds[@]}; ki++)); do
+            n=$((n + ${fl_ran[$tag:$ki]:-0}))
+        done
+        check_ok "flood, idmintd ($tag): $n of $((fl_rounds * ${#fl_kinds[@]})) rounds measured, every probe answered, still serving after each flood"
+    done
+    pids=()
+fi
+
+# --- 4h. TLS --------------------------------------------------------------------
 
 # idmintd with --tls-cert/--tls-key (both ports over TLS) against nginx
 # with `listen ... ssl` (1 worker, the same static body), wrk over TLS,
@@ -1365,6 +1504,40 @@ if ((do_memory)); then
     done
 fi
 
+# The flood table: per kind and tag, medians over the rounds.
+fl_values() { # FIELD TAG KIND -> the rounds' values
+    local r
+    for ((r = 1; r <= fl_rounds; r++)); do
+        [[ -n ${fl[$1:$2:$3:$r]-} ]] && echo "${fl[$1:$2:$3:$r]}"
+    done
+}
+fl_rows=()
+fl_sums=()
+if ((do_flood)); then
+    for ((ki = 0; ki < ${#fl_kinds[@]}; ki++)); do
+        name=${fl_kinds[$ki]%%|*}
+        declare -A fl_med=()
+        for tag in "${hz_tags[@]}"; do
+            if [[ $tag == old ]]; then who="--old (commit $old_rev)"; else who="this tree"; fi
+            cells=()
+            for fld in hp50 hp99 hmax rp50 rp99 rmax late; do
+                read -r mn md <<<"$(fl_values "$fld" "$tag" "$ki" | minmed)"
+                fl_med[$fld:$tag]=$md
+                case $fld in
+                hp99 | hmax | rp99 | rmax) cells+=("$(us "$mn") / $(us "$md")") ;;
+                *) cells+=("$(us "$md")") ;;
+                esac
+            done
+            read -r _ pk <<<"$(fl_values peak "$tag" "$ki" | minmed)"
+            fl_rows+=("| $name | $who | ${cells[0]} | ${cells[1]} | ${cells[2]} | ${cells[3]} | ${cells[4]} | ${cells[5]} | ${cells[6]} | $(fmt_mib "${pk%.*}") | ${fl_ran[$tag:$ki]:-0} |")
+        done
+        if [[ -n $old && -n ${fl_med[hp99:new]-} && -n ${fl_med[hp99:old]-} ]]; then
+            fl_sums+=("- $name: /healthz median p99 $(us "${fl_med[hp99:old]}") with --old, $(us "${fl_med[hp99:new]}") with this tree ($(xratio "${fl_med[hp99:old]}" "${fl_med[hp99:new]}") lower), max $(us "${fl_med[hmax:old]}") and $(us "${fl_med[hmax:new]}") ($(xratio "${fl_med[hmax:old]}" "${fl_med[hmax:new]}")); \`NEXT snowflake\` p99 $(us "${fl_med[rp99:old]}") and $(us "${fl_med[rp99:new]}") ($(xratio "${fl_med[rp99:old]}" "${fl_med[rp99:new]}")), max $(us "${fl_med[rmax:old]}") and $(us "${fl_med[rmax:new]}") ($(xratio "${fl_med[rmax:old]}" "${fl_med[rmax:new]}")).")
+        fi
+        unset fl_med
+    done
+fi
+
 # The TLS table: the main table's lines, for the TLS runs.
 tls_rows=()
 if ((do_tls)) && [[ -z $tls_note ]]; then
@@ -1482,6 +1655,26 @@ report=$out/server-results.md
         printf '%s\n' "${mem_rows[@]}"
         echo
         ((${#mem_sums[@]})) && printf '%s\n' "${mem_sums[@]}" && echo
+    fi
+    if ((do_flood)); then
+        echo "### /healthz and a well-behaved client while 500 connections flood and never read"
+        echo
+        echo "A fresh idmintd per round (both ports, default options; with --old, both builds alternating)."
+        echo "\`bench/healthz_probe\` sends \`GET /healthz\` every $fl_interval_ms ms on one keep-alive connection, and a"
+        echo "second one \`NEXT snowflake\` on the RESP port every $fl_interval_ms ms (a client asking for one ID at a time),"
+        echo "each on time whether or not its earlier replies came back; latency runs from when a request was due to"
+        echo "its reply. ${fl_lead_ms} ms after they start, $fl_conns connections (tests/server/attack.c \`--small-window\`: a 4 KiB"
+        echo "receive buffer, 536-byte segments) each send $(fmt_int "$fl_bytes") bytes of one request over and over, once, and"
+        echo "never read; the probes run ${fl_secs} s in all. Pinning: $fl_pinning."
+        echo "$fl_rounds round(s) per line; p99 and max as min / median over the rounds, the rest medians. \"late\": how late"
+        echo "the probes themselves sent (this machine's scheduling noise, part of every latency). Goal: p99 under"
+        echo "20 ms and max under 50 ms for both."
+        echo
+        echo "| flood (each connection, never read) | idmintd | /healthz p50 | /healthz p99 | /healthz max | NEXT snowflake p50 | p99 | max | late | peak RSS | rounds |"
+        echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        printf '%s\n' "${fl_rows[@]}"
+        echo
+        ((${#fl_sums[@]})) && printf '%s\n' "${fl_sums[@]}" && echo
     fi
     if ((do_tls)); then
         echo "### TLS"

@@ -44,18 +44,22 @@
  * --header-timeout closes as a stalled handshake does. What the sessions
  * hold (idms_tls_held) is counted in buffered_tls.
  *
- * Work per connection is bounded too: one batch of replies (IDMS_OUT_BATCH,
- * or up to a park) per event. What is left - the rest of a pipeline whose
- * batch the socket took at once, a time park due within the millisecond, an
- * idle timer's verdict - goes to the turn queue, which a check handle runs
- * after the loop's next poll: every other connection's input and output is
- * served in between, in the order the connections queued. (A timer due at
+ * Work per connection is bounded too: a step - one batch of replies, or a
+ * part of a large one, or up to a park - renders at most a slice
+ * (IDMS_SLICE; IDMS_SLICE_FRESH for a fresh step: conn.h). What is left -
+ * the rest of a pipeline whose batch the socket took at once, a time park
+ * due within the millisecond, an idle timer's verdict - goes to a turn
+ * queue, which a check handle runs after the loop's next poll: every other
+ * connection's input and output is served in between. (A timer due at
  * once would not do: libuv 1.44 runs a timer re-armed for "now" from its
- * own callback again before it polls.) Across connections, a loop turn
- * spends about TURN_BUDGET_NS on requests: past it, a connection with
- * requests to answer (read, resumed or unparked) queues for the next turn
- * instead, so that many greedy clients together do not hold up a new one
- * either. Each turn answers at least the first connection queued.
+ * own callback again before it polls.) There are two queues: fresh steps
+ * (a request read after its connection had answered all its earlier
+ * ones: a probe, a client that waits for each reply) run first, then the
+ * continuing ones, each in the order queued and each with a budget of
+ * about TURN_BUDGET_NS; past it, a connection with requests to answer
+ * (read, resumed or unparked) queues for the next turn instead, so that
+ * many greedy clients together do not hold up a new one either. Each
+ * queue runs at least its first connection per turn.
  */
 #include "conn.h"
 #include "buf.h"
@@ -87,6 +91,7 @@
 #define LINGER_MS      2000
 #define TRIM_PERIOD_MS 1000
 #define TRIM_MIN_PEAK  (4u << 20)
+#define STEP_OUT_KEEP  (256u << 10)
 
 typedef struct write_req {
     uv_write_t req;
@@ -149,47 +154,71 @@ static void on_turn_idle(uv_idle_t *h)
     (void)h;
 }
 
-/* Runs, after a poll, the work queued before it: each connection once, in
- * queue order. Work queued meanwhile waits for the next turn. */
-static void on_turn_check(uv_check_t *h)
-{
-    idms_net *s = h->data;
-    uint64_t turn = s->turn++;
-    /* The turn's budget starts here; what the next timers and poll spend
-     * counts against it too, until the next check. */
-    s->turn_work_ns = 0;
-    while (s->turn_queue.head != NULL && s->turn_queue.head->queued_turn <= turn &&
-           s->turn_work_ns < TURN_BUDGET_NS) {
-        idms_conn *c = s->turn_queue.head;
-        queue_remove(&s->turn_queue, c, TURN_LINK);
-        c->queued = false;
-        take_turn(c);
-    }
-    if (s->turn_queue.head == NULL) {
-        uv_idle_stop(&s->turn_idle);
-        uv_check_stop(&s->turn_check);
-    }
-}
-
-static void turn_push(idms_conn *c)
-{
-    idms_net *s = c->net;
-    if (c->queued || c->closing || c->lingering)
-        return;
-    c->queued = true;
-    c->queued_turn = s->turn;
-    queue_push(&s->turn_queue, c, TURN_LINK);
-    uv_idle_start(&s->turn_idle, on_turn_idle);
-    uv_check_start(&s->turn_check, on_turn_check);
-}
-
 static void turn_remove(idms_conn *c)
 {
     idms_net *s = c->net;
     if (!c->queued)
         return;
-    queue_remove(&s->turn_queue, c, TURN_LINK);
+    queue_remove(c->queued_fresh ? &s->turn_fresh : &s->turn_queue, c, TURN_LINK);
     c->queued = false;
+}
+
+/* Runs the work of queue q queued before this turn, each connection once,
+ * in queue order, with a budget of its own: the first always, then while
+ * the budget lasts and, for the continuing queue, while no fresh step has
+ * been queued meanwhile (a fresh snowflake request parked until the next
+ * millisecond: the steps of a flood of snowflake pipelines would take
+ * that millisecond's sequence before it). */
+static void run_queue(idms_net *s, idms_conn_queue *q, uint64_t turn)
+{
+    s->turn_work_ns = 0;
+    bool first = true;
+    while (q->head != NULL && q->head->queued_turn <= turn && s->turn_work_ns < TURN_BUDGET_NS &&
+           (first || q == &s->turn_fresh || s->turn_fresh.head == NULL)) {
+        idms_conn *c = q->head;
+        turn_remove(c);
+        take_turn(c);
+        first = false;
+    }
+}
+
+/* Runs, after a poll, the work queued before it: first the fresh steps,
+ * then those of connections already being served. Work queued meanwhile
+ * waits for the next turn. */
+static void on_turn_check(uv_check_t *h)
+{
+    idms_net *s = h->data;
+    uint64_t turn = s->turn++;
+    run_queue(s, &s->turn_fresh, turn);
+    /* What the continuing steps spend counts against the next timers and
+     * poll too, until the next check. */
+    run_queue(s, &s->turn_queue, turn);
+    if (s->turn_fresh.head == NULL && s->turn_queue.head == NULL) {
+        uv_idle_stop(&s->turn_idle);
+        uv_check_stop(&s->turn_check);
+    }
+}
+
+/* Queues c's work for the next turn: in the fresh queue when its step is
+ * a fresh one (c->fresh), else behind the connections already queued. A
+ * connection queued for other work (an idle verdict) that reads a fresh
+ * request moves to the fresh queue. */
+static void turn_push(idms_conn *c)
+{
+    idms_net *s = c->net;
+    if (c->closing || c->lingering)
+        return;
+    if (c->queued) {
+        if (!c->fresh || c->queued_fresh)
+            return;
+        turn_remove(c);
+    }
+    c->queued = true;
+    c->queued_fresh = c->fresh;
+    c->queued_turn = s->turn;
+    queue_push(c->fresh ? &s->turn_fresh : &s->turn_queue, c, TURN_LINK);
+    uv_idle_start(&s->turn_idle, on_turn_idle);
+    uv_check_start(&s->turn_check, on_turn_check);
 }
 
 /* The bytes counted for giving memory back: buffered input and replies,
@@ -250,6 +279,7 @@ void idms_conn_shutdown(idms_net *s)
     for (int i = 0; i < 3; i++)
         if (!uv_is_closing(hs[i]))
             uv_close(hs[i], NULL);
+    idms_buf_free(&s->step_out);
 }
 
 static bool over_budget(const idms_net *s)
@@ -272,6 +302,18 @@ size_t idms_conn_share(const idms_conn *c)
 size_t idms_conn_part(const idms_conn *c)
 {
     return idms_conn_share(c) / 4;
+}
+
+size_t idms_conn_slice(const idms_conn *c)
+{
+    return c->fresh ? IDMS_SLICE_FRESH : IDMS_SLICE;
+}
+
+size_t idms_conn_batch(const idms_conn *c)
+{
+    size_t part = idms_conn_part(c);
+    size_t slice = idms_conn_slice(c);
+    return part < slice ? part : slice;
 }
 
 /* What the connection holds: replies not yet written, and its own input
@@ -587,9 +629,13 @@ static void on_written(uv_write_t *req, int status)
     read_again(c);
 }
 
-/* Sends out's bytes: at once when the socket takes them all (no write
- * request, no allocation, and no epoll_ctl that a completed uv_write costs
- * libuv 1.44), else the rest through uv_write, which takes out's memory. */
+/* Sends out's bytes, and empties it (its memory stays the caller's): at
+ * once when the socket takes them all (no write request, no allocation,
+ * and no epoll_ctl that a completed uv_write costs libuv 1.44), else a
+ * copy of the rest, of just that size, through uv_write. (Handing out's
+ * own memory to the write would spare the copy, but every step would then
+ * render into fresh memory: page faults, which cost more than the copy -
+ * a fifth of the loop's time under a flood on this virtual machine.) */
 static void send_wire(idms_conn *c, idms_buf *out)
 {
     if (out->len == 0)
@@ -606,15 +652,19 @@ static void send_wire(idms_conn *c, idms_buf *out)
         }
     }
     write_req *w = malloc(sizeof *w);
-    if (w == NULL) {
+    char *rest = malloc(out->len - sent);
+    if (w == NULL || rest == NULL) {
+        free(w);
+        free(rest);
         conn_close(c);
         return;
     }
     w->c = c;
-    w->data = out->data;
+    w->data = rest;
     w->len = out->len - sent;
-    uv_buf_t b = uv_buf_init(out->data + sent, (unsigned)w->len);
-    idms_buf_init(out); /* ownership moved */
+    memcpy(rest, out->data + sent, w->len);
+    out->len = 0;
+    uv_buf_t b = uv_buf_init(rest, (unsigned)w->len);
     if (uv_write(&w->req, &c->sock.stream, &b, 1, on_written) != 0) {
         free(w->data);
         free(w);
@@ -758,7 +808,13 @@ static void on_deadline(uv_timer_t *t)
     idms_buf_free(&out);
 }
 
-static void unpark(idms_conn *c)
+/* The park ends (its time came, its key changed): the request goes on now
+ * (now, from its turn), or in the next turn. Only a fresh request goes on
+ * at once, within the budget; a continuing one waits for the turn, behind
+ * the fresh ones: the many parks of a flood of snowflake pipelines end
+ * together as the millisecond turns, and would otherwise take the new
+ * millisecond's sequence before a client asking for one ID got any. */
+static void unpark(idms_conn *c, bool now)
 {
     if (c->closing || c->lingering)
         return;
@@ -768,7 +824,7 @@ static void unpark(idms_conn *c)
         set_parked(c, IDMS_PARK_NONE);
         return;
     }
-    if (over_budget(c->net)) {
+    if (!now && (over_budget(c->net) || !c->fresh)) {
         c->turn_park = true; /* still parked: take_turn unparks it */
         turn_push(c);
         return;
@@ -782,13 +838,13 @@ static void unpark(idms_conn *c)
 
 static void on_park_timer(uv_timer_t *t)
 {
-    unpark(t->data);
+    unpark(t->data, false);
 }
 
 /* Its key changed (the ceiling rose, the tag got a range): waitlist.h. */
 static void on_key_woken(idms_waiter *w)
 {
-    unpark((idms_conn *)((char *)w - offsetof(idms_conn, waiter)));
+    unpark((idms_conn *)((char *)w - offsetof(idms_conn, waiter)), false);
 }
 
 static void take_turn(idms_conn *c)
@@ -812,7 +868,7 @@ static void take_turn(idms_conn *c)
     if (c->turn_park) {
         c->turn_park = false;
         if (c->park != IDMS_PARK_NONE)
-            unpark(c);
+            unpark(c, true);
         return;
     }
     if (c->turn_more) {
@@ -894,6 +950,35 @@ static void refuse_over_limit(idms_conn *c)
     idms_buf_free(&out);
 }
 
+/* The buffer a step renders into: the loop's, whose memory is kept from
+ * step to step; own for a step that would run inside another (were a
+ * service ever to wake parked requests synchronously while serving one,
+ * which none does). */
+static idms_buf *step_out_take(idms_net *s, idms_buf *own)
+{
+    idms_buf_init(own);
+    if (s->step_out_busy)
+        return own;
+    s->step_out_busy = true;
+    s->step_out.len = 0;
+    return &s->step_out;
+}
+
+/* After the step: its buffer emptied, the loop's given back when the step
+ * made it larger than STEP_OUT_KEEP (a reply that stays whole, a large
+ * /metrics) or it failed. */
+static void step_out_done(idms_net *s, idms_buf *out)
+{
+    if (out != &s->step_out) {
+        idms_buf_free(out);
+        return;
+    }
+    if (out->cap > STEP_OUT_KEEP || out->failed)
+        idms_buf_free(out);
+    out->len = 0;
+    s->step_out_busy = false;
+}
+
 static void process(idms_conn *c)
 {
     /* Over the limit: only a health probe is answered (the adapter then
@@ -926,20 +1011,27 @@ static void process(idms_conn *c)
         c->parsed_len < c->in_len && c->in_len - c->parsed_len < REPARSE_BYTES &&
         memchr(c->in + c->parsed_len, '\n', c->in_len - c->parsed_len) == NULL)
         return;
-    idms_buf out;
-    idms_buf_init(&out);
+    /* send_wire copies what the socket does not take of it. */
+    idms_net *s = c->net;
+    idms_buf own;
+    idms_buf *out = step_out_take(s, &own);
     c->more = false;
     c->body_wait = false;
     /* A parked request is offered again from here, at the head of the
      * buffer: the adapter goes on from what it kept of it (not parsing it
      * again) and the service continues its job. */
     set_parked(c, IDMS_PARK_NONE);
-    ptrdiff_t used = c->proto->feed(c, c->in, c->in_len, &out);
+    ptrdiff_t used = c->proto->feed(c, c->in, c->in_len, out);
     int parked = c->park; /* set by the mint service */
     c->park = IDMS_PARK_NONE;
     set_parked(c, parked);
-    if (out.failed) {
-        idms_buf_free(&out);
+    /* The step has been served, unless it parked before rendering
+     * anything: then the request has had nothing yet, and its next step
+     * is fresh still. */
+    c->fresh = c->fresh && parked != IDMS_PARK_NONE && out->len == 0;
+    c->caught_up = false;
+    if (out->failed) {
+        step_out_done(s, out);
         conn_close(c);
         return;
     }
@@ -951,18 +1043,21 @@ static void process(idms_conn *c)
     c->in_len -= (size_t)used;
     c->parsed_len = c->in_len; /* what is left is an incomplete request */
     if (c->close_after_write) {
-        send_last(c, &out);
-        idms_buf_free(&out);
+        send_last(c, out);
+        step_out_done(s, out);
         return;
     }
-    send_buf(c, &out);
-    idms_buf_free(&out);
+    send_buf(c, out);
+    step_out_done(s, out);
     if (c->closing)
         return;
     if (c->park != IDMS_PARK_NONE) {
         park(c);
         return;
     }
+    /* Every complete request answered (what is left is an incomplete one,
+     * if anything), though the replies may wait for the reader. */
+    c->caught_up = !c->more;
     if (c->more || full(c)) {
         /* Replies wait for the reader (or the adapter stopped at its batch
          * with requests left, or a reply goes out in parts): read no more
@@ -1002,6 +1097,8 @@ static void take_input(idms_conn *c, size_t n)
 {
     c->in_len += n;
     touch(c);
+    if (c->caught_up)
+        c->fresh = true;
     if (over_budget(c->net)) {
         uv_read_stop(&c->sock.stream);
         c->reading = false;
@@ -1274,6 +1371,7 @@ static void on_connection(uv_stream_t *server, int status)
     c->idle.data = c;
     c->park_timer.data = c;
     c->deadline.data = c;
+    c->caught_up = true; /* its first request is a fresh one */
     idms_waiter_init(&c->waiter, on_key_woken);
     c->handles_open = CONN_HANDLES;
     if (s->tls_ctx != NULL)

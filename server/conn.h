@@ -44,6 +44,17 @@ struct idms_tls;
 #define IDMS_SHARE_MIN (16u << 10)
 #define IDMS_SHARE_MAX (4u << 20)
 
+/* A step - what a connection is served at once: a batch of replies, or a
+ * part of a large one - renders at most a slice, whatever the share: a
+ * step is never preempted, so its size is the longest another connection
+ * can wait for it (conn.c, "Fair turns" in docs/idmintd.md). A fresh step,
+ * one that begins a request read after its connection had answered all
+ * its earlier ones, is served ahead of the connections already being
+ * served and renders at most IDMS_SLICE_FRESH; the rest of its request
+ * continues behind them in slices of IDMS_SLICE. */
+#define IDMS_SLICE_FRESH (4u << 10)
+#define IDMS_SLICE (64u << 10)
+
 typedef struct idms_proto {
     const char *name;
     /* Consumes complete requests from buf[0..len), appending replies to
@@ -170,9 +181,18 @@ typedef struct idms_conn {
     idms_conn_link hs_link; /* the handshake queue (tls_waiting, below) */
     struct idms_listener *listener;
     struct idms_conn *prev, *next;
-    /* The turn queue (conn.c): work left for the next loop turn, after
-     * the poll that serves every other connection. */
+    /* The turn queues (conn.c): work left for the next loop turn, after
+     * the poll that serves every other connection; queued_fresh: in the
+     * fresh queue, served first. */
     bool queued;
+    bool queued_fresh;
+    /* Its last step answered every complete request it had (its replies
+     * may still be on their way): the next input begins a fresh step. */
+    bool caught_up;
+    /* The step to come is a fresh one: it renders at most
+     * IDMS_SLICE_FRESH (idms_conn_part) and is queued in the fresh queue.
+     * It stays so through parks that rendered nothing. */
+    bool fresh;
     bool turn_more; /* resume the buffered requests (the batch was full) */
     bool turn_park; /* look again at a time park due within the ms */
     bool turn_tls;  /* a handshake slot came: start the handshake */
@@ -234,13 +254,19 @@ typedef struct idms_net {
     /* Connections per port at most: --max-connections, or less when the
      * open-file limit cannot hold that many (main.c). */
     uint64_t max_conns;
-    /* The turn queue (conn.c): the check handle runs it after each poll,
-     * the idle handle keeps that poll from blocking while it is not empty. */
+    /* The turn queues (conn.c): the check handle runs them after each
+     * poll, the fresh one first; the idle handle keeps that poll from
+     * blocking while they are not empty. */
     uv_check_t turn_check;
     uv_idle_t turn_idle;
+    idms_conn_queue turn_fresh;
     idms_conn_queue turn_queue;
     uint64_t turn;
     uint64_t turn_work_ns;         /* spent on requests since the last check */
+    /* What a step renders its replies into (conn.c): the loop's, its
+     * memory kept from step to step. */
+    idms_buf step_out;
+    bool step_out_busy;
     int64_t conn_refusal_logged_s; /* the last second (loop time) a refusal was logged */
     int64_t accept_error_logged_s; /* ... an accept error was logged */
     /* Bytes buffered for the connections (conn.c): their own input
@@ -278,8 +304,13 @@ void idms_conn_close_idle(idms_net *s);
 void idms_conn_close_all(idms_net *s);
 /* The connection's share of --max-buffered (IDMS_SHARE_MIN..MAX). */
 size_t idms_conn_share(const idms_conn *c);
-/* A batch of replies, or a part of a large one: a quarter of the share. */
+/* A part of a large reply: a quarter of the share (what is sent at once). */
 size_t idms_conn_part(const idms_conn *c);
+/* The most a step renders: IDMS_SLICE, or IDMS_SLICE_FRESH in a fresh
+ * step (idms_conn_req hands it to the services). */
+size_t idms_conn_slice(const idms_conn *c);
+/* A batch of pipelined replies: a part, at most the step's slice. */
+size_t idms_conn_batch(const idms_conn *c);
 /* A service parked the request at the head of c's buffer (the adapter
  * leaves it there, unconsumed): conn.c parks c on p once feed returns. */
 static inline void idms_conn_park(idms_conn *c, const idms_park *p)
@@ -310,7 +341,7 @@ void idms_conn_wake_ceiling(idms_net *s);
 /* The request at the head of c's buffer as the services see it. */
 static inline idms_req idms_conn_req(idms_conn *c)
 {
-    idms_req q = {c->net->svc, &c->job, &c->seg};
+    idms_req q = {c->net->svc, &c->job, &c->seg, idms_conn_slice(c)};
     return q;
 }
 

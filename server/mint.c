@@ -362,26 +362,48 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
         j->in_parts = part > 0 && count > part / per_id;
     }
     r->in_parts = j->in_parts;
-    r->continued = j->sent > 0;
+    r->continued = j->handed > 0;
     /* A reply in parts is minted a part at a time: the IDs of a part are
-     * rendered and go out before the next part is minted. */
+     * rendered and go out before the next part is minted. A step renders
+     * at most q->slice: what it renders of a reply, or of a part, that is
+     * not complete then waits in the job (j->rendered) for the next step,
+     * and the reply goes out as it would without the bound. A step that
+     * can finish what it has to hand over renders straight into out. */
     uint64_t chunk = count;
     if (j->in_parts)
         chunk = part / per_id > 0 ? part / per_id : 1;
+    uint64_t step_ids = UINT64_MAX;
+    if (q->slice > 0)
+        step_ids = q->slice / per_id > 0 ? q->slice / per_id : 1;
+    if (chunk > step_ids)
+        chunk = step_ids;
+    uint64_t ahead = j->in_parts ? part / per_id : count - j->sent;
+    idms_buf *dst = j->rendered.len == 0 && ahead <= step_ids ? out : &j->rendered;
     size_t start = out->len;
+    size_t step_start = dst->len;
+    uint64_t done0 = j->done;
     int64_t retry_ns = 0;
     idm_error err = {0};
     int rc;
     for (;;) {
         uint64_t target = count - j->sent < chunk ? count : j->sent + chunk;
-        rc = mint_more(m, j, prefix, target, sink, out, &retry_ns, &err);
+        rc = mint_more(m, j, prefix, target, sink, dst, &retry_ns, &err);
         if (rc != IDM_OK)
             break;
-        if (j->sent == count || out->len - start >= part)
+        size_t part_len = dst == out ? out->len - start : j->rendered.len;
+        if (j->sent == count || part_len >= part ||
+            (q->slice > 0 && dst->len - step_start >= q->slice))
             break;
     }
+    if (rc == IDM_OK && dst != out &&
+        (j->sent == count || (j->in_parts && j->rendered.len >= part))) {
+        idms_buf_append(out, j->rendered.data, j->rendered.len);
+        j->rendered.len = 0;
+    }
+    if (rc == IDM_OK && out->len > start)
+        j->handed = j->sent;
     const bool timed = f->time_ordered;
-    if (timed && out->len > start)
+    if (timed && j->done > done0)
         m->below.need(m->below.ctx, false);
     if (rc == IDM_OK && j->sent < count) {
         r->status = IDMS_MINT_PART;
@@ -433,9 +455,9 @@ void idms_mint_after(const idms_req *q, int format, const char *prefix, const ch
     }
     /* A refusal: the IDs minted since the last part were never handed out;
      * a reply begun in parts is cut short (mint.h). */
-    bool cut = j->sent > 0;
+    bool cut = j->handed > 0;
     if (cut)
-        m->metrics->minted[format] += j->sent;
+        m->metrics->minted[format] += j->handed;
     idms_mint_job_free(j);
     if (rc == IDM_ECEILING) {
         r->status = 503;

@@ -79,7 +79,8 @@ void idms_mint_set_snowflake(idms_minter *m, idm_snowflake *sf);
 /* Statuses without a complete reply. PARKED: the request waits on
  * r->park (the adapter hands it to idms_conn_park; conn.c resumes it).
  * PART: a part of the reply was appended and the rest follows once it is
- * written (the adapter sets c->more). In both cases the
+ * written (the adapter sets c->more), or, with nothing appended, the
+ * step's slice (idms_req) was used first. In both cases the
  * request must be offered again when c is resumed. CUT: the request was
  * refused after a part of its reply had gone out (the clock stepped back
  * past --max-rewind, the mark cannot be written): the connection must be

@@ -40,9 +40,13 @@ typedef struct idms_mint_job {
     bool in_parts; /* the reply is larger than a part: sent as it is minted */
     int format;
     uint64_t count, done;
-    uint64_t sent; /* IDs already rendered into replies (in_parts) */
+    uint64_t sent; /* IDs already rendered (into the reply, or into rendered) */
+    uint64_t handed; /* IDs handed to the adapter in replies' parts */
     unsigned parked_for; /* 1 << IDMS_PARK_*: why it has parked, counted once each */
     idms_buf text; /* the IDs minted and not rendered yet, one per line */
+    /* The reply (or its part) rendered and not handed over yet: a step
+     * that used its slice before the reply, or the part, was complete. */
+    idms_buf rendered;
 } idms_mint_job;
 
 /* Frees what j holds and leaves it inactive. */
@@ -55,6 +59,12 @@ typedef struct idms_req {
     const struct idms_services *svc;
     idms_mint_job *job;
     idms_seg_share *seg;
+    /* The most bytes of replies the step may render (the transport's
+     * turn slice; 0: no bound). A reply, or a part, that is not complete
+     * then is kept in the job, and the step ends (mint.h: IDMS_MINT_PART
+     * with nothing appended): what goes out, and when, stays as without
+     * the bound. */
+    size_t slice;
 } idms_req;
 
 #endif

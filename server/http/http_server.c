@@ -1715,7 +1715,7 @@ static ptrdiff_t http_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
     http_held *held = &((http_session *)idms_conn_session(c))->held;
     size_t used = 0;
     while (used < len) {
-        if (out->len >= idms_conn_part(c)) {
+        if (out->len >= idms_conn_batch(c)) {
             c->more = true;
             break;
         }

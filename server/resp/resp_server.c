@@ -357,12 +357,21 @@ static void resp_bulk_begin(idms_buf *out, uint64_t count)
         resp_array_begin(out, count);
 }
 
+/* "$LEN\r\nID\r\n", written in place: this runs once per ID of every
+ * reply (a printf per ID took a sixth of a 10000-TypeID reply's time). */
 static void resp_id(idms_buf *out, const char *text, size_t len, uint64_t index)
 {
     (void)index;
-    idms_buf_printf(out, "$%zu\r\n", len);
-    idms_buf_append(out, text, len);
-    idms_buf_puts(out, "\r\n");
+    char *p = idms_buf_reserve(out, len + 26); /* '$', 20 digits, two CRLFs */
+    if (p == NULL)
+        return;
+    char *start = p;
+    *p++ = '$';
+    p += idm_sf_format_decimal(len, p, 21);
+    memcpy(p, "\r\n", 2);
+    memcpy(p + 2, text, len);
+    memcpy(p + 2 + len, "\r\n", 2);
+    out->len += (size_t)(p + 4 + len - start);
 }
 
 static const idms_sink resp_array = {resp_array_begin, resp_id, NULL};
@@ -1390,7 +1399,7 @@ static int exec_go(req *r)
 {
     idms_resp_multi *m = &r->ss->multi;
     while (m->next < m->n) {
-        if (r->out->len >= idms_conn_part(r->c)) {
+        if (r->out->len >= idms_conn_batch(r->c)) {
             r->c->more = true;
             r->ss->held.kind = IDMS_RESP_HELD_EXEC;
             return RUN_PARKED;
@@ -1816,7 +1825,7 @@ static ptrdiff_t resp_feed(idms_conn *c, const char *buf, size_t len, idms_buf *
     idms_resp_held *held = &((idms_resp_session *)idms_conn_session(c))->held;
     size_t used = 0;
     while (used < len) {
-        if (out->len >= idms_conn_part(c)) {
+        if (out->len >= idms_conn_batch(c)) {
             c->more = true;
             break;
         }

@@ -114,4 +114,56 @@ expect "several pipelining clients: every reply whole and valid" "$?:$(cat "$T_D
 expect "several pipelining clients: every request answered" "$(kv "$T_DIR/many.out" s200)" = $((4 * 64 * 3))
 stop_server TERM
 expect "exit 0 after the order checks" "$SRV_STATUS" = 0
+# --- a big reply is minted in slices: others are answered in the middle of it ---------
+
+start_server
+# One connection pipelines N x NEXT uuidv7 10000 (430 KB a reply) and reads
+# them; meanwhile another asks for one UUIDv7 at a time. Both come from the
+# server's one generator, strictly increasing, so a probe's ID tells where
+# in the flood's minting it was served: strictly between the first and
+# last ID of one flood reply means it was answered while that reply was
+# being minted. A loop that renders a whole reply in one step can only
+# answer it between replies.
+N=500
+for _ in $(seq 1 $N); do printf 'NEXT uuidv7 10000\r\n'; done >"$T_DIR/slices.resp"
+printf 'QUIT\r\n' >>"$T_DIR/slices.resp"
+rm -f "$T_DIR/slices.done"
+exec {pfd}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+# The reader keeps each reply's first and last ID ("FIRST LAST" a line).
+(
+    tr -d '\r' <&"$pfd" | awk '/^\*/ { if (n) print first, last; n = 0; next }
+        /^\$/ { next }
+        { if (!n) first = $0; last = $0; n++ }
+        END { if (n) print first, last }' >"$T_DIR/slices.ranges"
+    touch "$T_DIR/slices.done"
+) &
+track $!
+timeout 10 cat "$T_DIR/slices.resp" 1>&"$pfd" &
+track $!
+sleep 0.3
+# The probes on one connection of their own, one at a time.
+exec {qfd}<>"/dev/tcp/127.0.0.1/$RESP_PORT"
+for _ in $(seq 1 10); do
+    printf 'NEXT uuidv7\r\n' >&"$qfd"
+    IFS=$'\r' read -r -t 60 _ <&"$qfd"
+    IFS=$'\r' read -r -t 60 id <&"$qfd"
+    echo "$id"
+done >"$T_DIR/slices.probes"
+exec {qfd}>&-
+expect "... the pipelining client had not received all its replies when the probes were answered" \
+    "$([ -e "$T_DIR/slices.done" ] && echo done || echo running)" = running
+wait_until 120 test -e "$T_DIR/slices.done"
+expect "the pipelining client gets every reply" "$(wc -l <"$T_DIR/slices.ranges")" = $N
+expect "the probes got one UUIDv7 each" "$(grep -cE '^[0-9a-f]{8}-[0-9a-f]{4}-7' "$T_DIR/slices.probes")" = 10
+# Probes answered strictly inside a flood reply (string order is the
+# UUIDs' order: lower-case hex of one length).
+inside=$(awk 'NR == FNR { lo[NR] = $1; hi[NR] = $2; n = NR; next }
+    { for (i = 1; i <= n; i++) if (lo[i] < $1 && $1 < hi[i]) { k++; break } }
+    END { print k + 0 }' "$T_DIR/slices.ranges" "$T_DIR/slices.probes")
+expect "a reply of 10000 UUIDv7s is minted in slices: probes on another connection are answered between two of its IDs ($inside of 10)" \
+    "$inside" -ge 1
+exec {pfd}>&-
+stop_server TERM
+expect "exit 0 after the sliced replies" "$SRV_STATUS" = 0
+
 finish

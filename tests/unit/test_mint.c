@@ -110,7 +110,7 @@ static bool fixture_open(struct fixture *f, int64_t resume_ms)
     idms_mint_set_snowflake(m, sf);
     f->svc.mint = m;
     f->svc.metrics = &f->metrics;
-    f->q = (idms_req){&f->svc, &f->job, &f->seg};
+    f->q = (idms_req){&f->svc, &f->job, &f->seg, 0};
     return true;
 }
 
