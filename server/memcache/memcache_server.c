@@ -348,7 +348,7 @@ static ptrdiff_t mc_feed(idms_conn *c, const char *buf, size_t len, idms_buf *ou
     /* One request at a time: idms_mc_request is large (its keys). */
     idms_mc_request q;
     while (used < len) {
-        if (out->len >= idms_conn_part(c)) {
+        if (out->len >= idms_conn_batch(c)) {
             c->more = true;
             break;
         }
