@@ -9,22 +9,8 @@
 # installs them), and exits 77 (skipped) without.
 . "$(dirname "$0")/lib.sh"
 
-COORD_DIR=$(dirname "$0")/../coord
-# shellcheck source=tests/coord/services.sh
-. "$COORD_DIR/services.sh"
-# shellcheck source=tests/coord/pg.sh
-. "$COORD_DIR/pg.sh"
-# shellcheck source=tests/coord/mariadb.sh
-. "$COORD_DIR/mariadb.sh"
-if ! pg_installed || ! command -v mariadbd >/dev/null 2>&1; then
-    if [ "${IDM_COORD_REQUIRED:-OFF}" = ON ]; then
-        echo "test_audit_db.sh: PostgreSQL or MariaDB (postgresql, mariadb-server) is missing: FAIL" >&2
-        exit 1
-    fi
-    echo "test_audit_db.sh: needs PostgreSQL and MariaDB; skipped"
-    exit 77
-fi
-chmod 0711 "$T_DIR"
+# shellcheck source=tests/cli/dbservers.sh
+. "$(dirname "$0")/dbservers.sh"
 D=$T_DIR
 
 "$IDMINT" gen snowflake --node 3 -n 20000 >"$D/sf"

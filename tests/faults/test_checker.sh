@@ -87,12 +87,12 @@ echo "$(((T0 + 3000) * 1000)) 0 held 0 9 1900" >>"$T/stale/p.poll"
 echo "$(sf $((T0 + 2500)) 0 5) $(((T0 + 3100) * 1000)) 1 0 1" >>"$T/stale/a.idtxt"
 expect "a stale ID received after the next lease began" 1 '^FENCING snowflake ' "$T/stale"
 
-clean "$T/shared"
+clean "$T/twominters"
 # Instance 3 (no coordinator: not fenced) mints node 0 above instance 0's
 # IDs but received them 1.2 s before instance 0's last: node 0 minted by
 # two instances at once, in disjoint ranges (no duplicate).
-echo "$(sf $((T0 + 1500)) 0 0) $(((T0 - 1000) * 1000)) 9 3 1" >>"$T/shared/a.idtxt"
-expect "a node minted by two instances at once" 1 '^SHARED node 0: instance 3 ' "$T/shared"
+echo "$(sf $((T0 + 1500)) 0 0) $(((T0 - 1000) * 1000)) 9 3 1" >>"$T/twominters/a.idtxt"
+expect "a node minted by two instances at once" 1 '^SHARED node 0: instance 3 ' "$T/twominters"
 
 clean "$T/seg"
 echo "1000 $(((T0 + 500) * 1000)) 3 2 2" >>"$T/seg/a.idtxt"
