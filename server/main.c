@@ -24,6 +24,7 @@
 #include "metrics.h"
 #include "mint.h"
 #include "node.h"
+#include "notify.h"
 #include "options.h"
 #include "optvalue.h"
 #include "resp/resp_server.h"
@@ -454,6 +455,7 @@ static void on_signal(uv_signal_t *h, int signum)
         return;
     }
     s->net.draining = true;
+    (void)idms_notify("STOPPING=1\nSTATUS=draining");
     idms_log(IDMS_LOG_INFO, "received %s: draining %" PRIu64 " connection(s)",
              signum == SIGTERM ? "SIGTERM" : "SIGINT", s->metrics.connections_open);
     idms_conn_close_listeners(&s->net);
@@ -503,7 +505,8 @@ static void wire(idms_server *s)
                               .node = &s->node,
                               .mint = &s->mint,
                               .hlc = &s->hlc,
-                              .segments = &s->segments};
+                              .segments = &s->segments,
+                              .told_cause = -1};
     s->svc = (idms_services){
         .opt = &s->opt,
         .layout_name = s->layout_name,
@@ -524,8 +527,8 @@ int main(int argc, char **argv)
 {
     idms_server *s = &server;
     int rc = idms_options_load(&s->opt, argc, argv);
-    if (rc != 0)
-        return rc == 1 ? 0 : 2;
+    if (rc != IDMS_OPTIONS_RUN)
+        return rc == IDMS_OPTIONS_DONE ? 0 : rc == IDMS_OPTIONS_INVALID ? 1 : 2;
     wire(s);
     if (idms_log_open(s->opt.log_file, s->opt.log_level) != 0) {
         fprintf(stderr, "idmintd: cannot open log file %s: %s\n", s->opt.log_file, strerror(errno));
