@@ -262,9 +262,34 @@ static void register_fronts(idms_server *s)
         l->slot = (int)i;
         l->proto = rows[i].proto;
         l->addr = rows[i].addr;
+        l->sd_fd = -1;
         l->idle_timeout_ms = rows[i].idle_timeout_ms;
         l->net = &s->net;
     }
+}
+
+/* Socket activation: a listener given as systemd:NAME takes the socket
+ * systemd passed under that name, and from then on goes by the socket's
+ * own address (the exposure check, the log). Returns 0, or 1 after saying
+ * why on stderr. */
+static int adopt_passed_sockets(idms_server *s)
+{
+    for (int i = 0; i < IDMS_PROTO_MAX; i++) {
+        idms_listener *l = &s->net.listeners[i];
+        if (l->proto == NULL || strncmp(l->addr, "systemd:", 8) != 0)
+            continue;
+        char msg[400];
+        int fd = idms_sd_listen_fd(l->addr + 8, msg, sizeof msg);
+        if (fd < 0) {
+            fprintf(stderr, "idmintd: --%s %s\n", l->proto->name, msg);
+            return 1;
+        }
+        if (idms_sd_describe(fd, l->bound, sizeof l->bound) != 0)
+            snprintf(l->bound, sizeof l->bound, "%s", l->addr);
+        l->sd_fd = fd;
+        l->addr = l->bound;
+    }
+    return 0;
 }
 
 /* How many front ends listen (their address is not "off"). */
@@ -535,6 +560,8 @@ int main(int argc, char **argv)
         return 1;
     }
     register_fronts(s);
+    if (adopt_passed_sockets(s) != 0)
+        return 1;
     if (fronts_on(s) == 0) {
         fprintf(stderr, "idmintd: every listener is off (--http, --resp, --memcache): nothing "
                         "to serve\n");

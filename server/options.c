@@ -236,13 +236,10 @@ static int copy_text(char *dst, size_t cap, const char *name, const char *v, cha
 static int set_listen(char *dst, size_t cap, const char *name, const char *v, char *err,
                       size_t err_cap)
 {
-    if (strcmp(v, "off") == 0)
-        v = "";
-    if (strncmp(v, "unix:", 5) == 0 && (v[5] == '\0' || strlen(v + 5) > 107)) {
-        snprintf(err, err_cap, "%s: invalid unix:PATH (a path of 1 to 107 bytes)", name);
+    int kind = idmx_parse_listen(name, v, NULL, err, err_cap);
+    if (kind < 0)
         return -1;
-    }
-    return copy_text(dst, cap, name, v, err, err_cap);
+    return copy_text(dst, cap, name, kind == IDMX_LISTEN_OFF ? "" : v, err, err_cap);
 }
 
 /* --layout and --epoch are checked as they come, so that a config file's

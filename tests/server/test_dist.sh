@@ -54,6 +54,10 @@ for line in 'Type=notify' 'ExecReload=/bin/kill -HUP $MAINPID' 'StateDirectory=i
     'SystemCallFilter=@system-service' 'MemoryDenyWriteExecute=yes' 'LockPersonality=yes'; do
     expect "the unit has $line" "$(grep -cxF "$line" "$UNIT")" = 1
 done
+check "idmintd.socket: systemd-analyze verify finds nothing (with the service beside it)" -s 0 -o '' \
+    --sh "cp '$DIST/systemd/idmintd.socket' '$T_DIR/' && systemd-analyze verify --man=no '$T_DIR/idmintd.socket' 2>&1"
+expect "... it passes HTTP then RESP, loopback, as the settings it names expect" \
+    "$(grep -E '^ListenStream=' "$DIST/systemd/idmintd.socket" | tr '\n' ' ')" = 'ListenStream=127.0.0.1:8080 ListenStream=127.0.0.1:6380 '
 pre=$(sed -n 's/^ExecStartPre=//p' "$T_DIR/idmintd.service")
 check "its ExecStartPre= (the configuration check) passes on the shipped file" -s 0 \
     -O '.*the settings are valid' --sh "$pre"

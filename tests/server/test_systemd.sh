@@ -7,6 +7,10 @@
 #     READY=1 only once /readyz would answer 200 (not while every node of a
 #     one-node range is held by another server: STATUS= names that), then
 #     STATUS=ready, and STOPPING=1 when SIGTERM starts the drain;
+#   - socket activation (systemd-socket-activate, as a .socket unit would):
+#     listeners given as systemd:NAME (or systemd:N, the socket's place)
+#     serve on the sockets passed, TCP and Unix; the token rule applies to
+#     the address systemd bound; a missing socket is a clear error;
 #   - the log on journald's stream ($JOURNAL_STREAM naming stderr's device
 #     and inode): each line starts with its syslog priority (<4> warn, <6>
 #     info) and carries no time stamp; elsewhere, as before.
@@ -116,6 +120,49 @@ http "... /readyz 200" -o ready -- /readyz
 check "... the failure logged once, with the reason" -O '1' \
     --sh "grep -c 'cannot notify systemd at \$NOTIFY_SOCKET: No such file or directory' '$SRV_LOG'"
 stop_server TERM
+
+# ---- socket activation --------------------------------------------------------------------
+
+# systemd-socket-activate binds the ports (and a Unix socket), waits for a
+# first connection, then runs idmintd with them as LISTEN_FDS.
+act_port=$(random_port)
+act_resp=$(random_port)
+systemd-socket-activate -l "127.0.0.1:$act_port" -l "127.0.0.1:$act_resp" -l "$T_DIR/act.sock" \
+    --fdname=http:resp:web "$IDMINTD" --http systemd:http --resp systemd:1 --memcache systemd:web \
+    --state-dir "$T_DIR/state.a" --node-registry "$T_DIR/nodes" >"$T_DIR/act.log" 2>&1 &
+apid=$!
+track $apid
+wait_until 5 test -S "$T_DIR/act.sock"
+check "idmintd(8) socket activation: a port systemd bound, found by its name (systemd:http), serves HTTP" \
+    -L '[0-9]+' -n 1 -- curl -s "http://127.0.0.1:$act_port/v1/ids/snowflake"
+check "... one found by its place (systemd:1) serves the Redis protocol" \
+    -o PONG -- redis-cli -p "$act_resp" PING
+check "... and a Unix socket it bound, memcached's" -o 'VALUE uuidv7 0 36' \
+    --sh "printf 'get uuidv7\r\nquit\r\n' | socat -t 2 - 'UNIX-CONNECT:$T_DIR/act.sock' | head -n 1 | tr -d '\r'"
+check "... the log names each socket's own address" -O '3' \
+    --sh "grep -cE 'listening for (http on 127.0.0.1:$act_port|resp on 127.0.0.1:$act_resp|memcache on unix:$T_DIR/act.sock) \(a socket systemd passed\)' '$T_DIR/act.log'"
+kill -TERM $apid
+wait $apid
+expect "... SIGTERM drains as ever (exit 0)" "$?" = 0
+expect "... and the Unix socket is systemd's: left in place" "$(test -S "$T_DIR/act.sock" && echo kept)" = kept
+check "systemd:NAME with no sockets passed: exit 1, saying what to do" -s 1 \
+    -O "idmintd: --http systemd:http: no sockets were passed \(LISTEN_PID and LISTEN_FDS are not set: start idmintd through its .socket unit\)" \
+    --sh "'$IDMINTD' --http systemd:http --resp off --state-dir none 2>&1"
+wide=$(random_port)
+systemd-socket-activate -l "0.0.0.0:$wide" --fdname=http "$IDMINTD" --http systemd:http --resp off \
+    --state-dir none --node-registry "$T_DIR/nodes" >"$T_DIR/wide.log" 2>&1 &
+wpid=$!
+track $wpid
+curl -s -m 5 -o /dev/null "http://127.0.0.1:$wide/healthz"
+wait $wpid
+expect "a socket systemd bound beyond loopback is held to the token rule: exit 2" "$?" = 2
+check "... naming the address systemd bound" -O '.*refusing to listen on 0\.0\.0\.0:[0-9]+ without --auth-token-file.*' \
+    -- cat "$T_DIR/wide.log"
+check "a name no socket has: exit 1, with the names passed" -s 1 \
+    -O ".*systemd:nope: no socket of that name was passed \(LISTEN_FDNAMES 'http'.*" \
+    --sh "p=\$(( 20000 + RANDOM % 20000 )); systemd-socket-activate -l 127.0.0.1:\$p --fdname=http '$IDMINTD' --http systemd:nope --resp off --state-dir none >'$T_DIR/nope.log' 2>&1 & a=\$!; curl -s -m 3 -o /dev/null http://127.0.0.1:\$p/ ; wait \$a; s=\$?; cat '$T_DIR/nope.log'; exit \$s"
+check "--check-config takes systemd:NAME, and refuses a bad one" -s 1 \
+    -O ".*invalid systemd:NAME 'systemd:a/b'.*" --sh "'$IDMINTD' --check-config --http systemd:a/b 2>&1"
 
 # ---- journald's stream ----------------------------------------------------------------------
 
