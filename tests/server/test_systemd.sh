@@ -85,6 +85,12 @@ PY
 got() {
     cat "$1" 2>/dev/null
 }
+# listening PORT: something listens on 127.0.0.1:PORT (systemd-socket-activate
+# binds before it waits; a connection made earlier would be refused, and the
+# activator would wait for ever).
+listening() {
+    ss -Hltn "sport = :$1" | grep -q .
+}
 
 listen "$T_DIR/notify.sock" "$T_DIR/n1"
 # A first server holds node 0 of a one-node range: the second waits.
@@ -132,7 +138,7 @@ systemd-socket-activate -l "127.0.0.1:$act_port" -l "127.0.0.1:$act_resp" -l "$T
     --state-dir "$T_DIR/state.a" --node-registry "$T_DIR/nodes" >"$T_DIR/act.log" 2>&1 &
 apid=$!
 track $apid
-wait_until 5 test -S "$T_DIR/act.sock"
+wait_until 5 listening "$act_port"
 check "idmintd(8) socket activation: a port systemd bound, found by its name (systemd:http), serves HTTP" \
     -L '[0-9]+' -n 1 -- curl -s "http://127.0.0.1:$act_port/v1/ids/snowflake"
 check "... one found by its place (systemd:1) serves the Redis protocol" \
@@ -142,8 +148,8 @@ check "... and a Unix socket it bound, memcached's" -o 'VALUE uuidv7 0 36' \
 check "... the log names each socket's own address" -O '3' \
     --sh "grep -cE 'listening for (http on 127.0.0.1:$act_port|resp on 127.0.0.1:$act_resp|memcache on unix:$T_DIR/act.sock) \(a socket systemd passed\)' '$T_DIR/act.log'"
 kill -TERM $apid
-wait $apid
-expect "... SIGTERM drains as ever (exit 0)" "$?" = 0
+SRV_PID=$apid wait_server 12
+expect "... SIGTERM drains as ever (exit 0)" "$SRV_STATUS" = 0
 expect "... and the Unix socket is systemd's: left in place" "$(test -S "$T_DIR/act.sock" && echo kept)" = kept
 check "systemd:NAME with no sockets passed: exit 1, saying what to do" -s 1 \
     -O "idmintd: --http systemd:http: no sockets were passed \(LISTEN_PID and LISTEN_FDS are not set: start idmintd through its .socket unit\)" \
@@ -153,14 +159,23 @@ systemd-socket-activate -l "0.0.0.0:$wide" --fdname=http "$IDMINTD" --http syste
     --state-dir none --node-registry "$T_DIR/nodes" >"$T_DIR/wide.log" 2>&1 &
 wpid=$!
 track $wpid
+wait_until 5 listening "$wide"
 curl -s -m 5 -o /dev/null "http://127.0.0.1:$wide/healthz"
-wait $wpid
-expect "a socket systemd bound beyond loopback is held to the token rule: exit 2" "$?" = 2
+SRV_PID=$wpid wait_server 12
+expect "a socket systemd bound beyond loopback is held to the token rule: exit 2" "$SRV_STATUS" = 2
 check "... naming the address systemd bound" -O '.*refusing to listen on 0\.0\.0\.0:[0-9]+ without --auth-token-file.*' \
     -- cat "$T_DIR/wide.log"
-check "a name no socket has: exit 1, with the names passed" -s 1 \
-    -O ".*systemd:nope: no socket of that name was passed \(LISTEN_FDNAMES 'http'.*" \
-    --sh "p=\$(( 20000 + RANDOM % 20000 )); systemd-socket-activate -l 127.0.0.1:\$p --fdname=http '$IDMINTD' --http systemd:nope --resp off --state-dir none >'$T_DIR/nope.log' 2>&1 & a=\$!; curl -s -m 3 -o /dev/null http://127.0.0.1:\$p/ ; wait \$a; s=\$?; cat '$T_DIR/nope.log'; exit \$s"
+nope=$(random_port)
+systemd-socket-activate -l "127.0.0.1:$nope" --fdname=http "$IDMINTD" --http systemd:nope --resp off \
+    --state-dir none >"$T_DIR/nope.log" 2>&1 &
+npid=$!
+track $npid
+wait_until 5 listening "$nope"
+curl -s -m 5 -o /dev/null "http://127.0.0.1:$nope/"
+SRV_PID=$npid wait_server 12
+expect "a name no socket has: exit 1" "$SRV_STATUS" = 1
+check "... with the names passed" -O ".*systemd:nope: no socket of that name was passed \(LISTEN_FDNAMES 'http'.*" \
+    -- cat "$T_DIR/nope.log"
 check "--check-config takes systemd:NAME, and refuses a bad one" -s 1 \
     -O ".*invalid systemd:NAME 'systemd:a/b'.*" --sh "'$IDMINTD' --check-config --http systemd:a/b 2>&1"
 
