@@ -154,27 +154,26 @@ expect "... and the Unix socket is systemd's: left in place" "$(test -S "$T_DIR/
 check "systemd:NAME with no sockets passed: exit 1, saying what to do" -s 1 \
     -O "idmintd: --http systemd:http: no sockets were passed \(LISTEN_PID and LISTEN_FDS are not set: start idmintd through its .socket unit\)" \
     --sh "'$IDMINTD' --http systemd:http --resp off --state-dir none 2>&1"
-wide=$(random_port)
-systemd-socket-activate -l "0.0.0.0:$wide" --fdname=http "$IDMINTD" --http systemd:http --resp off \
-    --state-dir none --node-registry "$T_DIR/nodes" >"$T_DIR/wide.log" 2>&1 &
-wpid=$!
-track $wpid
-wait_until 5 listening "$wide"
-curl -s -m 5 -o /dev/null "http://127.0.0.1:$wide/healthz"
-SRV_PID=$wpid wait_server 12
+# refused_activation ADDR NAME LOG: systemd-socket-activate binds ADDR as
+# NAME and runs idmintd with --http systemd:http on its first connection;
+# idmintd must refuse to start: SRV_STATUS is its exit status, LOG its output.
+refused_activation() {
+    local pid
+    systemd-socket-activate -l "$1" --fdname="$2" "$IDMINTD" --http systemd:http --resp off \
+        --state-dir none --node-registry "$T_DIR/nodes" >"$3" 2>&1 &
+    pid=$!
+    track $pid
+    wait_until 5 listening "${1##*:}"
+    curl -s -m 5 -o /dev/null "http://127.0.0.1:${1##*:}/healthz"
+    SRV_PID=$pid wait_server 12
+}
+refused_activation "0.0.0.0:$(random_port)" http "$T_DIR/wide.log"
 expect "a socket systemd bound beyond loopback is held to the token rule: exit 2" "$SRV_STATUS" = 2
 check "... naming the address systemd bound" -O '.*refusing to listen on 0\.0\.0\.0:[0-9]+ without --auth-token-file.*' \
     -- cat "$T_DIR/wide.log"
-nope=$(random_port)
-systemd-socket-activate -l "127.0.0.1:$nope" --fdname=http "$IDMINTD" --http systemd:nope --resp off \
-    --state-dir none >"$T_DIR/nope.log" 2>&1 &
-npid=$!
-track $npid
-wait_until 5 listening "$nope"
-curl -s -m 5 -o /dev/null "http://127.0.0.1:$nope/"
-SRV_PID=$npid wait_server 12
+refused_activation "127.0.0.1:$(random_port)" other "$T_DIR/nope.log"
 expect "a name no socket has: exit 1" "$SRV_STATUS" = 1
-check "... with the names passed" -O ".*systemd:nope: no socket of that name was passed \(LISTEN_FDNAMES 'http'.*" \
+check "... with the names passed" -O ".*systemd:http: no socket of that name was passed \(LISTEN_FDNAMES 'other'.*" \
     -- cat "$T_DIR/nope.log"
 check "--check-config takes systemd:NAME, and refuses a bad one" -s 1 \
     -O ".*invalid systemd:NAME 'systemd:a/b'.*" --sh "'$IDMINTD' --check-config --http systemd:a/b 2>&1"
