@@ -7,12 +7,16 @@
 
 #include "optparse.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <ctype.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 /* clang-format off */
 const idmx_range idmx_range_count = {0, UINT64_MAX, NULL};
@@ -160,8 +164,8 @@ int idmx_parse_duration_s(const char *name, const char *text, int64_t max_s, int
     return 0;
 }
 
-int idmx_parse_node_range(const char *name, const char *text, uint64_t *lo, uint64_t *hi,
-                          char *msg, size_t cap)
+int idmx_parse_node_range(const char *name, const char *text, uint64_t *lo, uint64_t *hi, char *msg,
+                          size_t cap)
 {
     const char *t = text != NULL ? text : "";
     const char *dots = strstr(t, "..");
@@ -220,9 +224,9 @@ int idmx_parse_size(const char *name, const char *text, const idmx_range *r, uin
         set_msg(msg, cap,
                 "invalid %s '%.64s': %s (expected %" PRIu64 " to %" PRIu64
                 " bytes; K, M, G and T multiply by 1024)",
-                name, t, mult == 0 && (digits == 0 || size_suffix(t + digits) == 0)
-                             ? "not a size"
-                             : "out of range",
+                name, t,
+                mult == 0 && (digits == 0 || size_suffix(t + digits) == 0) ? "not a size"
+                                                                           : "out of range",
                 r->min, r->max);
         return -1;
     }
@@ -362,6 +366,72 @@ static size_t origin_host_end(const char *o, size_t len, size_t i)
     while (i < len && (isalnum((unsigned char)o[i]) || strchr("-._", o[i]) != NULL))
         i++;
     return i;
+}
+
+int idmx_parse_listen(const char *name, const char *text, struct sockaddr_storage *sa, char *msg,
+                      size_t cap)
+{
+    if (strcmp(text, "off") == 0 || text[0] == '\0')
+        return IDMX_LISTEN_OFF;
+    if (strncmp(text, "unix:", 5) == 0) {
+        size_t n = strlen(text + 5);
+        if (n == 0 || n > 107) {
+            set_msg(msg, cap, "%s: invalid unix:PATH (a path of 1 to 107 bytes)", name);
+            return -1;
+        }
+        return IDMX_LISTEN_UNIX;
+    }
+    if (strncmp(text, "systemd:", 8) == 0) {
+        size_t n =
+            strspn(text + 8, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-");
+        if (n == 0 || n > 255 || text[8 + n] != '\0') {
+            set_msg(msg, cap,
+                    "%s: invalid systemd:NAME '%.64s' (the socket's FileDescriptorName=: 1 to 255 "
+                    "of letters, digits, '_', '.' and '-')",
+                    name, text);
+            return -1;
+        }
+        return IDMX_LISTEN_SYSTEMD;
+    }
+    const char *colon = strrchr(text, ':');
+    char host[INET6_ADDRSTRLEN + 1];
+    size_t hlen = colon != NULL ? (size_t)(colon - text) : 0;
+    const char *h = text;
+    bool v6 = text[0] == '[' && hlen >= 2 && text[hlen - 1] == ']';
+    if (v6) {
+        h++;
+        hlen -= 2;
+    }
+    uint64_t port = 0;
+    struct sockaddr_storage addr;
+    memset(&addr, 0, sizeof addr);
+    bool ok = colon != NULL && hlen > 0 && hlen < sizeof host &&
+              idmx_parse_u64(colon + 1, &port) == 0 && port <= 65535;
+    if (ok) {
+        memcpy(host, h, hlen);
+        host[hlen] = '\0';
+        if (v6) {
+            struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&addr;
+            a6->sin6_family = AF_INET6;
+            a6->sin6_port = htons((uint16_t)port);
+            ok = inet_pton(AF_INET6, host, &a6->sin6_addr) == 1;
+        } else {
+            struct sockaddr_in *a4 = (struct sockaddr_in *)&addr;
+            a4->sin_family = AF_INET;
+            a4->sin_port = htons((uint16_t)port);
+            ok = inet_pton(AF_INET, host, &a4->sin_addr) == 1;
+        }
+    }
+    if (!ok) {
+        set_msg(msg, cap,
+                "invalid %s '%.64s' (expected ADDR:PORT with an IPv4 address or an [IPv6] one "
+                "and a port of 0 to 65535, unix:PATH, systemd:NAME or off)",
+                name, text);
+        return -1;
+    }
+    if (sa != NULL)
+        *sa = addr;
+    return IDMX_LISTEN_INET;
 }
 
 int idmx_parse_origin(const char *name, const char *text, size_t len, char *dst, size_t cap,

@@ -55,7 +55,7 @@ extern const idmx_range idmx_range_max_buffered;    /* --max-buffered: 1 MiB to 
  * layout has at least one time and one sequence bit); idmx_check_node
  * then holds it to the layout's. */
 extern const idmx_range idmx_range_node;
-extern const idmx_range idmx_range_lease_ttl;     /* --lease-ttl: 2 to 86400 s */
+extern const idmx_range idmx_range_lease_ttl; /* --lease-ttl: 2 to 86400 s */
 
 /* Parses all of text as a whole number (decimal digits only: no sign,
  * space or base prefix) within r. A negative number or one too large for
@@ -105,8 +105,8 @@ int idmx_parse_node(const char *name, const char *text, const idm_sf_layout *l, 
  * idmx_range_node, LO at most HI): "--node-range: expected LO..HI (e.g.
  * 0..31), got 'x'". Whether the layout has those nodes is the caller's
  * check. */
-int idmx_parse_node_range(const char *name, const char *text, uint64_t *lo, uint64_t *hi,
-                          char *msg, size_t cap);
+int idmx_parse_node_range(const char *name, const char *text, uint64_t *lo, uint64_t *hi, char *msg,
+                          size_t cap);
 
 /* Parses text[0..len) as a web origin, for idmintd's --cors-origin: "*"
  * (any origin), or an origin as a browser's Origin header serializes it
@@ -121,6 +121,19 @@ int idmx_parse_node_range(const char *name, const char *text, uint64_t *lo, uint
  * them. Each refusal says why, with the value quoted. */
 int idmx_parse_origin(const char *name, const char *text, size_t len, char *dst, size_t cap,
                       char *msg, size_t msg_cap);
+
+/* A listen address, for idmintd's --http, --resp and --memcache: "off"
+ * (IDMX_LISTEN_OFF), ADDR:PORT with ADDR an IPv4 address or an IPv6 one
+ * in brackets and PORT 0 to 65535 (IDMX_LISTEN_INET: *sa set, when sa is
+ * given), unix:PATH with a path of 1 to 107 bytes (IDMX_LISTEN_UNIX), or
+ * systemd:NAME, a socket systemd passed (socket activation: NAME is its
+ * FileDescriptorName=, 1 to 255 of [A-Za-z0-9_.-]) (IDMX_LISTEN_SYSTEMD).
+ * Returns the kind, or -1 with msg set. Host names are refused: a listen
+ * address is an address. */
+enum { IDMX_LISTEN_OFF = 0, IDMX_LISTEN_INET, IDMX_LISTEN_UNIX, IDMX_LISTEN_SYSTEMD };
+struct sockaddr_storage;
+int idmx_parse_listen(const char *name, const char *text, struct sockaddr_storage *sa, char *msg,
+                      size_t cap);
 
 /* Writes the layout's preset name or spec and a NUL, for messages and
  * logs (idm_sf_layout_format), or "(unprintable layout)" when that fails.

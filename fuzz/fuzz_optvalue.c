@@ -18,6 +18,9 @@
  *  - an accepted epoch, printed as Unix ms, is accepted again unchanged;
  *  - an accepted layout formats, and the formatted layout resolves to the
  *    same layout; a node accepted for it is at most its largest node;
+ *  - a listen address is refused with a sentence, or accepted as one
+ *    kind; an accepted ADDR:PORT written back is accepted again as the
+ *    same address and port;
  *  - an accepted origin is "*" or "scheme://host[:port]", the text in
  *    lower case, with no '/' after the "//", no '@', '?' or '#'; it is
  *    accepted again as itself, and so is the text in upper case; a
@@ -26,7 +29,10 @@
 #include "harness.h"
 #include "optvalue.h"
 
+#include <arpa/inet.h>
 #include <inttypes.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 static void check_msg(const char *msg, size_t cap)
 {
@@ -169,6 +175,38 @@ static void origin(const char *text)
     FUZZ_CHECK(strcmp(again, out) == 0);
 }
 
+/* A listen address: its kind, a sentence on refusal; an accepted
+ * ADDR:PORT written back (inet_ntop, brackets for IPv6) is accepted again
+ * as the same address and port. */
+static void listen_addr(const char *text)
+{
+    char msg[IDMX_OPT_MSG_CAP];
+    struct sockaddr_storage sa, again;
+    memset(&sa, 0, sizeof sa);
+    int kind = idmx_parse_listen("--http", text, &sa, msg, sizeof msg);
+    if (kind < 0) {
+        check_msg(msg, sizeof msg);
+        return;
+    }
+    FUZZ_CHECK(kind <= IDMX_LISTEN_SYSTEMD);
+    if (kind != IDMX_LISTEN_INET)
+        return;
+    char host[INET6_ADDRSTRLEN], back[INET6_ADDRSTRLEN + 16];
+    if (sa.ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)&sa;
+        FUZZ_CHECK(inet_ntop(AF_INET, &a->sin_addr, host, sizeof host) != NULL);
+        snprintf(back, sizeof back, "%s:%u", host, (unsigned)ntohs(a->sin_port));
+    } else {
+        FUZZ_CHECK(sa.ss_family == AF_INET6);
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&sa;
+        FUZZ_CHECK(inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host) != NULL);
+        snprintf(back, sizeof back, "[%s]:%u", host, (unsigned)ntohs(a->sin6_port));
+    }
+    memset(&again, 0, sizeof again);
+    FUZZ_CHECK(idmx_parse_listen("--http", back, &again, msg, sizeof msg) == IDMX_LISTEN_INET);
+    FUZZ_CHECK(memcmp(&sa, &again, sizeof sa) == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 4096)
@@ -195,6 +233,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     layout(a, b[0] ? b : NULL, b);
     layout("twitter", a, b);
     origin(a);
+    listen_addr(a);
     free(a);
     return 0;
 }

@@ -65,7 +65,7 @@ fi
 # every module in a folder that no other room names: the front ends'
 # folders (http/, resp/, memcache/, and a new one without a line here).
 ROOMS='
-0 core     log buf options config/config_parser core/waitlist core/job core/counters tagtable pause
+0 core     log buf options config/config_parser core/waitlist core/job core/counters tagtable pause notify
 1 durable  hwm hwm_loop lease node
 2 net      conn tls auth
 2 service  services mint segments hlc keyed status

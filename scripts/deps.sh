@@ -100,6 +100,6 @@ IDM_TEST_PACKAGES=(clang libclang-rt-14-dev curl redis-tools python3-redis faket
     python3-dev python3-venv python3-setuptools python3-wheel python3-pytest mypy apache2-utils prometheus
     openssl etcd-server etcd-client zookeeperd
     postgresql postgresql-server-dev-15 sqlite3 mariadb-server libmariadb-dev
-    jq socat iproute2 nftables git groff-base default-jdk-headless)
+    jq socat iproute2 nftables git groff-base default-jdk-headless systemd)
 # shellcheck disable=SC2034
 IDM_NODE_PACKAGES=(nodejs npm)

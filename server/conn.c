@@ -67,6 +67,7 @@
 #include "core/waitlist.h"
 #include "log.h"
 #include "optparse.h"
+#include "optvalue.h"
 #include "tls.h"
 
 #include <errno.h>
@@ -1416,26 +1417,10 @@ static void on_connection(uv_stream_t *server, int status)
 /* ADDR:PORT, with [v6]:PORT for IPv6. */
 static int parse_addr(const char *text, struct sockaddr_storage *sa)
 {
-    char host[128];
-    const char *colon = strrchr(text, ':');
-    if (colon == NULL || colon == text)
-        return UV_EINVAL;
-    size_t hlen = (size_t)(colon - text);
-    const char *h = text;
-    if (text[0] == '[' && hlen >= 2 && text[hlen - 1] == ']') {
-        h = text + 1;
-        hlen -= 2;
-    }
-    if (hlen >= sizeof host)
-        return UV_EINVAL;
-    memcpy(host, h, hlen);
-    host[hlen] = '\0';
-    uint64_t port;
-    if (idmx_parse_u64(colon + 1, &port) != 0 || port > 65535)
-        return UV_EINVAL;
-    if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)sa) == 0)
-        return 0;
-    return uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)sa);
+    char msg[IDMX_OPT_MSG_CAP];
+    return idmx_parse_listen("listen address", text, sa, msg, sizeof msg) == IDMX_LISTEN_INET
+               ? 0
+               : UV_EINVAL;
 }
 
 /* A Unix socket path left by a server that is gone is removed; one that a
@@ -1501,11 +1486,43 @@ static int listen_unix(idms_net *s, idms_listener *l, const char *path)
     return 0;
 }
 
+/* A listening socket systemd passed (main.c found it by name): opened as
+ * it is; it stays systemd's to bind and unlink. */
+static int listen_passed(idms_net *s, idms_listener *l)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    int rc = getsockname(l->sd_fd, (struct sockaddr *)&ss, &sl) == 0 ? 0 : UV_EBADF;
+    if (rc == 0 && ss.ss_family == AF_UNIX) {
+        uv_pipe_init(s->loop, &l->sock.pipe, 0);
+        l->is_unix = true;
+        rc = uv_pipe_open(&l->sock.pipe, l->sd_fd);
+    } else if (rc == 0) {
+        uv_tcp_init(s->loop, &l->sock.tcp);
+        rc = uv_tcp_open(&l->sock.tcp, l->sd_fd);
+    }
+    if (rc == 0) {
+        l->sock.handle.data = l;
+        l->open = true;
+        rc = uv_listen(&l->sock.stream, 1024, on_connection);
+    }
+    if (rc != 0) {
+        idms_log(IDMS_LOG_ERROR, "cannot listen on %s (passed by systemd) for %s: %s", l->addr,
+                 l->proto->name, uv_strerror(rc));
+        return -1;
+    }
+    idms_log(IDMS_LOG_INFO, "listening for %s on %s (a socket systemd passed)", l->proto->name,
+             l->addr);
+    return 0;
+}
+
 int idms_conn_listen(idms_net *s, idms_listener *l)
 {
     const idms_proto *proto = l->proto;
     const char *addr = l->addr;
     l->net = s;
+    if (l->sd_fd >= 0)
+        return listen_passed(s, l);
     if (strncmp(addr, "unix:", 5) == 0)
         return listen_unix(s, l, addr + 5);
     struct sockaddr_storage sa;

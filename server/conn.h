@@ -220,6 +220,8 @@ typedef struct idms_listener {
     idms_stream sock;
     int slot;           /* its index in idms_net.listeners (metrics) */
     const char *addr;   /* ADDR:PORT or unix:PATH; "" when off */
+    int sd_fd;          /* a socket systemd passed (systemd:NAME), or -1 */
+    char bound[128];    /* that socket's address, where addr then points */
     uint64_t conns_accepted; /* every connection accepted since the start */
     bool is_unix;
     char path[108]; /* a Unix socket's path, removed when the listener closes */

@@ -24,6 +24,7 @@
 #include "metrics.h"
 #include "mint.h"
 #include "node.h"
+#include "notify.h"
 #include "options.h"
 #include "optvalue.h"
 #include "resp/resp_server.h"
@@ -261,9 +262,34 @@ static void register_fronts(idms_server *s)
         l->slot = (int)i;
         l->proto = rows[i].proto;
         l->addr = rows[i].addr;
+        l->sd_fd = -1;
         l->idle_timeout_ms = rows[i].idle_timeout_ms;
         l->net = &s->net;
     }
+}
+
+/* Socket activation: a listener given as systemd:NAME takes the socket
+ * systemd passed under that name, and from then on goes by the socket's
+ * own address (the exposure check, the log). Returns 0, or 1 after saying
+ * why on stderr. */
+static int adopt_passed_sockets(idms_server *s)
+{
+    for (int i = 0; i < IDMS_PROTO_MAX; i++) {
+        idms_listener *l = &s->net.listeners[i];
+        if (l->proto == NULL || strncmp(l->addr, "systemd:", 8) != 0)
+            continue;
+        char msg[400];
+        int fd = idms_sd_listen_fd(l->addr + 8, msg, sizeof msg);
+        if (fd < 0) {
+            fprintf(stderr, "idmintd: --%s %s\n", l->proto->name, msg);
+            return 1;
+        }
+        if (idms_sd_describe(fd, l->bound, sizeof l->bound) != 0)
+            snprintf(l->bound, sizeof l->bound, "%s", l->addr);
+        l->sd_fd = fd;
+        l->addr = l->bound;
+    }
+    return 0;
 }
 
 /* How many front ends listen (their address is not "off"). */
@@ -454,6 +480,7 @@ static void on_signal(uv_signal_t *h, int signum)
         return;
     }
     s->net.draining = true;
+    (void)idms_notify("STOPPING=1\nSTATUS=draining");
     idms_log(IDMS_LOG_INFO, "received %s: draining %" PRIu64 " connection(s)",
              signum == SIGTERM ? "SIGTERM" : "SIGINT", s->metrics.connections_open);
     idms_conn_close_listeners(&s->net);
@@ -503,7 +530,8 @@ static void wire(idms_server *s)
                               .node = &s->node,
                               .mint = &s->mint,
                               .hlc = &s->hlc,
-                              .segments = &s->segments};
+                              .segments = &s->segments,
+                              .told_cause = -1};
     s->svc = (idms_services){
         .opt = &s->opt,
         .layout_name = s->layout_name,
@@ -524,14 +552,16 @@ int main(int argc, char **argv)
 {
     idms_server *s = &server;
     int rc = idms_options_load(&s->opt, argc, argv);
-    if (rc != 0)
-        return rc == 1 ? 0 : 2;
+    if (rc != IDMS_OPTIONS_RUN)
+        return rc == IDMS_OPTIONS_DONE ? 0 : rc == IDMS_OPTIONS_INVALID ? 1 : 2;
     wire(s);
     if (idms_log_open(s->opt.log_file, s->opt.log_level) != 0) {
         fprintf(stderr, "idmintd: cannot open log file %s: %s\n", s->opt.log_file, strerror(errno));
         return 1;
     }
     register_fronts(s);
+    if (adopt_passed_sockets(s) != 0)
+        return 1;
     if (fronts_on(s) == 0) {
         fprintf(stderr, "idmintd: every listener is off (--http, --resp, --memcache): nothing "
                         "to serve\n");

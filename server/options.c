@@ -59,7 +59,8 @@ enum {
     OPT_SEGMENT_TAGS,
     OPT_CORS_ORIGIN,
     OPT_TINYID_OPEN,
-    OPT_SEQ_START
+    OPT_SEQ_START,
+    OPT_CHECK_CONFIG
 };
 
 /* clang-format off */
@@ -67,6 +68,7 @@ static const idmx_option options[] = {
     {"help", 'h', IDMX_NO_ARG, OPT_HELP},
     {"version", 0, IDMX_NO_ARG, OPT_VERSION},
     {"config", 'c', IDMX_REQUIRED_ARG, OPT_CONFIG},
+    {"check-config", 0, IDMX_NO_ARG, OPT_CHECK_CONFIG},
     {"http", 0, IDMX_REQUIRED_ARG, OPT_HTTP},
     {"resp", 0, IDMX_REQUIRED_ARG, OPT_RESP},
     {"memcache", 0, IDMX_REQUIRED_ARG, OPT_MEMCACHE},
@@ -112,6 +114,8 @@ static const char help_text[] =
     "Runs in the foreground and logs to stderr. See idmintd(8).\n"
     "\n"
     "  -c, --config FILE         read settings from FILE (key = value; flags win)\n"
+    "      --check-config        check the settings (the file's and the flags'), print\n"
+    "                            every problem with its line, exit 0 or 1; serve nothing\n"
     "      --http ADDR:PORT      HTTP listen address (default 127.0.0.1:8080; 'off';\n"
     "                            unix:PATH for a Unix socket, mode 0660)\n"
     "      --resp ADDR:PORT      Redis-protocol listen address (default 127.0.0.1:6380;\n"
@@ -232,13 +236,10 @@ static int copy_text(char *dst, size_t cap, const char *name, const char *v, cha
 static int set_listen(char *dst, size_t cap, const char *name, const char *v, char *err,
                       size_t err_cap)
 {
-    if (strcmp(v, "off") == 0)
-        v = "";
-    if (strncmp(v, "unix:", 5) == 0 && (v[5] == '\0' || strlen(v + 5) > 107)) {
-        snprintf(err, err_cap, "%s: invalid unix:PATH (a path of 1 to 107 bytes)", name);
+    int kind = idmx_parse_listen(name, v, NULL, err, err_cap);
+    if (kind < 0)
         return -1;
-    }
-    return copy_text(dst, cap, name, v, err, err_cap);
+    return copy_text(dst, cap, name, kind == IDMX_LISTEN_OFF ? "" : v, err, err_cap);
 }
 
 /* --layout and --epoch are checked as they come, so that a config file's
@@ -492,16 +493,56 @@ struct config_ctx {
     idms_options *o;
     const char *path;
     char err[1100 + IDMX_OPT_MSG_CAP];
+    bool check;        /* --check-config: report each problem and go on */
+    unsigned base;     /* the line number of the text's first line, less 1 */
+    unsigned problems; /* reported so far (check) */
+    struct origins *from;
 };
+
+/* Where the settings checked together were last set: a line of the file,
+ * or 0 (the default, or the command line). */
+struct origins {
+    const char *path;
+    unsigned node, layout, tls;
+};
+
+/* The origin of a setting id, if check_together looks at it. */
+static unsigned *origin_of(struct origins *from, int id)
+{
+    switch (id) {
+    case OPT_NODE:
+        return &from->node;
+    case OPT_LAYOUT:
+    case OPT_EPOCH:
+        return &from->layout;
+    case OPT_TLS_CERT:
+    case OPT_TLS_KEY:
+        return &from->tls;
+    default:
+        return NULL;
+    }
+}
+
+/* A problem found: the parse stops at it, or (check) it is reported and
+ * the parse goes on. */
+static int config_problem(struct config_ctx *c)
+{
+    if (!c->check)
+        return 1;
+    fprintf(stderr, "idmintd: %s\n", c->err);
+    c->problems++;
+    return 0;
+}
 
 static int config_entry(void *ctx, const char *key, size_t key_len, const char *value,
                         size_t value_len, unsigned line)
 {
     struct config_ctx *c = ctx;
     char k[64], v[1100];
+    line += c->base;
     if (key_len >= sizeof k || value_len >= sizeof v) {
         snprintf(c->err, sizeof c->err, "%s:%u: entry too long", c->path, line);
-        return 1;
+        return config_problem(c);
     }
     memcpy(k, key, key_len);
     k[key_len] = '\0';
@@ -510,25 +551,52 @@ static int config_entry(void *ctx, const char *key, size_t key_len, const char *
     for (const idmx_option *opt = options; opt->long_name != NULL; opt++) {
         if (strcmp(opt->long_name, k) != 0)
             continue;
-        if (opt->id == OPT_HELP || opt->id == OPT_VERSION || opt->id == OPT_CONFIG)
+        if (opt->id == OPT_HELP || opt->id == OPT_VERSION || opt->id == OPT_CONFIG ||
+            opt->id == OPT_CHECK_CONFIG)
             break;
         char err[IDMX_OPT_MSG_CAP];
         if (apply(c->o, opt->id, k, v, err, sizeof err) != 0) {
             snprintf(c->err, sizeof c->err, "%s:%u: %s", c->path, line, err);
-            return 1;
+            return config_problem(c);
         }
+        unsigned *at = origin_of(c->from, opt->id);
+        if (at != NULL)
+            *at = line;
         return 0;
     }
     snprintf(c->err, sizeof c->err, "%s:%u: unknown setting '%s'", c->path, line, k);
-    return 1;
+    return config_problem(c);
 }
 
-static int load_config(idms_options *o, const char *path)
+/* --check-config: every line parsed alone (an entry never spans lines), so
+ * that a syntax error is reported and the lines after it are checked too. */
+static void check_lines(struct config_ctx *c, const char *text, size_t len)
+{
+    size_t i = 0;
+    for (unsigned no = 1; i < len || (i == 0 && len == 0); no++) {
+        const char *end = memchr(text + i, '\n', len - i);
+        size_t n = end != NULL ? (size_t)(end - (text + i)) : len - i;
+        c->base = no - 1;
+        unsigned line = 0;
+        char err[256];
+        if (idms_config_parse(text + i, n, config_entry, c, &line, err, sizeof err) < 0) {
+            snprintf(c->err, sizeof c->err, "%s:%u: %s", c->path, no, err);
+            (void)config_problem(c);
+        }
+        i += n + 1;
+        if (end == NULL)
+            break;
+    }
+}
+
+static int load_config(idms_options *o, const char *path, bool check, unsigned *problems,
+                       struct origins *from)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         fprintf(stderr, "idmintd: cannot open config file %s: %s\n", path, strerror(errno));
-        return 2;
+        *problems += check;
+        return check ? 0 : 2;
     }
     enum { MAX = 1 << 20 };
     char *text = malloc(MAX + 1);
@@ -543,9 +611,16 @@ static int load_config(idms_options *o, const char *path)
                 : r < 0      ? strerror(errno)
                              : "larger than 1 MiB");
         free(text);
-        return 2;
+        *problems += check;
+        return check ? 0 : 2;
     }
-    struct config_ctx c = {o, path, {0}};
+    struct config_ctx c = {o, path, {0}, check, 0, 0, from};
+    if (check) {
+        check_lines(&c, text, len);
+        free(text);
+        *problems += c.problems;
+        return 0;
+    }
     unsigned line = 0;
     char err[256];
     int rc = idms_config_parse(text, len, config_entry, &c, &line, err, sizeof err);
@@ -561,6 +636,8 @@ static int load_config(idms_options *o, const char *path)
     return 0;
 }
 
+static unsigned check_together(const idms_options *o, const struct origins *from, bool check);
+
 int idms_options_load(idms_options *o, int argc, char **argv)
 {
     defaults(o);
@@ -568,6 +645,7 @@ int idms_options_load(idms_options *o, int argc, char **argv)
     /* First pass: --help, --version and --config. */
     idmx_opt_init(&p, argc, argv, 1);
     const char *config = NULL;
+    bool check = false;
     for (;;) {
         int id = idmx_opt_next(&p, options);
         if (id == IDMX_OPT_END)
@@ -594,9 +672,13 @@ int idms_options_load(idms_options *o, int argc, char **argv)
         }
         if (id == OPT_CONFIG)
             config = p.arg;
+        if (id == OPT_CHECK_CONFIG)
+            check = true;
     }
+    unsigned problems = 0;
+    struct origins from = {config, 0, 0, 0};
     if (config != NULL) {
-        int rc = load_config(o, config);
+        int rc = load_config(o, config, check, &problems, &from);
         if (rc != 0)
             return rc;
     }
@@ -608,36 +690,74 @@ int idms_options_load(idms_options *o, int argc, char **argv)
         int id = idmx_opt_next(&p, options);
         if (id == IDMX_OPT_END)
             break;
-        if (id == OPT_CONFIG)
+        if (id == OPT_CONFIG || id == OPT_CHECK_CONFIG)
             continue;
         if (id == OPT_CORS_ORIGIN && !cors_flag) {
             o->n_cors_origins = 0;
             cors_flag = true;
         }
+        unsigned *at = origin_of(&from, id);
+        if (at != NULL)
+            *at = 0; /* the flag's: reported without a line */
         char err[IDMX_OPT_MSG_CAP];
         if (apply(o, id, p.name, p.arg, err, sizeof err) != 0) {
+            if (check) {
+                fprintf(stderr, "idmintd: the command line: %s\n", err);
+                problems++;
+                continue;
+            }
             fprintf(stderr, "idmintd: %s\nTry 'idmintd --help' for more information.\n", err);
             return 2;
         }
     }
-    /* The settings that only make sense together: the epoch for the
-     * layout, the node within it (the same checks as setup_generators'). */
+    problems += check_together(o, &from, check);
+    if (check) {
+        const char *what = config != NULL ? config : "the command line";
+        if (problems > 0) {
+            fprintf(stderr, "idmintd: %s: %u problem%s found\n", what, problems,
+                    problems == 1 ? "" : "s");
+            return IDMS_OPTIONS_INVALID;
+        }
+        printf("idmintd: %s: the settings are valid\n", what);
+        return IDMS_OPTIONS_DONE;
+    }
+    return problems > 0 ? IDMS_OPTIONS_USAGE : IDMS_OPTIONS_RUN;
+}
+
+/* The settings that only make sense together: the epoch for the layout,
+ * the node within it (the same checks as setup_generators'), the TLS
+ * certificate and its key. Each problem is reported; returns how many. */
+/* "FILE:LINE: " for a setting of the file, "" for the command line's. */
+static void where(char *out, size_t cap, const char *path, unsigned line)
+{
+    if (line > 0 && path != NULL)
+        snprintf(out, cap, "%.1000s:%u: ", path, line);
+    else
+        out[0] = '\0';
+}
+
+static unsigned check_together(const idms_options *o, const struct origins *from, bool check)
+{
+    const char *more = check ? "" : "\nTry 'idmintd --help' for more information.";
+    unsigned problems = 0;
+    char at[1100];
     idm_sf_layout layout;
     char err[IDMX_OPT_MSG_CAP];
     if (idmx_layout_resolve(o->layout, o->epoch[0] != '\0' ? o->epoch : NULL, &layout, err,
                             sizeof err) != 0 ||
         (!o->node_ip && idmx_check_node("--node", o->node, &layout, err, sizeof err) != 0)) {
-        fprintf(stderr, "idmintd: %s\nTry 'idmintd --help' for more information.\n", err);
-        return 2;
+        unsigned line = from->node > from->layout ? from->node : from->layout;
+        where(at, sizeof at, from->path, line);
+        fprintf(stderr, "idmintd: %s%s%s\n", at, err, more);
+        problems++;
     }
     /* A certificate without its key (or the reverse) cannot serve TLS, and
      * serving plain text instead would be a surprise. */
     if ((o->tls_cert[0] == '\0') != (o->tls_key[0] == '\0')) {
-        fprintf(stderr,
-                "idmintd: --tls-cert and --tls-key go together: %s is missing\n"
-                "Try 'idmintd --help' for more information.\n",
-                o->tls_cert[0] == '\0' ? "--tls-cert" : "--tls-key");
-        return 2;
+        where(at, sizeof at, from->path, from->tls);
+        fprintf(stderr, "idmintd: %s--tls-cert and --tls-key go together: %s is missing%s\n", at,
+                o->tls_cert[0] == '\0' ? "--tls-cert" : "--tls-key", more);
+        problems++;
     }
-    return 0;
+    return problems;
 }

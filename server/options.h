@@ -56,9 +56,21 @@ typedef struct idms_options {
     char tls_key[1024];      /* PEM private key, given with tls_cert */
 } idms_options;
 
+/* What idms_options_load found: the settings to run with; --help,
+ * --version or a --check-config that passed, printed (exit 0); a usage
+ * error, reported on stderr (exit 2); a --check-config that found
+ * problems, each reported with its line (exit 1). */
+enum {
+    IDMS_OPTIONS_RUN = 0,
+    IDMS_OPTIONS_DONE = 1,
+    IDMS_OPTIONS_USAGE = 2,
+    IDMS_OPTIONS_INVALID = 3
+};
+
 /* Fills defaults, then applies --config FILE and the flags (flags win).
- * Returns 0, 1 when --help/--version was printed, or 2 on a usage error
- * (already reported on stderr). */
+ * With --check-config it reports every problem of the file's settings and
+ * the flags' (the file's with their line numbers) and goes on past each,
+ * as nginx -t does; it starts nothing. Returns an IDMS_OPTIONS_* value. */
 int idms_options_load(idms_options *o, int argc, char **argv);
 
 #endif

@@ -4,11 +4,15 @@
 #include "status.h"
 #include "hlc.h"
 #include "hwm.h"
+#include "log.h"
 #include "mint.h"
 #include "node.h"
+#include "notify.h"
 #include "segments.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 int64_t idms_used_ms(const idms_status *s)
@@ -45,12 +49,36 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* systemd hears of each change of cause (notify.h): READY=1 the first
+ * time minting can go on, a STATUS= line naming what a pause waits for. */
+static void tell_systemd(idms_status *s, const idms_pause_why *w)
+{
+    if (w->cause == s->told_cause)
+        return;
+    s->told_cause = w->cause;
+    char msg[sizeof w->why + sizeof w->ends + 64];
+    if (w->cause == IDMS_PAUSE_NONE) {
+        snprintf(msg, sizeof msg, "%sSTATUS=ready", s->ready_sent ? "" : "READY=1\n");
+        s->ready_sent = true;
+    } else {
+        char text[sizeof msg - 16];
+        snprintf(text, sizeof text, "not ready (%s): %s%s%s", idms_pause_cause_name(w->cause),
+                 w->why, w->ends[0] ? "; ends with " : "", w->ends);
+        idms_notify_status(msg, sizeof msg, text);
+    }
+    if (idms_notify(msg) < 0 && !s->notify_failed) {
+        s->notify_failed = true;
+        idms_log(IDMS_LOG_WARN, "cannot notify systemd at $NOTIFY_SOCKET: %s", strerror(errno));
+    }
+}
+
 const idms_pauses *idms_status_poll(idms_status *s, int64_t *mono_now)
 {
     idms_pause_why w;
     (void)idms_status_check(s, &w);
     int64_t now = mono_ms();
     idms_pauses_observe(&s->pauses, &w, now, idms_clock_ms());
+    tell_systemd(s, &w);
     if (mono_now != NULL)
         *mono_now = now;
     return &s->pauses;

@@ -28,6 +28,9 @@ typedef struct idms_status {
     struct idms_hlc *hlc;
     struct idms_segments *segments;
     idms_pauses pauses; /* status.c's: the pause accounting */
+    int told_cause;     /* status.c's: what systemd was last told (-1: nothing) */
+    bool ready_sent;    /* status.c's: READY=1 went out */
+    bool notify_failed; /* status.c's: a failed notification was logged */
     uv_timer_t poll;    /* status.c's: idms_status_poll every IDMS_PAUSE_POLL_MS */
 } idms_status;
 
@@ -45,7 +48,9 @@ bool idms_status_check(const idms_status *s, idms_pause_why *w);
 bool idms_ready(const idms_status *s, char *why, size_t cap);
 
 /* Checks and hands the answer to the pause accounting (pause.h), which
- * logs a pause's start and end; returns it, with *mono_now (when given)
+ * logs a pause's start and end, and tells systemd (notify.h) READY=1 the
+ * first time minting can go on and a STATUS= line at each change of
+ * cause; returns it, with *mono_now (when given)
  * the monotonic time it was taken at. Every reader of the pause polls
  * first, so what it reports is current. */
 const idms_pauses *idms_status_poll(idms_status *s, int64_t *mono_now);

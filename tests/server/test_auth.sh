@@ -94,8 +94,9 @@ refused "the RESP listener too ([::], IPv6 any)" \
     "idmintd: refusing to listen on \\[::\\]:[0-9]+ without --auth-token-file: .*" --resp "[::]:$(random_port)"
 refused "a routable address counts as reachable from others (192.0.2.1)" \
     "idmintd: refusing to listen on 192.0.2.1:[0-9]+ without .*" --http "192.0.2.1:$(random_port)"
-refused "an address that is not numeric counts as reachable from others" \
-    "idmintd: refusing to listen on localhost:[0-9]+ without .*" --http "localhost:$(random_port)"
+refused "a host name is not a listen address: refused before anything listens, saying what is" \
+    "idmintd: invalid --http 'localhost:[0-9]+' \\(expected ADDR:PORT with an IPv4 address or an \\[IPv6\\] one.*" \
+    --http "localhost:$(random_port)"
 refused "the config file's allow-unauthenticated takes yes or no" \
     ".*allow-unauthenticated: 'maybe' is not yes or no.*" \
     --config "$(token_file confmaybe 600 'allow-unauthenticated = maybe\n')"
