@@ -28,7 +28,7 @@
 #   4b. configures and builds with -DIDM_SERVER=OFF (the library and the
 #      CLI alone, as without libuv) into build-noserver/;
 #   5. builds the libFuzzer targets with clang into build-fuzz/ and runs each
-#      for IDM_FUZZ_SECONDS seconds (default 30; 0 runs only the corpus),
+#      for IDM_FUZZ_SECONDS seconds (default 20; 0 runs only the corpus),
 #      from a fresh scratch corpus under build-fuzz/ seeded by fuzz/corpus/;
 #   6. runs the benchmarks briefly (bench/run.sh --quick, bench/pg.sh --quick,
 #      bench/sql.sh --quick --only sqlite,mariadb, bench/keyed.sh --quick,
@@ -67,7 +67,7 @@ for arg in "$@"; do
 done
 
 JOBS=$(nproc 2>/dev/null || echo 2)
-FUZZ_SECONDS=${IDM_FUZZ_SECONDS:-30}
+FUZZ_SECONDS=${IDM_FUZZ_SECONDS:-20}
 case "$FUZZ_SECONDS" in
 '' | *[!0-9]*)
     echo "test.sh: IDM_FUZZ_SECONDS must be a whole number of seconds, got '$FUZZ_SECONDS'" >&2
