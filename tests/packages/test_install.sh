@@ -40,9 +40,12 @@
 #
 # Needs root, debootstrap, debhelper, dh-python, fakeroot, lintian (the
 # test command installs them: scripts/deps.sh), curl, redis-cli, python3,
-# libfaketime, and the Debian mirror (IDM_PKGTEST_MIRROR, default
-# http://deb.debian.org/debian) the first time. Without them it fails. Each
-# step prints its time; docs/packaging-test.md has the figures.
+# libfaketime, and the first time the Debian mirror (IDM_PKGTEST_MIRROR,
+# default http://deb.debian.org/debian; the root's sources are its
+# bookworm and bookworm-updates, and bookworm-security from
+# IDM_PKGTEST_SECURITY, default http://deb.debian.org/debian-security, as
+# Debian's installer sets them). Without them it fails. Each step prints
+# its time; docs/packaging-test.md has the figures.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -68,6 +71,7 @@ done
 WORK=${IDM_PKGTEST_WORK:-$ROOT/build/packages-test}
 CACHE=${IDM_PKGTEST_CACHE:-$ROOT/build/packages-cache}
 MIRROR=${IDM_PKGTEST_MIRROR:-http://deb.debian.org/debian}
+SECURITY=${IDM_PKGTEST_SECURITY:-http://deb.debian.org/debian-security}
 SUITE=bookworm
 R=$WORK/root
 IN_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -269,7 +273,7 @@ DEPS=$(for f in "${OLD_DEBS[@]}"; do
 done | grep -vxF -e '' $(printf -- '-e %s ' $BUILT_NAMES) | sort -u)
 case " ${OPTIONAL[*]} " in *" libsqlite3-mod-idmint "*) DEPS+=$'\nsqlite3' ;; esac
 DEPS=$(printf '%s\n' $DEPS | sort -u | paste -sd ' ')
-KEY=$(printf '%s %s %s %s\n' "$SUITE" minbase "$MIRROR" "$DEPS" | sha256sum | cut -c 1-16)
+KEY=$(printf '%s %s %s %s %s\n' "$SUITE" minbase "$MIRROR" "$SECURITY" "$DEPS" | sha256sum | cut -c 1-16)
 BASE_TAR=$CACHE/$SUITE-minbase.tar
 DEPS_TAR=$CACHE/$SUITE-deps-$KEY.tar
 
@@ -303,6 +307,11 @@ else
     fi
     t=$SECONDS
     prepare_root
+    # The suites a Debian 12 installed by its installer uses: the release,
+    # its updates and its security updates (a package built here against
+    # an update, as postgresql-15's, may need it).
+    printf 'deb %s %s main\n' "$MIRROR" "$SUITE" "$MIRROR" "$SUITE-updates" "$SECURITY" "$SUITE-security" \
+        >"$R/etc/apt/sources.list"
     if ! inroot apt-get -q update >"$WORK/deps.log" 2>&1 ||
         ! inroot apt-get -q install -y --no-install-recommends $DEPS >>"$WORK/deps.log" 2>&1; then
         fatal "the packages' dependencies install in the root from $MIRROR" "$(tail -n 15 "$WORK/deps.log")"
