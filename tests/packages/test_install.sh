@@ -233,7 +233,7 @@ debs_of() {
 }
 wait "$OLD_BUILD"
 rc=$?
-timed "build $TREE_VERSION (+ lintian)" "$T_BUILDS"
+timed "build $TREE_VERSION (+ lintian; the other build at once)" "$T_BUILDS"
 debs_of OLD_DEBS "$WORK/old" "$TREE_VERSION"
 [ ${#OLD_DEBS[@]} -gt 0 ] || fatal "scripts/build-debs.sh builds the packages of $TREE_VERSION" \
     "$(tail -n 30 "$WORK/build-old.out")"
@@ -607,8 +607,8 @@ check "the state directory holds the mark" test -s "$R/var/lib/$U_STATE/mark"
 t=$SECONDS
 wait "$NEW_BUILD"
 rc=$?
-timed "build $NEW_VERSION (since both builds began)" "$T_BUILDS"
-timed "... of which the wait for it here" "$t"
+echo "# time: build $NEW_VERSION (in the background): $(grep -o 'built in [0-9]* s' "$WORK/build-new.out")"
+timed "... the wait for it here" "$t"
 debs_of NEW_DEBS "$WORK/new" "$NEW_VERSION"
 [ $rc -eq 0 ] && [ ${#NEW_DEBS[@]} -eq ${#OLD_DEBS[@]} ] ||
     fatal "scripts/build-debs.sh --version $NEW_VERSION builds the same packages" "$(tail -n 30 "$WORK/build-new.out")"
