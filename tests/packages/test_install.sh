@@ -5,9 +5,9 @@
 #
 #   bash tests/packages/test_install.sh [--keep]
 #
-#   1. scripts/build-debs.sh --lintian: the tree's version (a lintian error
-#      fails), then --version TREE+upgrade1 (in the background, while the
-#      root is made) for the upgrade;
+#   1. scripts/build-debs.sh, both builds at once: --lintian, the tree's
+#      version (a lintian error fails), and --version TREE+upgrade1 for the
+#      upgrade (waited for only before the upgrade);
 #   2. a fresh root: debootstrap --variant=minbase bookworm, with the
 #      built packages' dependencies (and sqlite3 when the SQLite module is
 #      built) pre-installed, cached as a tarball (IDM_PKGTEST_CACHE, default
@@ -28,10 +28,11 @@
 #      READY=1, IDs over HTTP (curl) and the Redis protocol (redis-cli);
 #   5. the upgrade: snowflakes minted (their max kept), SIGTERM (exit 0,
 #      STOPPING=1), `apt-get install ./new/*.deb` (--force-confold), the
-#      version, the mark and the operator's conffile kept; idmintd started
-#      again with its clock set back (libfaketime) to before those
-#      snowflakes: every new one must be above their max (only the mark in
-#      the state directory can make it so);
+#      version, the mark and the operator's conffile kept; /run/idmint
+#      emptied as a reboot would; idmintd started again with its clock set
+#      back (libfaketime) to before those snowflakes: every new one must be
+#      above their max (only the mark in the state directory can make it
+#      so);
 #   6. apt-get remove: the state and the user stay; dpkg --purge: both
 #      gone, and the conffile;
 #   7. every process it started killed by its pid, every mount unmounted,
@@ -114,7 +115,8 @@ expect() {
     '=') [ "$a" = "$e" ] && good=1 ;;
     '!=') [ "$a" != "$e" ] && good=1 ;;
     '=~') [[ $a =~ $e ]] && good=1 ;;
-    *) [[ $a =~ ^-?[0-9]+$ ]] && [[ $e =~ ^-?[0-9]+$ ]] && [ "$a" "$op" "$e" ] && good=1 ;;
+    -gt | -ge | -lt | -le) [[ $a =~ ^-?[0-9]+$ ]] && [[ $e =~ ^-?[0-9]+$ ]] && test "$a" "$op" "$e" && good=1 ;;
+    *) echo "expect: unknown operator $op" >&2 ;;
     esac
     if [ $good = 1 ]; then
         ok "$what"
@@ -153,7 +155,7 @@ cleanup() {
     done
     if [ "$keep" = 1 ]; then
         echo "# kept $WORK (the root, the builds); unmounted" >&2
-    elif grep -q " $R[/ ]" /proc/mounts; then
+    elif grep -q " ${R}[/ ]" /proc/mounts; then
         echo "# $R still has mounts: left in place" >&2
     else
         rm -rf --one-file-system "$WORK"
@@ -202,8 +204,8 @@ FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
     "missing:$missing (scripts/test.sh installs them: scripts/deps.sh's IDM_TEST_PACKAGES)"
 ok "root, and the tools installed (debootstrap, debhelper, fakeroot, lintian, curl, redis-cli, libfaketime)"
 
-if grep -q " $R[/ ]" /proc/mounts; then
-    fatal "no mounts left below $R by an earlier run" "$(grep " $R[/ ]" /proc/mounts)"
+if grep -q " ${R}[/ ]" /proc/mounts; then
+    fatal "no mounts left below $R by an earlier run" "$(grep " ${R}[/ ]" /proc/mounts)"
 fi
 rm -rf --one-file-system "$WORK"
 mkdir -p "$WORK" "$CACHE" || fatal "make $WORK and $CACHE"
@@ -266,11 +268,11 @@ done
 
 # The dependencies of what was built (an alternative: its first package),
 # less the packages built here; with sqlite3 for the SQLite module's check.
-BUILT_NAMES=$(for f in "${OLD_DEBS[@]}"; do dpkg-deb -f "$f" Package; done)
+for f in "${OLD_DEBS[@]}"; do dpkg-deb -f "$f" Package; done >"$WORK/built-names"
 DEPS=$(for f in "${OLD_DEBS[@]}"; do
     dpkg-deb -f "$f" Pre-Depends Depends | sed 's/^[A-Za-z-]*: //' | tr ',' '\n' |
         sed 's/|.*//; s/(.*)//; s/:any//; s/[[:space:]]//g'
-done | grep -vxF -e '' $(printf -- '-e %s ' $BUILT_NAMES) | sort -u)
+done | grep -vxF -e '' -f "$WORK/built-names" | sort -u)
 case " ${OPTIONAL[*]} " in *" libsqlite3-mod-idmint "*) DEPS+=$'\nsqlite3' ;; esac
 DEPS=$(printf '%s\n' $DEPS | sort -u | paste -sd ' ')
 KEY=$(printf '%s %s %s %s %s\n' "$SUITE" minbase "$MIRROR" "$SECURITY" "$DEPS" | sha256sum | cut -c 1-16)
@@ -298,7 +300,7 @@ else
     else
         if ! debootstrap --variant=minbase "$SUITE" "$R" "$MIRROR" >"$WORK/debootstrap.log" 2>&1; then
             fatal "debootstrap --variant=minbase $SUITE from $MIRROR" \
-                "$(tail -n 15 "$WORK/debootstrap.log")"$'\n'"(the whole log: $WORK/debootstrap.log; is the mirror reachable?)"
+                "$(tail -n 15 "$WORK/debootstrap.log")"$'\n'"(is the mirror reachable? the whole log: $WORK/debootstrap.log, kept with --keep)"
         fi
         timed "debootstrap --variant=minbase $SUITE" "$t"
         t=$SECONDS
@@ -636,7 +638,7 @@ back_ns=$(($(date +%s%N) - T_MINTED + 3000000000))
 back=$(printf -- '-%d.%03d' $((back_ns / 1000000000)) $((back_ns / 1000000 % 1000)))
 mkdir -p "$R/usr/local/lib/faketime"
 cp "$FAKETIME_LIB" "$R/usr/local/lib/faketime/"
-EXTRA_ENV=(LD_PRELOAD=/usr/local/lib/faketime/${FAKETIME_LIB##*/} FAKETIME=$back FAKETIME_DONT_FAKE_MONOTONIC=1)
+EXTRA_ENV=("LD_PRELOAD=/usr/local/lib/faketime/${FAKETIME_LIB##*/}" "FAKETIME=$back" FAKETIME_DONT_FAKE_MONOTONIC=1)
 echo "# idmintd's clock: FAKETIME=$back (3 s before the last snowflake)"
 t=$SECONDS
 if start_unit upgraded; then
