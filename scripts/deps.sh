@@ -93,9 +93,9 @@ IDM_BUILD_PACKAGES=(build-essential cmake pkg-config libssl-dev libuv1-dev
 # files (check_citations.sh); groff (groff-base) renders the man pages
 # (check_man.sh). The package test (tests/packages/test_install.sh) builds
 # the .debs with debhelper, dh-python and fakeroot, checks them with
-# lintian, and installs them into a root made by debootstrap. Node.js and npm (the interop, client and
-# binding tests) are IDM_NODE_PACKAGES, installed where the machine has no
-# node or npm of its own.
+# lintian, and installs them into a root made by debootstrap. Node.js and
+# npm (the interop, client and binding tests) are IDM_NODE_PACKAGES,
+# installed where the machine has no node or npm of its own.
 # shellcheck disable=SC2034 # used by the scripts that source this file
 IDM_TEST_PACKAGES=(clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime
     universal-ctags libmemcached-tools python3-pymemcache valgrind
