@@ -91,15 +91,18 @@ IDM_BUILD_PACKAGES=(build-essential cmake pkg-config libssl-dev libuv1-dev
 # socat sends raw RESP frames (test_segments.sh); iproute2's ip sets up a
 # network namespace's loopback (test_node_ip.sh); git lists the tree's
 # files (check_citations.sh); groff (groff-base) renders the man pages
-# (check_man.sh). Node.js and npm (the interop, client and
-# binding tests) are IDM_NODE_PACKAGES, installed where the machine has no
-# node or npm of its own.
+# (check_man.sh). The package test (tests/packages/test_install.sh) builds
+# the .debs with debhelper, dh-python and fakeroot, checks them with
+# lintian, and installs them into a root made by debootstrap. Node.js and
+# npm (the interop, client and binding tests) are IDM_NODE_PACKAGES,
+# installed where the machine has no node or npm of its own.
 # shellcheck disable=SC2034 # used by the scripts that source this file
 IDM_TEST_PACKAGES=(clang libclang-rt-14-dev curl redis-tools python3-redis faketime libfaketime
     universal-ctags libmemcached-tools python3-pymemcache valgrind
     python3-dev python3-venv python3-setuptools python3-wheel python3-pytest mypy apache2-utils prometheus
     openssl etcd-server etcd-client zookeeperd
     postgresql postgresql-server-dev-15 sqlite3 mariadb-server libmariadb-dev
-    jq socat iproute2 nftables git groff-base default-jdk-headless systemd)
+    jq socat iproute2 nftables git groff-base default-jdk-headless systemd
+    debootstrap debhelper dh-python fakeroot lintian)
 # shellcheck disable=SC2034
 IDM_NODE_PACKAGES=(nodejs npm)

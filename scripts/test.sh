@@ -18,6 +18,11 @@
 #      instead of being skipped, and a missing PostgreSQL or extension
 #      fails its tests). An extension that does not build or install is
 #      one failed test, and its tests then fail too (IDM_PG_INSTALL=failed);
+#   2b. builds the Debian packages (scripts/build-debs.sh --lintian, and a
+#      higher version), installs them into a fresh debootstrap root (cached
+#      under build/packages-cache/), runs idmintd there as its unit says,
+#      upgrades, removes and purges (tests/packages/test_install.sh;
+#      docs/packaging-test.md);
 #   3. builds with clang, ASan+UBSan and -Werror into build-asan/ and runs
 #      ctest (with LeakSanitizer when it works on this machine) but for the
 #      labels pg (the extension is PGXS's build, not this tree's) and
@@ -256,6 +261,27 @@ fi
 # --quick stops here: the plain build and its tests (and pg_idmint's).
 if [ "$QUICK" = 0 ]; then
 # ---------------------------------------------------------------------------
+section "Debian packages: build, install in a fresh root, run, upgrade, purge (tests/packages/test_install.sh)"
+# Its own build of the packages (scripts/build-debs.sh, twice), a
+# debootstrap root cached under build/packages-cache/: one line, counted
+# from the test's "N passed, N failed".
+t0=$SECONDS
+pkg_log=$(mktemp)
+"${pg_sudo[@]}" bash "$ROOT/tests/packages/test_install.sh" 2>&1 | tee "$pkg_log"
+pkg_rc=${PIPESTATUS[0]}
+pkg_line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$pkg_log" | tail -n 1)
+rm -f "$pkg_log"
+if [ -n "$pkg_line" ]; then
+    pkg_passed=${pkg_line%% *}
+    pkg_failed=${pkg_line#*, }
+    pkg_failed=${pkg_failed%% *}
+    [ "$pkg_rc" -ne 0 ] && [ "$pkg_failed" -eq 0 ] && pkg_failed=1
+    record "Debian packages (install test)" $((SECONDS - t0)) "$pkg_passed" "$pkg_failed"
+else
+    record "Debian packages (install test)" $((SECONDS - t0)) 0 1 "test_install.sh exited $pkg_rc without a count"
+fi
+
+# ---------------------------------------------------------------------------
 section "sanitizer build: clang, ASan+UBSan, -Werror (build-asan/)"
 t0=$SECONDS
 # LeakSanitizer needs ptrace-like access to the process; it fails in some
@@ -417,7 +443,7 @@ for line in "${SUMMARY[@]}"; do
 done
 printf '%-34s %5ss\n' "total" "$SECONDS"
 if [ "$QUICK" = 1 ]; then
-    echo "--quick: the sanitizer, TSan, no-server, fuzzing and benchmark phases were not run"
+    echo "--quick: the package, sanitizer, TSan, no-server, fuzzing and benchmark phases were not run"
 fi
 if [ "${#FAILED_PHASES[@]}" -ne 0 ]; then
     printf 'FAILED: %s\n' "${FAILED_PHASES[@]}"
