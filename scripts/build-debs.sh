@@ -16,7 +16,7 @@
 #                 override in debian/ saying why)
 #
 # Needs the packages the README's test command installs (debhelper,
-# dh-python, fakeroot, lintian and the build dependencies in debian/control).
+# dh-python, lintian and the build dependencies in debian/control).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -92,7 +92,7 @@ IDM_BUILD_PACKAGES=(build-essential cmake pkg-config libssl-dev libuv1-dev
 # network namespace's loopback (test_node_ip.sh); git lists the tree's
 # files (check_citations.sh); groff (groff-base) renders the man pages
 # (check_man.sh). The package test (tests/packages/test_install.sh) builds
-# the .debs with debhelper, dh-python and fakeroot, checks them with
+# the .debs with debhelper and dh-python (python3-all-dev), checks them with
 # lintian, and installs them into a root made by debootstrap. Node.js and
 # npm (the interop, client and binding tests) are IDM_NODE_PACKAGES,
 # installed where the machine has no node or npm of its own.
@@ -103,6 +103,6 @@ IDM_TEST_PACKAGES=(clang libclang-rt-14-dev curl redis-tools python3-redis faket
     openssl etcd-server etcd-client zookeeperd
     postgresql postgresql-server-dev-15 sqlite3 mariadb-server libmariadb-dev
     jq socat iproute2 nftables git groff-base default-jdk-headless systemd
-    debootstrap debhelper dh-python fakeroot lintian)
+    debootstrap debhelper dh-python python3-all-dev lintian)
 # shellcheck disable=SC2034
 IDM_NODE_PACKAGES=(nodejs npm)

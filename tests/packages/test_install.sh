@@ -39,7 +39,7 @@
 #      the root and the builds removed (--keep leaves them, for a look);
 #      the cache stays.
 #
-# Needs root, debootstrap, debhelper, dh-python, fakeroot, lintian (the
+# Needs root, debootstrap, debhelper, dh-python, lintian (the
 # test command installs them: scripts/deps.sh), curl, redis-cli, python3,
 # libfaketime, and the first time the Debian mirror (IDM_PKGTEST_MIRROR,
 # default http://deb.debian.org/debian; the root's sources are its
@@ -195,14 +195,14 @@ wait_for() {
 [ "$(id -u)" -eq 0 ] || fatal "runs as root (debootstrap, chroot, mounts)" \
     "run it as root: sudo bash $0"
 missing=
-for tool in debootstrap dpkg-buildpackage dh fakeroot lintian curl redis-cli python3 chroot; do
+for tool in debootstrap dpkg-buildpackage dh lintian curl redis-cli python3 chroot; do
     command -v "$tool" >/dev/null 2>&1 || missing+=" $tool"
 done
 FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
 [ -f "$FAKETIME_LIB" ] || missing+=" libfaketime"
 [ -z "$missing" ] || fatal "the tools the test runs are installed" \
     "missing:$missing (scripts/test.sh installs them: scripts/deps.sh's IDM_TEST_PACKAGES)"
-ok "root, and the tools installed (debootstrap, debhelper, fakeroot, lintian, curl, redis-cli, libfaketime)"
+ok "root, and the tools installed (debootstrap, debhelper, lintian, curl, redis-cli, libfaketime)"
 
 if grep -q " ${R}[/ ]" /proc/mounts; then
     fatal "no mounts left below $R by an earlier run" "$(grep " ${R}[/ ]" /proc/mounts)"
