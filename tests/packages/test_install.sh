@@ -390,6 +390,70 @@ expect "... with a nologin shell" "$(cut -d: -f7 <<<"$pw")" =~ '/(nologin|false)
 check "idmintd --check-config --config /etc/idmint/idmintd.conf passes" \
     inroot idmintd --check-config --config /etc/idmint/idmintd.conf
 
+# as_user USER COMMAND ARGS...: in the root as USER (its groups), clean
+# environment; run it in a subshell (it execs, so that $! of a background
+# one is the server's pid).
+as_user() {
+    local user=$1
+    shift
+    exec chroot "$R" /usr/bin/setpriv --reuid="$user" --regid="$user" --init-groups -- \
+        /usr/bin/env -i PATH=$IN_PATH LANG=C.UTF-8 HOME=/tmp "$@"
+}
+# stop_db PID: SIGTERM (both servers' clean shutdown), at most 30 s.
+stop_db() {
+    kill -TERM "$1" 2>/dev/null
+    wait_for 30 eval '! kill -0 '"$1"' 2>/dev/null'
+    wait "$1" 2>/dev/null
+}
+# pg_in_root: a PostgreSQL 15 of the root's own (initdb in /tmp, a Unix
+# socket only), CREATE EXTENSION pg_idmint and an ID from it, as a user of
+# the package does.
+pg_in_root() {
+    local bin=/usr/lib/postgresql/15/bin d=/tmp/idmint-pg pid out
+    inroot install -d -o postgres -g postgres -m 0700 "$d"
+    if ! (as_user postgres "$bin/initdb" -D "$d" -A trust -U postgres) >"$WORK/pg.log" 2>&1; then
+        not_ok "... initdb of the root's PostgreSQL 15" "$(tail -n 15 "$WORK/pg.log")"
+        return 1
+    fi
+    (as_user postgres "$bin/postgres" -D "$d" -k /tmp -c listen_addresses=) >>"$WORK/pg.log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    wait_for 30 eval '(as_user postgres "$bin/pg_isready" -q -h /tmp)'
+    out=$( (as_user postgres "$bin/psql" -h /tmp -U postgres -d postgres -XAtq -v ON_ERROR_STOP=1 \
+        -c 'CREATE EXTENSION pg_idmint' \
+        -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_idmint'" \
+        -c 'SELECT uuid_extract_version(uuidv7())') 2>&1)
+    expect "... CREATE EXTENSION pg_idmint in the root's PostgreSQL 15: version 0.3, uuidv7() a version 7" \
+        "$out" = $'0.3\n7' || sed 's/^/#   /' "$WORK/pg.log" | tail -n 10
+    stop_db "$pid"
+}
+# mariadb_in_root: a MariaDB of the root's own (mariadb-install-db in
+# /tmp, a Unix socket only), the package's install.sql, then its functions.
+mariadb_in_root() {
+    local d=/tmp/idmint-mariadb sock=/tmp/idmint-mariadb.sock pid out
+    local sql=/usr/share/mariadb-plugin-idmint
+    inroot install -d -o mysql -g mysql -m 0700 "$d"
+    if ! (as_user mysql mariadb-install-db --no-defaults --datadir="$d" --skip-test-db \
+        --auth-root-authentication-method=normal) >"$WORK/mariadb.log" 2>&1; then
+        not_ok "... mariadb-install-db in the root" "$(tail -n 15 "$WORK/mariadb.log")"
+        return 1
+    fi
+    (as_user mysql mariadbd --no-defaults --datadir="$d" --socket="$sock" --skip-networking \
+        --pid-file=/tmp/idmint-mariadb.pid) >>"$WORK/mariadb.log" 2>&1 &
+    pid=$!
+    PIDS+=("$pid")
+    wait_for 60 test -S "$R$sock"
+    out=$( (as_user mysql mariadb --no-defaults -uroot -S "$sock" -N -B) <"$R$sql/install.sql" 2>&1 &&
+        (as_user mysql mariadb --no-defaults -uroot -S "$sock" -N -B -e \
+            "SELECT uuid_v7() REGEXP '^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}\$', LENGTH(ulid())") 2>&1)
+    expect "... its install.sql in the root's MariaDB, then uuid_v7() (a version 7) and ulid() (26 characters)" \
+        "$out" = $'1\t26' || sed 's/^/#   /' "$WORK/mariadb.log" | tail -n 10
+    out=$( (as_user mysql mariadb --no-defaults -uroot -S "$sock" -N -B) <"$R$sql/uninstall.sql" 2>&1 &&
+        (as_user mysql mariadb --no-defaults -uroot -S "$sock" -N -B -e \
+            "SELECT COUNT(*) FROM mysql.func WHERE dl = 'idmint_udf.so'") 2>&1)
+    expect "... and its uninstall.sql drops them all" "$out" = 0
+    stop_db "$pid"
+}
 for p in "${OPTIONAL[@]}"; do
     files=$(inroot dpkg -L "$p")
     case $p in
@@ -419,6 +483,7 @@ print(u, a, b)'
             "$(grep -cE '^/usr/share/postgresql/15/extension/pg_idmint(\.control|--.*\.sql)$' <<<"$files")" -ge 2
         expect "... its libraries all found (ldd)" \
             "$(inroot ldd /usr/lib/postgresql/15/lib/pg_idmint.so 2>&1 | grep -c 'not found')" = 0
+        pg_in_root
         ;;
     mariadb-plugin-idmint)
         so=$(grep -m 1 '/idmint_udf\.so$' <<<"$files")
@@ -426,6 +491,7 @@ print(u, a, b)'
             "$so" = /usr/lib/mysql/plugin/idmint_udf.so
         expect "... its libraries all found (ldd)" \
             "$(inroot ldd "${so:-/nonexistent}" 2>&1 | grep -c 'not found\|No such')" = 0
+        mariadb_in_root
         ;;
     esac
 done
