@@ -151,7 +151,6 @@ static int open_parts(idm_sfhost *h, const idm_sfhost_config *cfg, idm_error *er
     int rc = idm__os_make_dir("snowflake state directory", cfg->dir, &made, err);
     if (rc != IDM_OK)
         return rc;
-    bool state_exists = !made && idm__os_file_exists(h->state_path);
 
     idm_mark_config mc;
     idm_mark_config_init(&mc);
@@ -166,6 +165,16 @@ static int open_parts(idm_sfhost *h, const idm_sfhost_config *cfg, idm_error *er
         h->mark = NULL;
         return rc;
     }
+    /* Whether the state exists is judged after the mark is read, never
+     * before: every opener makes the state before it writes the mark, so
+     * a mark of this boot read first means its state exists now. Looked at
+     * first, a state that another opener made and minted from between the
+     * look and the read would be taken for lost, and this opener would
+     * resume it at that opener's reserve, ahead of the clock by more than
+     * the tolerance, for every opener (test_sfhost's racing opener). Nor
+     * is a directory this opener made proof that no state is in it: the
+     * other opener may have made its state there since. */
+    bool state_exists = idm__os_file_exists(h->state_path);
     uint8_t boot[IDM_MARK_TAG_BYTES], tag[IDM_MARK_TAG_BYTES];
     boot_tag(boot);
     idm_mark_tag(h->mark, tag);

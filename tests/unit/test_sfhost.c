@@ -324,6 +324,68 @@ static void test_processes_killed_mid_run(void)
     free(ids);
 }
 
+/* An opener that ran whole while another was opening. The second one's
+ * allocator hook (its second allocation: the mark's, made before the mark
+ * is read) opens a first opener on the fresh directory and mints, which
+ * creates the state and writes a reserve ahead. The second must then trust
+ * that state (it exists, and the mark carries this boot): judged from a
+ * look at the state taken before the first existed, it resumed at the
+ * first's reserve and left every opener's clock behind the latest time by
+ * more than the tolerance (pg_idmint's 8 sessions starting at once failed
+ * with "the clock reads 1001 ms behind the latest time used"). */
+struct racing_alloc {
+    int calls;
+    idm_sfhost_config cfg; /* the first opener's */
+    idm_sfhost *first;
+    int first_rc;
+};
+
+static void *racing_alloc(void *ctx, size_t size, size_t align)
+{
+    struct racing_alloc *r = ctx;
+    if (++r->calls == 2) {
+        idm_error err = {0};
+        uint64_t id = 0;
+        r->first_rc = idm_sfhost_open(&r->first, &r->cfg, &err);
+        if (r->first_rc == IDM_OK)
+            r->first_rc = idm_sfhost_next(r->first, &id, &err);
+    }
+    void *p = NULL;
+    return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size) == 0 ? p : NULL;
+}
+
+static void racing_free(void *ctx, void *ptr)
+{
+    (void)ctx;
+    free(ptr);
+}
+
+static void test_opener_racing_a_first_one_trusts_it(void)
+{
+    struct fake_clock c = {0};
+    fake_clock_set_ms(&c, T0_MS);
+    const char *dir = tmp_dir("race");
+    struct racing_alloc r = {.cfg = cfg_for(dir, &c)};
+    r.cfg.reserve_ms = 2000;
+    idm_sfhost_config cfg = r.cfg;
+    cfg.allocator = (idm_allocator){.alloc = racing_alloc, .free = racing_free, .ctx = &r};
+    idm_error err = {0};
+    idm_sfhost *second = NULL;
+    ASSERT_OK(idm_sfhost_open(&second, &cfg, &err), &err);
+    ASSERT_TRUE(r.calls >= 2);
+    ASSERT_EQ_INT(r.first_rc, IDM_OK);
+    /* The clock has not moved: both go on minting at T0. */
+    uint64_t a = 0, b = 0;
+    int64_t retry = 0;
+    ASSERT_OK(idm_sfhost_try_next(r.first, &a, &retry, &err), &err);
+    ASSERT_OK(idm_sfhost_try_next(second, &b, &retry, &err), &err);
+    ASSERT_EQ_INT(id_ms(second, a), T0_MS);
+    ASSERT_EQ_INT(id_ms(second, b), T0_MS);
+    ASSERT_TRUE(b > a);
+    idm_sfhost_close(second);
+    idm_sfhost_close(r.first);
+}
+
 static const struct test_case tests[] = {
     TEST(test_refusals),
     TEST(test_paths_name_the_layout),
@@ -334,6 +396,7 @@ static const struct test_case tests[] = {
     TEST(test_floor_is_kept),
     TEST(test_truncated_state_noticed),
     TEST(test_processes_killed_mid_run),
+    TEST(test_opener_racing_a_first_one_trusts_it),
     {0},
 };
 
