@@ -68,6 +68,7 @@ typedef struct fault {
 
 typedef struct node_at {
     int64_t node, t;
+    int64_t minted; /* at or before: the earlier of its receipt and its stamp */
     uint64_t id;
     int inst;
 } node_at;
@@ -612,7 +613,11 @@ int main(int argc, char **argv)
      * holder's last ID received to the new one's first. A new holder that
      * received IDs more than SHARED_MS before the old one's last is a node
      * minted by two instances at once (even in disjoint ranges: the
-     * signature of a lease that did not fence). */
+     * signature of a lease that did not fence). The old holder's last is
+     * the last time it can have minted, the earlier of each ID's receipt
+     * and its stamp: a reply minted in time but received late (a holder
+     * stopped between minting and writing it, as SIGSTOP does) is no
+     * second minter. */
     if (js != NULL)
         fprintf(js, "],\n \"moves\": [");
     printf("node moves (node: from -> to, ms from the old holder's last ID to the new one's first):\n");
@@ -627,21 +632,27 @@ int main(int argc, char **argv)
             if (C.r[i].kind != FC_KIND_SF)
                 continue;
             int64_t nd = node_of(C.r[i].id, &ms);
+            int64_t stamp_us = ms * 1000;
             if (nd >= 0)
-                v[m++] = (node_at){nd, C.r[i].recv_us, C.r[i].id, C.r[i].inst};
+                v[m++] = (node_at){nd, C.r[i].recv_us,
+                                   stamp_us < C.r[i].recv_us ? stamp_us : C.r[i].recv_us,
+                                   C.r[i].id, C.r[i].inst};
         }
         qsort(v, m, sizeof *v, cmp_node_id);
         int moves = 0;
-        int64_t longest = 0, run_last = m > 0 ? v[0].t : 0;
+        int64_t longest = 0, run_last = m > 0 ? v[0].t : 0, run_minted = m > 0 ? v[0].minted : 0;
         for (size_t i = 1; i <= m; i++) {
             bool same = i < m && v[i].node == v[i - 1].node && v[i].inst == v[i - 1].inst;
             if (same || i == m) {
                 if (i < m && v[i].t > run_last)
                     run_last = v[i].t;
+                if (i < m && v[i].minted > run_minted)
+                    run_minted = v[i].minted;
                 continue;
             }
             if (v[i].node != v[i - 1].node) {
                 run_last = v[i].t;
+                run_minted = v[i].minted;
                 continue;
             }
             /* The new run's first receipt: the earliest of its IDs. */
@@ -658,12 +669,13 @@ int main(int argc, char **argv)
             printf("  node %" PRId64 ": %d -> %d, %.1f ms at %" PRId64 " us (%s)\n", v[i].node,
                    v[i - 1].inst, v[i].inst, (double)gap / 1000, run_last,
                    fi >= 0 ? C.f[fi].name : "no fault");
-            if (gap < -SHARED_MS * 1000) {
+            if (first - run_minted < -SHARED_MS * 1000) {
                 if (shared < SHOW)
                     printf("SHARED node %" PRId64 ": instance %d received %" PRIu64
-                           " at %" PRId64 " us, %.1f ms before instance %d's last ID below it\n",
-                           v[i].node, v[i].inst, v[i].id, first, (double)-gap / 1000,
-                           v[i - 1].inst);
+                           " at %" PRId64 " us, %.1f ms before instance %d last minted an ID "
+                           "below it\n",
+                           v[i].node, v[i].inst, v[i].id, first,
+                           (double)(run_minted - first) / 1000, v[i - 1].inst);
                 shared++;
             }
             if (js != NULL)
@@ -673,6 +685,7 @@ int main(int argc, char **argv)
             moves++;
             /* The new run's latest receipt so far. */
             run_last = v[i].t;
+            run_minted = v[i].minted;
         }
         printf("  %d moves, the longest %.1f ms; nodes minted by two instances at once: %" PRIu64
                "\n",

@@ -94,6 +94,14 @@ clean "$T/twominters"
 echo "$(sf $((T0 + 1500)) 0 0) $(((T0 - 1000) * 1000)) 9 3 1" >>"$T/twominters/a.idtxt"
 expect "a node minted by two instances at once" 1 '^SHARED node 0: instance 3 ' "$T/twominters"
 
+clean "$T/late"
+# Instance 0's last reply, minted at T0 + 250 (within its lease), reaches
+# its client only at T0 + 4000 (instance 0 was stopped between minting and
+# writing it); instance 3 took node 0 over at T0 + 2500: no second minter.
+echo "$(sf $((T0 + 250)) 0 0) $(((T0 + 4000) * 1000)) 1 0 1" >>"$T/late/a.idtxt"
+echo "$(sf $((T0 + 2500)) 0 0) $(((T0 + 2500) * 1000)) 9 3 1" >>"$T/late/a.idtxt"
+expect "a reply minted in time and received late is not a second minter" 0 '^no violation' "$T/late"
+
 clean "$T/seg"
 echo "1000 $(((T0 + 500) * 1000)) 3 2 2" >>"$T/seg/a.idtxt"
 expect "a segment ID past what the store leased" 1 '^SEGMENT 1000 ' "$T/seg"
