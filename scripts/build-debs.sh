@@ -40,11 +40,13 @@ src="$out/src/idmint-${version%%-*}"
 rm -rf "$src"
 mkdir -p "$src"
 # The tree's own files only: no build directories, no local artifacts.
-(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -d -t "$src" 2>/dev/null || true)
-(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
-    [ -e "$f" ] || [ -L "$f" ] || continue
-    [ -e "$src/$f" ] || [ -L "$src/$f" ] || { echo "build-debs.sh: cannot copy $f" >&2; exit 1; }
-done)
+# One pass: the files that exist (a tracked file deleted in the work tree
+# is left out), copied with their paths; any copy that fails stops here.
+(cd "$ROOT" && git ls-files -z --cached --others --exclude-standard |
+    while IFS= read -r -d '' f; do
+        if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\0' "$f"; fi
+    done | xargs -0 cp --parents -d -t "$src") ||
+    { echo "build-debs.sh: cannot copy the tree's files to $src" >&2; exit 1; }
 
 if [ "$version" != "$tree_version" ]; then
     dpkg --compare-versions "$version" gt "$tree_version" ||
