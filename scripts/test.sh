@@ -20,7 +20,7 @@
 #      one failed test, and its tests then fail too (IDM_PG_INSTALL=failed);
 #   2b. builds the Debian packages (scripts/build-debs.sh --lintian, and a
 #      higher version), installs them into a fresh debootstrap root (cached
-#      under build/packages-cache/), runs idmintd there as its unit says,
+#      under ~/.cache/idmint/pkgtest/), runs idmintd there as its unit says,
 #      upgrades, removes and purges (tests/packages/test_install.sh;
 #      docs/packaging-test.md);
 #   3. builds with clang, ASan+UBSan and -Werror into build-asan/ and runs
@@ -33,7 +33,7 @@
 #   4b. configures and builds with -DIDM_SERVER=OFF (the library and the
 #      CLI alone, as without libuv) into build-noserver/;
 #   5. builds the libFuzzer targets with clang into build-fuzz/ and runs each
-#      for IDM_FUZZ_SECONDS seconds (default 20; 0 runs only the corpus),
+#      for IDM_FUZZ_SECONDS seconds (default 10; 0 runs only the corpus),
 #      from a fresh scratch corpus under build-fuzz/ seeded by fuzz/corpus/;
 #   6. runs the benchmarks briefly (bench/run.sh --quick, bench/pg.sh --quick,
 #      bench/sql.sh --quick --only sqlite,mariadb, bench/keyed.sh --quick,
@@ -72,7 +72,7 @@ for arg in "$@"; do
 done
 
 JOBS=$(nproc 2>/dev/null || echo 2)
-FUZZ_SECONDS=${IDM_FUZZ_SECONDS:-20}
+FUZZ_SECONDS=${IDM_FUZZ_SECONDS:-10}
 case "$FUZZ_SECONDS" in
 '' | *[!0-9]*)
     echo "test.sh: IDM_FUZZ_SECONDS must be a whole number of seconds, got '$FUZZ_SECONDS'" >&2
@@ -263,7 +263,7 @@ if [ "$QUICK" = 0 ]; then
 # ---------------------------------------------------------------------------
 section "Debian packages: build, install in a fresh root, run, upgrade, purge (tests/packages/test_install.sh)"
 # Its own build of the packages (scripts/build-debs.sh, twice), a
-# debootstrap root cached under build/packages-cache/: one line, counted
+# debootstrap root cached under ~/.cache/idmint/pkgtest/: one line, counted
 # from the test's "N passed, N failed".
 t0=$SECONDS
 pkg_log=$(mktemp)

@@ -11,8 +11,9 @@
 #   2. a fresh root: debootstrap --variant=minbase bookworm, with the
 #      built packages' dependencies (and sqlite3 when the SQLite module is
 #      built) pre-installed, cached as a tarball (IDM_PKGTEST_CACHE, default
-#      build/packages-cache/; one per dependency list) so that a second run
-#      only unpacks it; policy-rc.d forbids maintainer scripts to start
+#      ~/.cache/idmint/pkgtest/, outside the tree so that a new clone finds
+#      it; one per dependency list; made again when a week old) so that a
+#      second run only unpacks it; policy-rc.d forbids maintainer scripts to start
 #      services. `apt-get install ./*.deb` of the tree's version there;
 #   3. files where Debian policy puts them, the conffile, the user idmintd
 #      (nologin shell), each optional package that was built
@@ -70,7 +71,7 @@ for arg in "$@"; do
 done
 
 WORK=${IDM_PKGTEST_WORK:-$ROOT/build/packages-test}
-CACHE=${IDM_PKGTEST_CACHE:-$ROOT/build/packages-cache}
+CACHE=${IDM_PKGTEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/idmint/pkgtest}
 MIRROR=${IDM_PKGTEST_MIRROR:-http://deb.debian.org/debian}
 SECURITY=${IDM_PKGTEST_SECURITY:-http://deb.debian.org/debian-security}
 SUITE=bookworm
@@ -278,6 +279,9 @@ DEPS=$(printf '%s\n' $DEPS | sort -u | paste -sd ' ')
 KEY=$(printf '%s %s %s %s %s\n' "$SUITE" minbase "$MIRROR" "$SECURITY" "$DEPS" | sha256sum | cut -c 1-16)
 BASE_TAR=$CACHE/$SUITE-minbase.tar
 DEPS_TAR=$CACHE/$SUITE-deps-$KEY.tar
+# A root a week old is made again: it follows the suite's point releases
+# and security updates, as a machine's weekly upgrade would.
+find "$CACHE" -maxdepth 1 -name "$SUITE-*.tar" -mtime +6 -delete
 
 # prepare_root: the host's resolv.conf, no service started by a
 # maintainer script (invoke-rc.d asks policy-rc.d: 101 is "no"; the
