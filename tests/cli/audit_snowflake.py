@@ -10,10 +10,11 @@ Usage: audit_snowflake.py MACHINE_ID STARTED_FILE OTHER_STARTED_FILE MS
 Creates STARTED_FILE when it begins to mint, then prints IDs, one per
 line, until OTHER_STARTED_FILE exists (the other run has begun; "-" for
 none) and MS more milliseconds have passed on its clock. The test runs it
-under libfaketime on a slowed clock that starts at one instant for every
-run, so that two runs started together mint in the same milliseconds
-however busy the machine (on the real clock a loaded machine may run them
-by turns, and no millisecond has both).
+under libfaketime on a clock that starts at one instant for every run and
+moves on by a fixed step at each reading, so that two runs started
+together mint in the same milliseconds however busy the machine (on the
+real clock a loaded machine may run them by turns, and no millisecond has
+both).
 """
 import os
 import sys

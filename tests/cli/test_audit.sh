@@ -114,28 +114,32 @@ check "one writer's IDs split across two files: no overlap" -O '(.|\n)*verdict: 
     -- "$IDMINT" audit snowflake "$D/w1a" "$D/w1b"
 
 # A Python snowflake class as services write it, run twice at once. Each
-# runs under libfaketime with its clock started at one instant and slowed a
-# hundredfold (a millisecond lasts 100 ms): both begin minting in the same
-# milliseconds, and both get the processor within each of them however
-# busy the machine. On the real clock a loaded machine could run the two
-# by turns, a few milliseconds each, and no millisecond had both (CI's
-# ASan run: only "out of order", which docs/audit.md lists as a false
-# negative).
+# runs under libfaketime on a clock that starts at one instant and moves
+# on by a fixed step at each reading (about 1000 and 770 IDs a
+# millisecond: both mint in the same milliseconds, and neither fills one),
+# whatever the scheduler does. On the real clock a loaded machine could
+# run the two by turns, a few milliseconds each, and no millisecond had
+# both (CI's ASan run: only "out of order", which docs/audit.md lists as a
+# false negative); a clock merely slowed down let each fill every
+# millisecond, read as the other documented case, a sequence overflow.
 FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
 if [ ! -e "$FAKETIME_LIB" ]; then
     echo "test_audit.sh: $FAKETIME_LIB is missing (Debian package libfaketime)" >&2
     exit 1
 fi
-py_slow() {
+# py_stepped STEP_SECONDS MACHINE_ID STARTED OTHER MS
+py_stepped() {
+    local step=$1
+    shift
     LD_PRELOAD=$FAKETIME_LIB FAKETIME_DONT_FAKE_MONOTONIC=1 \
-        FAKETIME="@$(date -u -d "@$((NOW / 1000))" '+%Y-%m-%d %H:%M:%S') x0.01" \
+        FAKETIME="@$(date -u -d "@$((NOW / 1000))" '+%Y-%m-%d %H:%M:%S') i$step" \
         python3 "$HERE/audit_snowflake.py" "$@"
 }
-py_slow 1 "$D/py1.started" "$D/py2.started" 5 >"$D/py1" &
+py_stepped 0.000001 1 "$D/py1.started" "$D/py2.started" 5 >"$D/py1" &
 py_pid=$!
-py_slow 1 "$D/py2.started" "$D/py1.started" 5 >"$D/py2"
+py_stepped 0.0000013 1 "$D/py2.started" "$D/py1.started" 5 >"$D/py2"
 wait $py_pid
-py_slow 2 "$D/py3.started" - 5 >"$D/py3"
+py_stepped 0.000001 2 "$D/py3.started" - 5 >"$D/py3"
 # The premise: the two runs minted in at least one millisecond both.
 tcheck "the two runs of machine id 1 minted in the same milliseconds" "$(python3 - "$D/py1" "$D/py2" <<'PY'
 import sys
