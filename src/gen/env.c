@@ -20,14 +20,19 @@ static int openssl_fill(void *ctx, void *buf, size_t len)
 {
     (void)ctx;
     uint8_t *p = buf;
-    while (len > 0) {
+    int rc = IDM_OK;
+    /* Inside the fork gate (os.h): a fork waits until this thread has left
+     * OpenSSL, whose locks would otherwise stay held in the child. */
+    idm__fork_gate_enter();
+    while (len > 0 && rc == IDM_OK) {
         int chunk = len > INT_MAX ? INT_MAX : (int)len;
         if (RAND_bytes(p, chunk) != 1)
-            return IDM_ENOENTROPY;
+            rc = IDM_ENOENTROPY;
         p += chunk;
         len -= (size_t)chunk;
     }
-    return IDM_OK;
+    idm__fork_gate_leave();
+    return rc;
 }
 
 /* posix_memalign rather than C11's aligned_alloc: the latter may refuse a

@@ -8,6 +8,7 @@
  * into a SIGALRM death instead of a hung test. Also: the lock that
  * allows this still keeps threads of one process apart.
  */
+#include "internal.h"
 #include "testlib.h"
 
 #include <idmint/idmint.h>
@@ -315,6 +316,112 @@ static int cmp_uuid(const void *a, const void *b)
     return memcmp(a, b, sizeof(idm_uuid));
 }
 
+/* The system entropy: OpenSSL's DRBG locks are not fork-proof, so fork()
+ * waits (os.h, the fork gate) until no thread is inside RAND_bytes. Here a
+ * thread stays inside the gate until the main thread is about to fork, and
+ * 200 ms more: fork() must return only after it has left. Without the gate
+ * fork() returns at once and the thread is still inside. */
+struct gate_sitter {
+    atomic_int entered, forking, left;
+};
+
+static void *gate_sitter_thread(void *arg)
+{
+    struct gate_sitter *s = arg;
+    idm__fork_gate_enter();
+    atomic_store(&s->entered, 1);
+    while (!atomic_load(&s->forking))
+        sched_yield();
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    atomic_store(&s->left, 1);
+    idm__fork_gate_leave();
+    return NULL;
+}
+
+static void test_fork_waits_for_a_thread_inside_openssl(void)
+{
+    ASSERT_EQ_INT(idm__fork_watch(), IDM_OK);
+    struct gate_sitter s = {0};
+    pthread_t t;
+    ASSERT_EQ_INT(pthread_create(&t, NULL, gate_sitter_thread, &s), 0);
+    while (!atomic_load(&s.entered))
+        sched_yield();
+    atomic_store(&s.forking, 1);
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(0);
+    int left_at_fork = atomic_load(&s.left);
+    int ok = pid > 0 && child_ok(pid);
+    pthread_join(t, NULL);
+    ASSERT_TRUE(pid > 0);
+    ASSERT_TRUE(ok);
+    ASSERT_EQ_INT(left_at_fork, 1);
+}
+
+/* The whole of it, as the Python binding's test_fork.py met it: threads
+ * that mint from the system entropy (new threads, each instantiating
+ * OpenSSL's per-thread DRBG from the shared primary, under its lock) while
+ * the main thread forks; every child must mint at once (its first draw
+ * reseeds from that primary). Before the gate a child hung on OpenSSL's
+ * lock now and then (SIGALRM here). */
+enum { STORM_THREADS = 3, STORM_FORKS = 100 };
+
+struct storm {
+    idm_gen *g;
+    atomic_int stop;
+};
+
+static void *storm_thread_once(void *arg)
+{
+    struct storm *st = arg;
+    uint8_t raw[32];
+    idm_error err = {0};
+    int rc = idm_gen_random(st->g, raw, sizeof raw, &err);
+    (void)rc; /* the children's minting is what is checked */
+    return NULL;
+}
+
+static void *storm_thread(void *arg)
+{
+    struct storm *st = arg;
+    idm_uuid u[64];
+    idm_error err = {0};
+    while (!atomic_load(&st->stop)) {
+        pthread_t inner;
+        /* A short-lived thread: a new DRBG of its own each time. */
+        if (pthread_create(&inner, NULL, storm_thread_once, st) == 0)
+            pthread_join(inner, NULL);
+        int rc = idm_uuidv7_next_n(st->g, u, 64, &err);
+        (void)rc;
+    }
+    return NULL;
+}
+
+static void test_fork_while_threads_draw_from_openssl(void)
+{
+    struct storm st = {0};
+    idm_error err = {0};
+    ASSERT_OK(idm_gen_new(&st.g, NULL, &err), &err);
+    pthread_t t[STORM_THREADS];
+    for (int i = 0; i < STORM_THREADS; i++)
+        ASSERT_EQ_INT(pthread_create(&t[i], NULL, storm_thread, &st), 0);
+    int failed = 0;
+    for (int i = 0; i < STORM_FORKS && !failed; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(CHILD_ALARM_S);
+            _exit(child_mint_gen(st.g));
+        }
+        failed = !(pid > 0 && child_ok(pid));
+    }
+    atomic_store(&st.stop, 1);
+    for (int i = 0; i < STORM_THREADS; i++)
+        pthread_join(t[i], NULL);
+    idm_gen_free(st.g);
+    ASSERT_TRUE(!failed);
+}
+
 static void test_fork_pool_lock_excludes_threads(void)
 {
     struct counter_entropy c;
@@ -353,6 +460,8 @@ static const struct test_case tests[] = {
     TEST(test_fork_child_mints_while_parent_thread_holds_pool_lock),
     TEST(test_fork_snowflake_child_not_blocked_by_parent_thread),
     TEST(test_fork_pool_lock_excludes_threads),
+    TEST(test_fork_waits_for_a_thread_inside_openssl),
+    TEST(test_fork_while_threads_draw_from_openssl),
     {0},
 };
 

@@ -6,6 +6,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -58,8 +59,53 @@ _Atomic uint64_t idm__fork_generation_counter;
 static atomic_bool fork_watched;
 static pthread_mutex_t fork_watch_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The fork gate (os.h). Sequentially consistent: a thread counts itself
+ * inside, then looks for a fork; a fork counts itself, then looks for
+ * threads inside. One of the two sees the other. */
+static atomic_uint gate_inside;  /* threads between _enter and _leave */
+static atomic_uint gate_forking; /* forks between prepare and parent */
+/* This thread is inside: a fork from a signal handler that interrupted
+ * this thread's fill waits for the others only, not for itself. */
+static _Thread_local unsigned gate_mine;
+
+void idm__fork_gate_enter(void)
+{
+    for (;;) {
+        while (atomic_load(&gate_forking) != 0)
+            sched_yield();
+        atomic_fetch_add(&gate_inside, 1);
+        if (atomic_load(&gate_forking) == 0) {
+            gate_mine = 1;
+            return;
+        }
+        atomic_fetch_sub(&gate_inside, 1);
+    }
+}
+
+void idm__fork_gate_leave(void)
+{
+    gate_mine = 0;
+    atomic_fetch_sub(&gate_inside, 1);
+}
+
+static void on_fork_prepare(void)
+{
+    atomic_fetch_add(&gate_forking, 1);
+    while (atomic_load(&gate_inside) != gate_mine)
+        sched_yield();
+}
+
+static void on_fork_parent(void)
+{
+    atomic_fetch_sub(&gate_forking, 1);
+}
+
 static void on_fork_child(void)
 {
+    /* Only the forking thread lives on: nobody is inside, and another
+     * thread's fork under way in the parent is not this process's. */
+    atomic_store(&gate_inside, 0);
+    atomic_store(&gate_forking, 0);
     atomic_fetch_add_explicit(&idm__fork_generation_counter, 1, memory_order_relaxed);
 }
 
@@ -70,7 +116,7 @@ int idm__fork_watch(void)
     int rc = IDM_OK;
     pthread_mutex_lock(&fork_watch_lock);
     if (!atomic_load_explicit(&fork_watched, memory_order_relaxed)) {
-        if (pthread_atfork(NULL, NULL, on_fork_child) != 0)
+        if (pthread_atfork(on_fork_prepare, on_fork_parent, on_fork_child) != 0)
             rc = IDM_ENOMEM;
         else
             atomic_store_explicit(&fork_watched, true, memory_order_release);
