@@ -359,18 +359,50 @@ static void test_fork_waits_for_a_thread_inside_openssl(void)
     ASSERT_EQ_INT(left_at_fork, 1);
 }
 
+/* A fork from inside the gate (a signal handler that interrupted this
+ * thread's own fill): it must not wait for itself, and the child, which
+ * leaves the gate after the handler, must fork again as well. alarm()
+ * turns a hang into a SIGALRM death. */
+static void test_fork_from_inside_the_gate(void)
+{
+    ASSERT_EQ_INT(idm__fork_watch(), IDM_OK);
+    alarm(CHILD_ALARM_S);
+    idm__fork_gate_enter();
+    pid_t pid = fork();
+    if (pid == 0) {
+        idm__fork_gate_leave();
+        pid_t grandchild = fork();
+        if (grandchild == 0)
+            _exit(0);
+        _exit(grandchild > 0 && child_ok(grandchild) ? 0 : 1);
+    }
+    idm__fork_gate_leave();
+    alarm(0);
+    ASSERT_TRUE(pid > 0);
+    ASSERT_TRUE(child_ok(pid));
+}
+
 /* The whole of it, as the Python binding's test_fork.py met it: threads
- * that mint from the system entropy (new threads, each instantiating
- * OpenSSL's per-thread DRBG from the shared primary, under its lock) while
- * the main thread forks; every child must mint at once (its first draw
- * reseeds from that primary). Before the gate a child hung on OpenSSL's
- * lock now and then (SIGALRM here). */
-enum { STORM_THREADS = 3, STORM_FORKS = 100 };
+ * that start and draw from the system entropy (each new thread's first
+ * draw seeds OpenSSL's per-thread DRBG from the shared primary, under its
+ * lock) while the main thread forks; every child must mint at once (its
+ * first draw reseeds from that primary). Before the gate a child hung on
+ * OpenSSL's lock now and then (SIGALRM here). The threads exit only after
+ * the forks: OpenSSL's handler for a thread that exits takes a lock of its
+ * own, outside any call of the library, which the gate cannot cover
+ * (docs/design.md). */
+enum { STORM_THREADS = 3, STORM_FORKS = 100, STORM_STARTS = 48 };
 
 struct storm {
     idm_gen *g;
     atomic_int stop;
 };
+
+static void storm_nap(void)
+{
+    struct timespec ts = {0, 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
 
 static void *storm_thread_once(void *arg)
 {
@@ -379,6 +411,8 @@ static void *storm_thread_once(void *arg)
     idm_error err = {0};
     int rc = idm_gen_random(st->g, raw, sizeof raw, &err);
     (void)rc; /* the children's minting is what is checked */
+    while (!atomic_load(&st->stop))
+        storm_nap();
     return NULL;
 }
 
@@ -387,14 +421,18 @@ static void *storm_thread(void *arg)
     struct storm *st = arg;
     idm_uuid u[64];
     idm_error err = {0};
+    pthread_t started[STORM_STARTS];
+    int n = 0;
     while (!atomic_load(&st->stop)) {
-        pthread_t inner;
-        /* A short-lived thread: a new DRBG of its own each time. */
-        if (pthread_create(&inner, NULL, storm_thread_once, st) == 0)
-            pthread_join(inner, NULL);
+        /* A new thread now and then: a new DRBG of its own. */
+        if (n < STORM_STARTS && pthread_create(&started[n], NULL, storm_thread_once, st) == 0)
+            n++;
         int rc = idm_uuidv7_next_n(st->g, u, 64, &err);
         (void)rc;
+        storm_nap();
     }
+    for (int i = 0; i < n; i++)
+        pthread_join(started[i], NULL);
     return NULL;
 }
 
@@ -461,6 +499,7 @@ static const struct test_case tests[] = {
     TEST(test_fork_snowflake_child_not_blocked_by_parent_thread),
     TEST(test_fork_pool_lock_excludes_threads),
     TEST(test_fork_waits_for_a_thread_inside_openssl),
+    TEST(test_fork_from_inside_the_gate),
     TEST(test_fork_while_threads_draw_from_openssl),
     {0},
 };

@@ -102,9 +102,11 @@ static void on_fork_parent(void)
 
 static void on_fork_child(void)
 {
-    /* Only the forking thread lives on: nobody is inside, and another
-     * thread's fork under way in the parent is not this process's. */
-    atomic_store(&gate_inside, 0);
+    /* Only the forking thread lives on: nobody else is inside (it may be,
+     * if it forked from a signal handler in the middle of a fill, and will
+     * leave), and another thread's fork under way in the parent is not
+     * this process's. */
+    atomic_store(&gate_inside, gate_mine);
     atomic_store(&gate_forking, 0);
     atomic_fetch_add_explicit(&idm__fork_generation_counter, 1, memory_order_relaxed);
 }
