@@ -370,6 +370,7 @@ static void test_fork_from_inside_the_gate(void)
     idm__fork_gate_enter();
     pid_t pid = fork();
     if (pid == 0) {
+        alarm(CHILD_ALARM_S); /* alarms are not inherited */
         idm__fork_gate_leave();
         pid_t grandchild = fork();
         if (grandchild == 0)
