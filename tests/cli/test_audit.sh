@@ -122,11 +122,9 @@ check "one writer's IDs split across two files: no overlap" -O '(.|\n)*verdict: 
 # both (CI's ASan run: only "out of order", which docs/audit.md lists as a
 # false negative); a clock merely slowed down let each fill every
 # millisecond, read as the other documented case, a sequence overflow.
-FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
-if [ ! -e "$FAKETIME_LIB" ]; then
-    echo "test_audit.sh: $FAKETIME_LIB is missing (Debian package libfaketime)" >&2
-    exit 1
-fi
+# shellcheck source=tests/faketime.sh
+. "$HERE/../faketime.sh"
+require_faketime test_audit.sh
 # py_stepped STEP_SECONDS MACHINE_ID STARTED OTHER MS
 py_stepped() {
     local step=$1

@@ -10,7 +10,8 @@ T0=1764590000000 # 2025-12-01T11:53:20.000Z
 S0=019ad9c297800000
 D=$T_DIR
 export D
-FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
+# shellcheck source=tests/faketime.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../faketime.sh"
 
 # ---- formats -----------------------------------------------------------------
 

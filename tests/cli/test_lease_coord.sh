@@ -120,7 +120,8 @@ print(\"ok\")"'
             "$IDMINT" lease list --coord "$U" --json | grep -q "\"node\": 0, \"held\": false" && echo "ok $st"'
 }
 
-FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
+# shellcheck source=tests/faketime.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../faketime.sh"
 export FAKETIME_LIB
 # libfaketime and a sanitizer's runtime do not go together: the hand-over
 # case runs where the preload works (the plain build).

@@ -7,7 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 
 D=$T_DIR
-FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
+# shellcheck source=tests/faketime.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../faketime.sh"
 export D FAKETIME_LIB
 
 # ---- the option --------------------------------------------------------------

@@ -122,7 +122,8 @@ done
 for c in etcd java ip nft curl runuser setpriv mount; do
     command -v "$c" >/dev/null || skip "$c is not installed"
 done
-FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
+# shellcheck source=tests/faketime.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../faketime.sh"
 [ -f "$FAKETIME_LIB" ] || skip "libfaketime is not installed"
 
 RUN=$(mktemp -d "${TMPDIR:-/tmp}/idmint-faults.XXXXXX")

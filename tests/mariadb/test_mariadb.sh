@@ -288,7 +288,8 @@ check "every key unique" "1 1" \
 # which the NOT NULL key refuses) rather than mint below it; 0.5 s behind,
 # it waits that out and mints above it. A generator that trusted the clock
 # would mint below the earlier IDs in both.
-FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
+# shellcheck source=tests/faketime.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../faketime.sh"
 if [ ! -f "$FAKETIME_LIB" ]; then
     fail "libfaketime (faketime) is missing: the clock checks did not run"
 else

@@ -199,7 +199,8 @@ missing=
 for tool in debootstrap dpkg-buildpackage dh lintian curl redis-cli python3 chroot; do
     command -v "$tool" >/dev/null 2>&1 || missing+=" $tool"
 done
-FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
+# shellcheck source=tests/faketime.sh
+. "$ROOT/tests/faketime.sh"
 [ -f "$FAKETIME_LIB" ] || missing+=" libfaketime"
 [ -z "$missing" ] || fatal "the tools the test runs are installed" \
     "missing:$missing (scripts/test.sh installs them: scripts/deps.sh's IDM_TEST_PACKAGES)"

@@ -55,7 +55,8 @@
 . "$(dirname "$0")/lib.sh"
 
 [ -x "$PG_BIN/pgbench" ] || not_ready "no $PG_BIN/pgbench (Debian: postgresql)"
-FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
+# shellcheck source=tests/faketime.sh
+. "$(dirname "$0")/../faketime.sh"
 
 CLIENTS=8
 TX=3000

@@ -77,8 +77,9 @@ LOADCLIENT=$(abs "$LOADCLIENT")
 ATTACK=$(dirname "$LOADCLIENT")/attack
 export IDMINTD IDMINT LOADCLIENT ATTACK
 export LC_ALL=C
-# Debian's libfaketime, for this machine's architecture.
-FAKETIME_LIB=$(printf '%s\n' /usr/lib/*/faketime/libfaketimeMT.so.1 | head -n 1)
+# Debian's libfaketime: FAKETIME_LIB, require_faketime.
+# shellcheck source=tests/faketime.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../faketime.sh"
 
 # Every client call is bounded in time (also inside check --sh snippets).
 curl() {

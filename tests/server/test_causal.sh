@@ -11,11 +11,7 @@
 # Usage: bash tests/server/test_causal.sh IDMINTD IDMINT LOADCLIENT
 . "$(dirname "$0")/lib.sh"
 
-if [ ! -e "$FAKETIME_LIB" ]; then
-    echo "test_causal.sh: $FAKETIME_LIB is missing (Debian package libfaketime)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_faketime test_causal.sh
 
 # The fast server's clock: its own libfaketime offset file.
 FAST_CLOCK=$T_DIR/fast.faketime

@@ -11,11 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 
 SNOWFLAKE='[1-9][0-9]{0,18}'
-if [ ! -e "$FAKETIME_LIB" ]; then
-    echo "test_clock.sh: $FAKETIME_LIB is missing (Debian package libfaketime)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_faketime test_clock.sh
 
 step_clock +0
 start_server "${FAKETIME_ENV[@]}"

@@ -8,11 +8,7 @@
 # Usage: bash tests/server/test_nodes_clock.sh IDMINTD IDMINT LOADCLIENT
 . "$(dirname "$0")/lib.sh"
 
-if [ ! -e "$FAKETIME_LIB" ]; then
-    echo "test_nodes_clock.sh: $FAKETIME_LIB is missing (Debian package libfaketime)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_faketime test_nodes_clock.sh
 REG=$T_DIR/reg
 
 start_server --state-dir "$T_DIR/state.a" --node-registry "$REG"

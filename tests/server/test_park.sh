@@ -16,11 +16,7 @@
 
 SNOWFLAKE='[1-9][0-9]{0,18}'
 UUID7='[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}'
-if [ ! -e "$FAKETIME_LIB" ]; then
-    echo "test_park.sh: $FAKETIME_LIB is missing (Debian package libfaketime)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_faketime test_park.sh
 
 # Requests expected to be answered while another is parked get this long;
 # on a loop that serves them at once they take milliseconds.

@@ -8,11 +8,7 @@
 # Usage: bash tests/server/test_parts_clock.sh IDMINTD IDMINT LOADCLIENT
 . "$(dirname "$0")/lib.sh"
 
-if [ ! -e "$FAKETIME_LIB" ]; then
-    echo "test_parts_clock.sh: $FAKETIME_LIB is missing (Debian package libfaketime)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_faketime test_parts_clock.sh
 step_clock +0
 start_server "${FAKETIME_ENV[@]}" --max-count 1000000
 

@@ -10,11 +10,7 @@
 # shellcheck source=tests/server/pauses.sh
 . "$(dirname "$0")/pauses.sh"
 
-if [ ! -e "$FAKETIME_LIB" ]; then
-    echo "test_pauses_clock.sh: $FAKETIME_LIB is missing (Debian package libfaketime)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_faketime test_pauses_clock.sh
 
 # ---- 1. the clock behind the mark ---------------------------------------------------------
 

@@ -23,11 +23,7 @@
 # Usage: bash tests/server/test_powerloss.sh IDMINTD IDMINT LOADCLIENT
 . "$(dirname "$0")/lib.sh"
 
-if [ ! -e "$FAKETIME_LIB" ]; then
-    echo "test_powerloss.sh: $FAKETIME_LIB is missing (Debian package libfaketime)" >&2
-    echo "0 passed, 1 failed"
-    exit 1
-fi
+require_faketime test_powerloss.sh
 
 SD=$T_DIR/state
 # sonyflake_ms ID: 39-bit time in 10 ms units since 2014-09-01T00:00:00Z,
