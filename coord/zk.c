@@ -18,13 +18,16 @@
  * timeout) and reconnects to the listed servers in turn (in an order it
  * shuffles); a keepalive only confirms, with a round trip, that the
  * session and the hold are still alive at the server. A server that
- * accepts connections but never answers holds the library for two thirds
- * of the session timeout before it tries the next one: longer than a
- * claim waits for its first connection, so a claim that meets such a
- * server first fails with IDMC_ERROR, and the next try (another order)
- * usually gets through. Fixing the order (zoo_deterministic_conn_order)
- * would change the whole process, and the library has no per-server
- * connection timeout.
+ * refuses costs nothing; one that accepts connections but never answers
+ * (hung, or cut off silently) holds the library for two thirds of the
+ * session timeout before it tries the next one, and the library has no
+ * per-server connection timeout. So a new session waits for its first
+ * connection long enough to get past as many such servers as the
+ * ensemble can lose and keep its quorum ((n-1)/2 of n listed), whatever
+ * the library's order (see connect_wait_ms); a session that still has no
+ * connection fails with IDMC_ERROR naming the server the library was
+ * waiting for. Fixing the order (zoo_deterministic_conn_order) would
+ * change the whole process.
  *
  * Every request is sent asynchronously and waited for at most the request
  * timeout (idmc_request_timeout_ms): the library's synchronous calls wait
@@ -434,9 +437,20 @@ static void session_close(zsess *s)
     pthread_mutex_destroy(&s->mu);
 }
 
+/* How long a new session waits for its first connection: twice the
+ * request timeout, plus two thirds of the session timeout (what the library
+ * gives a server that never answers) for each server the ensemble can lose
+ * and keep its quorum. With one server listed, or two, the first term
+ * alone: no server can be lost. */
+static int64_t connect_wait_ms(const zsess *s, const idmc_coord *c)
+{
+    int64_t losable = c->target.n > 0 ? (int64_t)(c->target.n - 1) / 2 : 0;
+    return 2 * s->request_ms + losable * (2 * c->ttl_ms / 3);
+}
+
 /* Opens a session with the coordinator's TTL as its timeout and waits
- * until it is connected, for twice the request timeout at most (see the
- * file comment on servers that do not answer). */
+ * until it is connected, for connect_wait_ms at most (see the file comment
+ * on servers that do not answer). */
 static int session_open(zsess *s, const idmc_coord *c, char *msg, size_t cap)
 {
     memset(s, 0, sizeof *s);
@@ -456,7 +470,7 @@ static int session_open(zsess *s, const idmc_coord *c, char *msg, size_t cap)
     }
     pthread_mutex_init(&s->mu, NULL);
 
-    int64_t wait_ms = 2 * s->request_ms;
+    int64_t wait_ms = connect_wait_ms(s, c);
     int64_t deadline = now_ms() + wait_ms;
     /* Resolves the host names here, before any thread starts: a slow
      * resolver is not bounded by wait_ms. */
@@ -483,8 +497,15 @@ static int session_open(zsess *s, const idmc_coord *c, char *msg, size_t cap)
     if (unrecoverable(state))
         snprintf(msg, cap, "ZooKeeper at %s refused the session", s->hosts);
     else
-        snprintf(msg, cap, "ZooKeeper at %s: no connection within %" PRId64 " ms", s->hosts,
-                 wait_ms);
+        /* The library's state says how far it got with the server it is
+         * at: a TCP connection (ASSOCIATING: the session request is sent)
+         * or not yet. zoo_get_current_server formats into a buffer of the
+         * calling thread. */
+        snprintf(msg, cap,
+                 "ZooKeeper at %s: no connection within %" PRId64 " ms (waiting for %s %s)",
+                 s->hosts, wait_ms, zoo_get_current_server(s->zh),
+                 zoo_state(s->zh) == ZOO_ASSOCIATING_STATE ? "to answer the session request"
+                                                           : "to accept the connection");
     session_close(s);
     return IDMC_ERROR;
 }
