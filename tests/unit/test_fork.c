@@ -325,6 +325,12 @@ struct gate_sitter {
     atomic_int entered, forking, left;
 };
 
+static void nap_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
 static void *gate_sitter_thread(void *arg)
 {
     struct gate_sitter *s = arg;
@@ -332,8 +338,7 @@ static void *gate_sitter_thread(void *arg)
     atomic_store(&s->entered, 1);
     while (!atomic_load(&s->forking))
         sched_yield();
-    struct timespec ts = {0, 200 * 1000 * 1000};
-    nanosleep(&ts, NULL);
+    nap_ms(200);
     atomic_store(&s->left, 1);
     idm__fork_gate_leave();
     return NULL;
@@ -399,12 +404,6 @@ struct storm {
     atomic_int stop;
 };
 
-static void storm_nap(void)
-{
-    struct timespec ts = {0, 1000 * 1000};
-    nanosleep(&ts, NULL);
-}
-
 static void *storm_thread_once(void *arg)
 {
     struct storm *st = arg;
@@ -413,7 +412,7 @@ static void *storm_thread_once(void *arg)
     int rc = idm_gen_random(st->g, raw, sizeof raw, &err);
     (void)rc; /* the children's minting is what is checked */
     while (!atomic_load(&st->stop))
-        storm_nap();
+        nap_ms(1);
     return NULL;
 }
 
@@ -430,7 +429,7 @@ static void *storm_thread(void *arg)
             n++;
         int rc = idm_uuidv7_next_n(st->g, u, 64, &err);
         (void)rc;
-        storm_nap();
+        nap_ms(1);
     }
     for (int i = 0; i < n; i++)
         pthread_join(started[i], NULL);
